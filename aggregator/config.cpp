@@ -1,0 +1,191 @@
+#include "config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <CLI/CLI.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "hsns/version.h"
+
+namespace hsns {
+namespace {
+
+template <typename T>
+T read_int(const YAML::Node& n, const std::string& key, long long min, long long max) {
+  const auto v = n.as<long long>();
+  if (v < min || v > max) {
+    throw std::runtime_error(key + ": must be between " + std::to_string(min) + " and " + std::to_string(max));
+  }
+  return static_cast<T>(v);
+}
+
+void apply_limits(const YAML::Node& node, http::ServerLimits& l) {
+  for (const auto& kv : node) {
+    const auto key = kv.first.as<std::string>();
+    const auto& v = kv.second;
+    const std::string where = "http." + key;
+    if (key == "header_limit_bytes") {
+      l.header_limit = read_int<std::size_t>(v, where, 1024, 1 << 20);
+    } else if (key == "body_limit_bytes") {
+      l.body_limit = read_int<std::size_t>(v, where, 1024, 1LL << 30);
+    } else if (key == "idle_timeout_ms") {
+      l.idle_timeout = std::chrono::milliseconds(read_int<long long>(v, where, 100, 3'600'000));
+    } else if (key == "read_timeout_ms") {
+      l.read_timeout = std::chrono::milliseconds(read_int<long long>(v, where, 100, 3'600'000));
+    } else if (key == "pipeline_limit") {
+      l.pipeline_limit = read_int<std::size_t>(v, where, 1, 128);
+    } else {
+      throw std::runtime_error("unknown key '" + where + "'");
+    }
+  }
+}
+
+bool is_loopback(const std::string& address) {
+  boost::system::error_code ec;
+  const auto a = boost::asio::ip::make_address(address, ec);
+  return !ec && a.is_loopback();
+}
+
+}  // namespace
+
+tl::expected<AggregatorConfig, std::string> load_config_yaml(const std::string& text, AggregatorConfig c) {
+  try {
+    const YAML::Node root = YAML::Load(text);
+    if (root.IsNull()) return c;
+    if (!root.IsMap()) return tl::unexpected(std::string("the configuration must be a YAML map"));
+    for (const auto& kv : root) {
+      const auto key = kv.first.as<std::string>();
+      const auto& v = kv.second;
+      if (key == "listen_address") {
+        c.listen_address = v.as<std::string>();
+      } else if (key == "port") {
+        c.port = read_int<std::uint16_t>(v, key, 0, 65535);
+      } else if (key == "threads") {
+        c.threads = read_int<int>(v, key, 1, 256);
+      } else if (key == "database") {
+        c.database = v.as<std::string>();
+      } else if (key == "tokens_file") {
+        c.tokens_file = v.as<std::string>();
+      } else if (key == "insecure_no_auth") {
+        c.insecure_no_auth = v.as<bool>();
+      } else if (key == "tls") {
+        for (const auto& t : v) {
+          const auto tkey = t.first.as<std::string>();
+          if (tkey == "certificate") {
+            c.tls_certificate = t.second.as<std::string>();
+          } else if (tkey == "private_key") {
+            c.tls_private_key = t.second.as<std::string>();
+          } else {
+            return tl::unexpected("unknown key 'tls." + tkey + "'");
+          }
+        }
+      } else if (key == "http") {
+        apply_limits(v, c.limits);
+      } else if (key == "shutdown_grace_ms") {
+        c.shutdown_grace = std::chrono::milliseconds(read_int<long long>(v, key, 0, 600'000));
+      } else {
+        return tl::unexpected("unknown key '" + key + "'");
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    return tl::unexpected(std::string("invalid YAML: ") + e.what());
+  } catch (const std::runtime_error& e) {
+    return tl::unexpected(std::string(e.what()));
+  }
+  return c;
+}
+
+tl::expected<void, std::string> validate(const AggregatorConfig& c) {
+  boost::system::error_code ec;
+  (void)boost::asio::ip::make_address(c.listen_address, ec);
+  if (ec) return tl::unexpected("listen_address '" + c.listen_address + "' is not an IP address");
+  if (c.insecure_no_auth && !is_loopback(c.listen_address)) {
+    return tl::unexpected("authentication is off (insecure_no_auth), so the aggregator binds only to a loopback "
+                          "address; listen_address is " +
+                          c.listen_address);
+  }
+  if (c.tls_certificate.empty() != c.tls_private_key.empty()) {
+    return tl::unexpected(std::string("TLS needs both tls.certificate and tls.private_key"));
+  }
+  if (c.database.empty()) return tl::unexpected(std::string("database path is empty"));
+  return {};
+}
+
+tl::expected<CommandLine, std::string> parse_command_line(int argc, char** argv) {
+  CLI::App app{"hsns-aggregator: central service of the hsns high-speed network stack"};
+  app.set_version_flag("--version", std::string("hsns-aggregator ") + kVersion + " (" + kGitRevision + ")");
+  std::string config_path = kDefaultConfigPath;
+  std::optional<std::string> listen, database, tokens_file, tls_cert, tls_key, ready_file;
+  std::optional<int> threads;
+  bool no_auth = false;
+  auto add_flags = [&](CLI::App* a) {
+    a->add_option("-c,--config", config_path, "YAML configuration file")->capture_default_str();
+    a->add_option("--listen", listen, "listen address:port (IPv6 as [addr]:port); port 0 picks a free port");
+    a->add_option("--database", database, "SQLite database file");
+    a->add_option("--threads", threads, "I/O threads")->check(CLI::Range(1, 256));
+    a->add_option("--tokens-file", tokens_file, "bearer tokens file (YAML)");
+    a->add_option("--tls-cert", tls_cert, "TLS certificate chain (PEM)");
+    a->add_option("--tls-key", tls_key, "TLS private key (PEM)");
+    a->add_option("--ready-file", ready_file, "write '<address> <port>' here once listening");
+    a->add_flag("--insecure-no-auth", no_auth, "switch authentication off (loopback only; local demos)");
+  };
+  add_flags(&app);
+  auto* run = app.add_subcommand("run", "run the aggregator (the default)");
+  auto* check = app.add_subcommand("check-config", "validate the configuration and tokens, then exit");
+  add_flags(run);
+  add_flags(check);
+  app.require_subcommand(0, 1);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    app.exit(e);
+    return CommandLine{Command::exit_ok, {}};
+  } catch (const CLI::ParseError& e) {
+    std::ostringstream err;
+    app.exit(e, err, err);
+    return tl::unexpected(err.str());
+  }
+
+  CommandLine cl;
+  cl.command = check->parsed() ? Command::check_config : Command::run;
+  const bool explicit_config = app.count("--config") > 0 || run->count("--config") > 0 || check->count("--config") > 0;
+  if (std::filesystem::exists(config_path)) {
+    std::ifstream in(config_path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    auto loaded = load_config_yaml(ss.str(), cl.config);
+    if (!loaded) return tl::unexpected(config_path + ": " + loaded.error());
+    cl.config = *loaded;
+  } else if (explicit_config) {
+    return tl::unexpected("configuration file " + config_path + " does not exist");
+  }
+  if (listen) {
+    const auto colon = listen->rfind(':');
+    if (colon == std::string::npos) return tl::unexpected(std::string("--listen must be address:port"));
+    std::string addr = listen->substr(0, colon);
+    if (addr.size() >= 2 && addr.front() == '[' && addr.back() == ']') addr = addr.substr(1, addr.size() - 2);
+    int port = -1;
+    try {
+      port = std::stoi(listen->substr(colon + 1));
+    } catch (const std::exception&) {
+    }
+    if (port < 0 || port > 65535) return tl::unexpected(std::string("--listen: port must be 0..65535"));
+    cl.config.listen_address = addr;
+    cl.config.port = static_cast<std::uint16_t>(port);
+  }
+  if (database) cl.config.database = *database;
+  if (threads) cl.config.threads = *threads;
+  if (tokens_file) cl.config.tokens_file = *tokens_file;
+  if (tls_cert) cl.config.tls_certificate = *tls_cert;
+  if (tls_key) cl.config.tls_private_key = *tls_key;
+  if (ready_file) cl.config.ready_file = *ready_file;
+  if (no_auth) cl.config.insecure_no_auth = true;
+  if (auto ok = validate(cl.config); !ok) return tl::unexpected(ok.error());
+  return cl;
+}
+
+}  // namespace hsns

@@ -1,0 +1,51 @@
+// Configuration of hsns-aggregator: a YAML file (default /etc/hsns/aggregator.yaml) overridden by flags.
+//
+// Contract:
+// - parse_command_line() understands `hsns-aggregator [run] [flags]`, `hsns-aggregator check-config
+//   [flags]` and `--version`; it loads the YAML file named by --config (a missing default file is fine,
+//   a missing explicitly named one is an error), then applies the flags on top.
+// - Unknown YAML keys and out-of-range values are errors that name the key; they never start a server
+//   with a half-understood configuration.
+// - validate() checks cross-field rules: auth may be off only with insecure_no_auth AND a loopback
+//   listen address; TLS needs both certificate and key.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <tl/expected.hpp>
+
+#include "http/server.h"
+
+namespace hsns {
+
+inline constexpr const char* kDefaultConfigPath = "/etc/hsns/aggregator.yaml";
+
+struct AggregatorConfig {
+  std::string listen_address = "127.0.0.1";
+  std::uint16_t port = 8080;
+  int threads = 2;
+  std::string database = "/var/lib/hsns/aggregator.db";
+  std::string tokens_file = "/etc/hsns/tokens.yaml";
+  bool insecure_no_auth = false;  // only for local demos; forces a loopback listen address
+  std::string tls_certificate;    // PEM chain; TLS is on when set
+  std::string tls_private_key;    // PEM key
+  http::ServerLimits limits;
+  std::chrono::milliseconds shutdown_grace{10'000};
+  std::string ready_file;  // written with "<address> <port>" once listening (for tests and scripts)
+};
+
+enum class Command { run, check_config, exit_ok };
+
+struct CommandLine {
+  Command command = Command::run;
+  AggregatorConfig config;
+};
+
+// argv parsing; on --help/--version prints and returns Command::exit_ok. Errors carry the message.
+tl::expected<CommandLine, std::string> parse_command_line(int argc, char** argv);
+tl::expected<AggregatorConfig, std::string> load_config_yaml(const std::string& text, AggregatorConfig base);
+tl::expected<void, std::string> validate(const AggregatorConfig& config);
+
+}  // namespace hsns

@@ -1,0 +1,87 @@
+// Request routing for the aggregator's REST API.
+//
+// Contract:
+// - Routes are registered at start-up (not thread-safe then); match() is const and thread-safe after.
+// - A pattern is a path of literal segments and "{name}" parameters, e.g. "/api/v1/ports/{port_id}".
+//   A parameter matches exactly one non-empty segment; percent-decoding is applied to parameters.
+// - Each route names the permissions that may call it (any one suffices; none = public) and carries its
+//   pattern as the low-cardinality "route" label for metrics.
+// - match() tells apart "no such path" (404) from "path exists, method not allowed" (405 + Allow).
+#pragma once
+
+#include <boost/beast/http.hpp>
+#include <boost/url/url_view.hpp>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "hsns/problem.h"
+
+namespace hsns::http {
+
+namespace bhttp = boost::beast::http;
+using Request = bhttp::request<bhttp::string_body>;
+using Response = bhttp::response<bhttp::string_body>;
+
+// What a caller may do; roles map to sets of these (see auth.h).
+enum class Permission : std::uint8_t {
+  read = 1 << 0,
+  manage_network = 1 << 1,
+  schedule = 1 << 2,
+  agent_report = 1 << 3,
+};
+using PermissionSet = std::uint8_t;
+constexpr PermissionSet kPublic = 0;
+constexpr PermissionSet operator|(Permission a, Permission b) {
+  return static_cast<PermissionSet>(static_cast<std::uint8_t>(a) | static_cast<std::uint8_t>(b));
+}
+constexpr PermissionSet permits(Permission p) { return static_cast<PermissionSet>(p); }
+
+// The request as a handler sees it.
+struct RequestContext {
+  const Request& request;
+  boost::urls::url_view url;                                  // the parsed request target
+  std::vector<std::pair<std::string, std::string>> path_params;  // decoded
+  std::string principal;                                       // token name; "" when auth is off
+
+  std::string_view path_param(std::string_view name) const;
+  // Decoded query parameter, nullopt when absent.
+  std::optional<std::string> query(std::string_view name) const;
+};
+
+using Handler = std::function<Response(RequestContext&)>;
+
+struct Route {
+  bhttp::verb method;
+  std::string pattern;
+  PermissionSet permissions;
+  Handler handler;
+};
+
+class Router {
+ public:
+  void add(bhttp::verb method, std::string pattern, PermissionSet permissions, Handler handler);
+
+  struct Match {
+    const Route* route = nullptr;                                  // set when path and method match
+    std::vector<std::pair<std::string, std::string>> path_params;  // for route
+    std::string allow;  // when the path matched under other methods only: "GET, DELETE"
+  };
+  Match match(bhttp::verb method, std::string_view encoded_path) const;
+
+  const std::vector<Route>& routes() const { return routes_; }
+
+ private:
+  std::vector<Route> routes_;
+};
+
+// Response builders shared by every handler. keep_alive and version follow the request.
+Response json_response(const Request& req, bhttp::status status, const std::string& body);
+Response problem_response(const Request& req, const Problem& problem);
+Response empty_response(const Request& req, bhttp::status status);
+
+}  // namespace hsns::http

@@ -1,0 +1,197 @@
+// hsns-aggregator entry point: configuration, store, HTTP server, signals and systemd notification.
+#include <systemd/sd-daemon.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+#include <vector>
+
+#include "config.h"
+#include "hsns/version.h"
+#include "network/api.h"
+#include "service.h"
+#include "store/database.h"
+#include "store/instrumented_network_store.h"
+#include "store/sqlite_network_store.h"
+
+namespace {
+
+namespace net = boost::asio;
+using hsns::AggregatorConfig;
+
+std::optional<hsns::TokenAuthenticator> load_auth(const AggregatorConfig& c, std::string& error) {
+  if (c.insecure_no_auth) return std::nullopt;
+  auto auth = hsns::TokenAuthenticator::load_file(c.tokens_file);
+  if (!auth) {
+    error = auth.error();
+    return std::nullopt;
+  }
+  return std::move(*auth);
+}
+
+std::unique_ptr<net::ssl::context> make_tls(const AggregatorConfig& c) {
+  if (c.tls_certificate.empty()) return nullptr;
+  auto ctx = std::make_unique<net::ssl::context>(net::ssl::context::tls_server);
+  ctx->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
+                   net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 | net::ssl::context::no_tlsv1_1 |
+                   net::ssl::context::single_dh_use);
+  ctx->use_certificate_chain_file(c.tls_certificate);
+  ctx->use_private_key_file(c.tls_private_key, net::ssl::context::pem);
+  return ctx;
+}
+
+int check_config(const AggregatorConfig& c) {
+  std::string error;
+  auto auth = load_auth(c, error);
+  if (!error.empty()) {
+    std::cerr << "hsns-aggregator: " << error << "\n";
+    return 1;
+  }
+  try {
+    (void)make_tls(c);
+  } catch (const std::exception& e) {
+    std::cerr << "hsns-aggregator: TLS: " << e.what() << "\n";
+    return 1;
+  }
+  const auto dir = std::filesystem::path(c.database).parent_path();
+  if (!dir.empty() && !std::filesystem::is_directory(dir)) {
+    std::cerr << "hsns-aggregator: database directory " << dir << " does not exist\n";
+    return 1;
+  }
+  std::cout << "configuration OK: listen " << c.listen_address << ":" << c.port << ", database " << c.database
+            << ", " << (c.insecure_no_auth ? "authentication OFF" : std::to_string(auth->size()) + " tokens")
+            << ", TLS " << (c.tls_certificate.empty() ? "off" : "on") << ", " << c.threads << " threads\n";
+  return 0;
+}
+
+int run(const AggregatorConfig& c) {
+  std::string error;
+  auto auth = load_auth(c, error);
+  if (!error.empty()) {
+    std::cerr << "<3>hsns-aggregator: " << error << "\n";
+    return 1;
+  }
+  if (c.insecure_no_auth) {
+    std::cerr << "<4>hsns-aggregator: authentication is OFF (--insecure-no-auth); listening on loopback only\n";
+  }
+
+  hsns::store::DatabaseOptions db_options;
+  db_options.path = c.database;
+  db_options.read_connections = static_cast<std::size_t>(std::max(2, c.threads));
+  std::unique_ptr<hsns::store::Database> db;
+  try {
+    db = std::make_unique<hsns::store::Database>(db_options);
+  } catch (const std::exception& e) {
+    std::cerr << "<3>hsns-aggregator: cannot open database " << c.database << ": " << e.what() << "\n";
+    return 1;
+  }
+
+  hsns::Metrics metrics;
+  hsns::store::SqliteNetworkStore sqlite_store(*db);
+  hsns::store::InstrumentedNetworkStore store(sqlite_store, metrics);
+  hsns::AggregatorService service(metrics, std::move(auth), [&db]() -> std::optional<std::string> {
+    auto ok = db->check();
+    if (!ok) return ok.error().message;
+    return std::nullopt;
+  });
+  hsns::network::register_network_routes(service.router(), store);
+
+  net::io_context ioc(c.threads);
+  std::unique_ptr<net::ssl::context> tls;
+  try {
+    tls = make_tls(c);
+  } catch (const std::exception& e) {
+    std::cerr << "<3>hsns-aggregator: TLS: " << e.what() << "\n";
+    return 1;
+  }
+  hsns::http::HttpServer server(
+      ioc, tls.get(), c.limits, [&service](hsns::http::Request&& req) { return service.handle(std::move(req)); },
+      [&metrics](int status) { metrics.observe_rejected(status); });
+  try {
+    server.listen({net::ip::make_address(c.listen_address), c.port});
+  } catch (const std::exception& e) {
+    std::cerr << "<3>hsns-aggregator: cannot listen on " << c.listen_address << ":" << c.port << ": " << e.what()
+              << "\n";
+    return 1;
+  }
+  server.start();
+  const auto bound = server.local_endpoint();
+
+  // Connection gauge and systemd watchdog, refreshed from the event loop (proves it makes progress).
+  net::steady_timer tick(ioc);
+  std::uint64_t watchdog_usec = 0;
+  const bool watchdog = sd_watchdog_enabled(0, &watchdog_usec) > 0;
+  std::function<void()> schedule_tick = [&] {
+    tick.expires_after(std::chrono::milliseconds(500));
+    tick.async_wait([&](boost::system::error_code ec) {
+      if (ec) return;
+      metrics.set_open_connections(static_cast<double>(server.open_connections()));
+      if (watchdog) sd_notify(0, "WATCHDOG=1");
+      schedule_tick();
+    });
+  };
+  schedule_tick();
+
+  net::steady_timer deadline(ioc);
+  net::signal_set signals(ioc, SIGINT, SIGTERM);
+  signals.async_wait([&](boost::system::error_code ec, int sig) {
+    if (ec) return;
+    std::cerr << "<6>hsns-aggregator: signal " << sig << ", stopping (in-flight requests finish)\n";
+    sd_notify(0, "STOPPING=1");
+    service.set_ready(false);
+    tick.cancel();
+    deadline.expires_after(c.shutdown_grace);
+    deadline.async_wait([&](boost::system::error_code e) {
+      if (e) return;
+      std::cerr << "<4>hsns-aggregator: grace period over, closing remaining connections\n";
+      ioc.stop();
+    });
+    server.shutdown([&] { net::post(ioc, [&] { deadline.cancel(); }); });
+  });
+
+  service.set_ready(true);
+  if (!c.ready_file.empty()) {
+    const auto tmp = c.ready_file + ".tmp";
+    std::ofstream(tmp) << bound.address().to_string() << " " << bound.port() << "\n";
+    std::filesystem::rename(tmp, c.ready_file);
+  }
+  std::cerr << "<6>hsns-aggregator " << hsns::kVersion << " listening on " << (tls ? "https" : "http") << "://"
+            << bound.address().to_string() << ":" << bound.port() << " (database " << c.database
+            << ", schema v" << db->schema_version() << ")\n";
+  sd_notify(0, "READY=1");
+
+  std::vector<std::thread> threads;
+  for (int i = 1; i < c.threads; ++i) threads.emplace_back([&ioc] { ioc.run(); });
+  ioc.run();
+  for (auto& t : threads) t.join();
+
+  if (auto closed = db->close(); !closed) {
+    std::cerr << "<4>hsns-aggregator: database close: " << closed.error().message << "\n";
+  }
+  std::cerr << "<6>hsns-aggregator: stopped\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto cl = hsns::parse_command_line(argc, argv);
+  if (!cl) {
+    std::cerr << "hsns-aggregator: " << cl.error() << "\n";
+    return 64;
+  }
+  switch (cl->command) {
+    case hsns::Command::exit_ok:
+      return 0;
+    case hsns::Command::check_config:
+      return check_config(cl->config);
+    case hsns::Command::run:
+      return run(cl->config);
+  }
+  return 0;
+}

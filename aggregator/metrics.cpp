@@ -1,0 +1,82 @@
+#include "metrics.h"
+
+#include <prometheus/text_serializer.h>
+
+#include "hsns/version.h"
+
+namespace hsns {
+namespace {
+
+const prometheus::Histogram::BucketBoundaries& latency_buckets() {
+  static const prometheus::Histogram::BucketBoundaries b{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                                         0.025,  0.05,    0.1,    0.25,  0.5,    1,     2.5};
+  return b;
+}
+
+}  // namespace
+
+Metrics::Metrics()
+    : registry_(std::make_shared<prometheus::Registry>()),
+      requests_(prometheus::BuildCounter()
+                    .Name("hsns_http_requests_total")
+                    .Help("HTTP requests answered, by route pattern, method and status code")
+                    .Register(*registry_)),
+      request_seconds_(prometheus::BuildHistogram()
+                           .Name("hsns_http_request_duration_seconds")
+                           .Help("Time from a complete request to its response being ready")
+                           .Register(*registry_)),
+      store_seconds_(prometheus::BuildHistogram()
+                         .Name("hsns_store_operation_duration_seconds")
+                         .Help("Latency of store operations, by operation")
+                         .Register(*registry_)),
+      store_errors_(prometheus::BuildCounter()
+                        .Name("hsns_store_errors_total")
+                        .Help("Store operations that failed because the store was unavailable")
+                        .Register(*registry_)),
+      rejected_(prometheus::BuildCounter()
+                    .Name("hsns_http_rejected_requests_total")
+                    .Help("Requests rejected by the HTTP transport before routing, by status code")
+                    .Register(*registry_)),
+      auth_failures_(prometheus::BuildCounter()
+                         .Name("hsns_http_auth_failures_total")
+                         .Help("Requests refused by authentication or authorisation, by reason")
+                         .Register(*registry_)),
+      open_connections_(prometheus::BuildGauge()
+                            .Name("hsns_http_open_connections")
+                            .Help("HTTP connections currently open")
+                            .Register(*registry_)
+                            .Add({})) {
+  prometheus::BuildGauge()
+      .Name("hsns_build_info")
+      .Help("Build identity of the running aggregator; the value is always 1")
+      .Register(*registry_)
+      .Add({{"version", kVersion}, {"revision", kGitRevision}, {"component", "aggregator"}})
+      .Set(1);
+}
+
+void Metrics::observe_request(std::string_view route, std::string_view method, int status, double seconds) {
+  requests_.Add({{"route", std::string(route)}, {"method", std::string(method)}, {"code", std::to_string(status)}})
+      .Increment();
+  request_seconds_.Add({{"route", std::string(route)}, {"method", std::string(method)}}, latency_buckets())
+      .Observe(seconds);
+}
+
+void Metrics::observe_store(std::string_view operation, bool ok, double seconds) {
+  store_seconds_.Add({{"operation", std::string(operation)}}, latency_buckets()).Observe(seconds);
+  if (!ok) store_errors_.Add({{"operation", std::string(operation)}}).Increment();
+}
+
+void Metrics::observe_rejected(int status) { rejected_.Add({{"code", std::to_string(status)}}).Increment(); }
+
+void Metrics::set_open_connections(double n) { open_connections_.Set(n); }
+
+void Metrics::observe_auth_failure(std::string_view reason) {
+  auth_failures_.Add({{"reason", std::string(reason)}}).Increment();
+}
+
+std::string Metrics::serialize() const {
+  const prometheus::TextSerializer serializer;
+  return serializer.Serialize(registry_->Collect());
+}
+
+}  // namespace hsns

@@ -1,0 +1,44 @@
+// The aggregator's Prometheus metrics (prometheus-cpp core; served by our own HTTP server at /metrics).
+//
+// Contract: one Metrics object per process, created at start-up; every method is thread-safe. Names
+// follow Prometheus conventions: hsns_ prefix, base units (seconds, bytes), _total for counters, an
+// _info gauge for the build. Label values are low-cardinality by construction: the route label is the
+// route pattern ("/api/v1/ports/{port_id}"), never the raw path; unmatched paths are "unmatched".
+#pragma once
+
+#include <memory>
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <string>
+#include <string_view>
+
+namespace hsns {
+
+class Metrics {
+ public:
+  Metrics();
+
+  void observe_request(std::string_view route, std::string_view method, int status, double seconds);
+  void observe_store(std::string_view operation, bool ok, double seconds);
+  void observe_rejected(int status);  // rejected by the transport before routing (413, 431, 408)
+  void set_open_connections(double n);
+  void observe_auth_failure(std::string_view reason);
+
+  // Prometheus text exposition format 0.0.4.
+  std::string serialize() const;
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Family<prometheus::Counter>& requests_;
+  prometheus::Family<prometheus::Histogram>& request_seconds_;
+  prometheus::Family<prometheus::Histogram>& store_seconds_;
+  prometheus::Family<prometheus::Counter>& store_errors_;
+  prometheus::Family<prometheus::Counter>& rejected_;
+  prometheus::Family<prometheus::Counter>& auth_failures_;
+  prometheus::Gauge& open_connections_;
+};
+
+}  // namespace hsns

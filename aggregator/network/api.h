@@ -1,0 +1,30 @@
+// REST handlers for network management: hosts, subnets, ports, reachability, per-host desired state.
+//
+// Contract: register_network_routes() adds the routes documented in docs/rest-api.md and
+// aggregator/openapi.json to a Router. Handlers validate every input (body, path and query parameters;
+// unknown query parameters are rejected) before touching the store, translate StoreError into problem
+// documents, and never change stored state on a rejected request. They run on the connection's strand
+// and call the store synchronously; the store must outlive the router.
+#pragma once
+
+#include <string>
+
+#include "http/router.h"
+#include "store/network_store.h"
+
+namespace hsns::network {
+
+void register_network_routes(http::Router& router, store::NetworkStore& store);
+
+// The desired state document for one host, and its strong ETag (quoted), computed from the document.
+struct DesiredDocument {
+  std::string body;
+  std::string etag;
+};
+DesiredDocument render_desired_state(const HostView& view);
+
+// Problem for a store error: not_found 404, conflict 409, invalid 400 (422 when the field is "host" or
+// "npu": the request is well-formed but names something the host inventory lacks), unavailable 503.
+Problem to_problem(const store::StoreError& e);
+
+}  // namespace hsns::network

@@ -1,0 +1,74 @@
+// Storage interface for network management (hosts, subnets, ports, IP allocation).
+//
+// Contract:
+// - Every mutating call is atomic: it either applies completely or changes nothing, and concurrent
+//   calls from any number of threads behave as if serialised (no two ports ever get one address).
+// - Stateless validation (syntax, CIDR host bits, pools inside the CIDR) is done by the caller
+//   (aggregator/network/requests.h) before the call; the store checks what needs stored state:
+//   names unique within a tenant, subnets not overlapping within a tenant, a fixed IP inside the subnet
+//   and its pools-or-CIDR and free, the host and NPU existing, one port per (host, NPU, subnet), a
+//   subnet without ports before delete, pool exhaustion, pool updates consistent with the gateway.
+// - Errors are values: StoreError says which kind (mapped to HTTP 404/409/422/503 by the API) and,
+//   where one field is at fault, its name as the API calls it.
+// - Host generation: put_host, create_port and delete_port bump the generation of the affected host in
+//   the same transaction, so a daemon polling its desired state sees every change.
+// - Implementations: SqliteNetworkStore (embedded default). A PostgreSQL one can follow the same
+//   contract.
+#pragma once
+
+#include <string>
+#include <tl/expected.hpp>
+#include <vector>
+
+#include "network/model.h"
+
+namespace hsns::store {
+
+struct StoreError {
+  enum class Kind { not_found, conflict, invalid, unavailable };
+  Kind kind = Kind::unavailable;
+  std::string field;  // offending field as named in the API ("cidr", "ip_address"), may be empty
+  std::string detail;
+
+  static StoreError not_found(std::string detail) { return {Kind::not_found, "", std::move(detail)}; }
+  static StoreError conflict(std::string field, std::string detail) {
+    return {Kind::conflict, std::move(field), std::move(detail)};
+  }
+  static StoreError invalid(std::string field, std::string detail) {
+    return {Kind::invalid, std::move(field), std::move(detail)};
+  }
+  static StoreError unavailable(std::string detail) { return {Kind::unavailable, "", std::move(detail)}; }
+};
+
+template <typename T>
+using StoreResult = tl::expected<T, StoreError>;
+
+class NetworkStore {
+ public:
+  virtual ~NetworkStore() = default;
+
+  // Hosts: create or replace the NPU inventory of a host (idempotent for the same inventory: the
+  // generation is bumped only when something changed).
+  virtual StoreResult<network::Host> put_host(const network::HostRegistration& reg) = 0;
+  virtual StoreResult<network::Host> get_host(const std::string& name) = 0;
+  virtual StoreResult<std::vector<network::Host>> list_hosts() = 0;
+
+  virtual StoreResult<network::Subnet> create_subnet(const network::SubnetSpec& spec) = 0;
+  virtual StoreResult<network::Subnet> get_subnet(const std::string& id) = 0;
+  virtual StoreResult<std::vector<network::Subnet>> list_subnets(const network::SubnetFilter& filter) = 0;
+  virtual StoreResult<network::Subnet> update_subnet(const std::string& id, const network::SubnetUpdate& u) = 0;
+  // conflict (409) while the subnet still has ports.
+  virtual StoreResult<void> delete_subnet(const std::string& id) = 0;
+
+  // Allocates the lowest free address of the first pool that has one, or takes the requested fixed IP.
+  // An exhausted subnet is a conflict on field "subnet_id" whose detail says the pools are exhausted.
+  virtual StoreResult<network::Port> create_port(const network::PortSpec& spec) = 0;
+  virtual StoreResult<network::Port> get_port(const std::string& id) = 0;
+  virtual StoreResult<std::vector<network::Port>> list_ports(const network::PortFilter& filter) = 0;
+  virtual StoreResult<void> delete_port(const std::string& id) = 0;
+
+  // The host, its ports and their subnets in one read snapshot; not_found for an unknown host.
+  virtual StoreResult<network::HostView> host_view(const std::string& host) = 0;
+};
+
+}  // namespace hsns::store

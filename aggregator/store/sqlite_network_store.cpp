@@ -1,0 +1,818 @@
+#include "store/sqlite_network_store.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <boost/uuid/random_generator.hpp>
+#include <boost/uuid/uuid_io.hpp>
+#include <ctime>
+#include <limits>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "network/requests.h"
+
+// Propagates the error of a StoreResult-returning expression; the value (if any) is discarded.
+#define HSNS_STORE_TRY(expr)                                      \
+  do {                                                            \
+    if (auto hsns_try_result_ = (expr); !hsns_try_result_) {      \
+      return tl::unexpected(std::move(hsns_try_result_).error()); \
+    }                                                             \
+  } while (false)
+
+// Declares var as the result of a StoreResult-returning expression, returning its error.
+#define HSNS_STORE_ASSIGN(var, expr) \
+  auto var = (expr);                 \
+  if (!var) return tl::unexpected(std::move(var).error())
+
+namespace hsns::store {
+
+using network::Host;
+using network::HostView;
+using network::NpuInterface;
+using network::Port;
+using network::Subnet;
+
+namespace {
+
+StoreError from_db(const DbError& e) {
+  // The checks run under the write lock before every insert, so a constraint failure means someone
+  // else (another process on the same file) wrote conflicting data meanwhile.
+  if ((e.code & 0xFF) == SQLITE_CONSTRAINT)
+    return StoreError::conflict("", "constraint violated: " + e.message);
+  return StoreError::unavailable("database error: " + e.message);
+}
+
+// The Database layer's calls with their errors converted to StoreErrors.
+
+StoreResult<Statement> prepare(Connection& c, std::string_view sql) {
+  auto s = c.prepare(sql);
+  if (!s) return tl::unexpected(from_db(s.error()));
+  return std::move(*s);
+}
+
+StoreResult<bool> step(Statement& s) {
+  auto r = s.step();
+  if (!r) return tl::unexpected(from_db(r.error()));
+  return *r;
+}
+
+StoreResult<void> run(Statement& s) {
+  auto r = s.run();
+  if (!r) return tl::unexpected(from_db(r.error()));
+  return {};
+}
+
+StoreResult<Transaction> begin(Connection& c, Transaction::Mode mode) {
+  auto t = Transaction::begin(c, mode);
+  if (!t) return tl::unexpected(from_db(t.error()));
+  return std::move(*t);
+}
+
+StoreResult<void> commit(Transaction& t) {
+  auto r = t.commit();
+  if (!r) return tl::unexpected(from_db(r.error()));
+  return {};
+}
+
+StoreResult<Database::WriteLease> writer(Database& db) {
+  auto w = db.writer();
+  if (!w) return tl::unexpected(from_db(w.error()));
+  return std::move(*w);
+}
+
+StoreResult<Database::ReadLease> reader(Database& db) {
+  auto r = db.reader();
+  if (!r) return tl::unexpected(from_db(r.error()));
+  return std::move(*r);
+}
+
+StoreError corrupt(const std::string& what) {
+  return StoreError::unavailable("database holds a malformed " + what);
+}
+
+std::string new_uuid() {
+  thread_local boost::uuids::random_generator generator;
+  return boost::uuids::to_string(generator());
+}
+
+std::string describe(const Subnet& s) {
+  return "subnet " + s.name + " (" + s.cidr.to_string() + ")";
+}
+
+bool same_npu(const NpuInterface& a, const NpuInterface& b) {
+  return a.index == b.index && a.netdev == b.netdev && a.mac == b.mac && a.rdma_device == b.rdma_device &&
+         a.link_speed_mbps == b.link_speed_mbps;
+}
+
+bool same_npus(const std::vector<NpuInterface>& a, const std::vector<NpuInterface>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), same_npu);
+}
+
+std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
+  return a > std::numeric_limits<std::uint64_t>::max() - b ? std::numeric_limits<std::uint64_t>::max()
+                                                           : a + b;
+}
+
+// ---- rows -------------------------------------------------------------------------------------------
+
+constexpr const char* kHostColumns = "h.name, h.generation, h.created_at, h.updated_at";
+
+Host read_host_row(const Statement& st) {
+  Host h;
+  h.name = st.column_text(0);
+  h.generation = st.column_int64(1);
+  h.created_at = st.column_text(2);
+  h.updated_at = st.column_text(3);
+  return h;
+}
+
+constexpr const char* kNpuColumns = "n.host, n.npu_index, n.netdev, n.mac, n.rdma_device, n.link_speed_mbps";
+
+NpuInterface read_npu_row(const Statement& st) {
+  NpuInterface n;
+  n.index = static_cast<int>(st.column_int64(1));
+  n.netdev = st.column_text(2);
+  n.mac = st.column_text(3);
+  n.rdma_device = st.column_text(4);
+  n.link_speed_mbps = st.column_int64(5);
+  return n;
+}
+
+constexpr const char* kSubnetColumns =
+    "s.id, s.name, s.tenant, s.network_key, s.prefix_length, s.gateway_ip, s.mtu, s.created_at, "
+    "s.updated_at, "
+    "(SELECT COUNT(*) FROM ports p WHERE p.subnet_id = s.id)";
+
+StoreResult<Subnet> read_subnet_row(const Statement& st) {
+  Subnet s;
+  s.id = st.column_text(0);
+  s.name = st.column_text(1);
+  s.tenant = st.column_text(2);
+  const auto network = IpAddress::from_sort_key(st.column_text(3));
+  const auto length = st.column_int64(4);
+  if (!network || length < 0 || length > network->bits())
+    return tl::unexpected(corrupt("cidr of subnet " + s.id));
+  s.cidr = IpPrefix(*network, static_cast<int>(length));
+  if (auto gw = st.column_optional_text(5)) {
+    auto parsed = IpAddress::parse(*gw);
+    if (!parsed) return tl::unexpected(corrupt("gateway_ip of subnet " + s.id));
+    s.gateway = *parsed;
+  }
+  s.mtu = static_cast<int>(st.column_int64(6));
+  s.created_at = st.column_text(7);
+  s.updated_at = st.column_text(8);
+  s.port_count = st.column_int64(9);
+  return s;
+}
+
+constexpr const char* kPortColumns =
+    "p.id, p.name, p.subnet_id, p.tenant, p.host, p.npu, p.ip_key, p.fixed_ip, p.created_at";
+
+StoreResult<Port> read_port_row(const Statement& st) {
+  Port p;
+  p.id = st.column_text(0);
+  p.name = st.column_text(1);
+  p.subnet_id = st.column_text(2);
+  p.tenant = st.column_text(3);
+  p.host = st.column_text(4);
+  p.npu = static_cast<int>(st.column_int64(5));
+  const auto ip = IpAddress::from_sort_key(st.column_text(6));
+  if (!ip) return tl::unexpected(corrupt("ip_address of port " + p.id));
+  p.ip_address = *ip;
+  p.fixed_ip = st.column_int64(7) != 0;
+  p.created_at = st.column_text(8);
+  return p;
+}
+
+// ---- loaders (run inside the caller's transaction) --------------------------------------------------
+
+StoreResult<std::vector<NpuInterface>> load_npus(Connection& c, const std::string& host) {
+  HSNS_STORE_ASSIGN(st, prepare(c, std::string("SELECT ") + kNpuColumns +
+                                       " FROM host_npus n WHERE n.host = ?1 ORDER BY n.npu_index"));
+  st->bind_text(1, host);
+  std::vector<NpuInterface> npus;
+  for (;;) {
+    HSNS_STORE_ASSIGN(row, step(*st));
+    if (!*row) break;
+    npus.push_back(read_npu_row(*st));
+  }
+  return npus;
+}
+
+StoreResult<std::optional<Host>> load_host(Connection& c, const std::string& name) {
+  HSNS_STORE_ASSIGN(st,
+                    prepare(c, std::string("SELECT ") + kHostColumns + " FROM hosts h WHERE h.name = ?1"));
+  st->bind_text(1, name);
+  HSNS_STORE_ASSIGN(row, step(*st));
+  if (!*row) return std::optional<Host>();
+  Host h = read_host_row(*st);
+  HSNS_STORE_ASSIGN(npus, load_npus(c, name));
+  h.npus = std::move(*npus);
+  return std::optional<Host>(std::move(h));
+}
+
+// Fills s.allocation_pools; pools is "SELECT first_key, last_key ... WHERE subnet_id = ?1", reused.
+StoreResult<void> load_pools(Statement& pools, Subnet& s) {
+  pools.reset();
+  pools.bind_text(1, s.id);
+  s.allocation_pools.clear();
+  for (;;) {
+    HSNS_STORE_ASSIGN(row, step(pools));
+    if (!*row) break;
+    const auto first = IpAddress::from_sort_key(pools.column_text(0));
+    const auto last = IpAddress::from_sort_key(pools.column_text(1));
+    if (!first || !last) return tl::unexpected(corrupt("allocation pool of subnet " + s.id));
+    s.allocation_pools.push_back(IpRange{*first, *last});
+  }
+  return {};
+}
+
+StoreResult<Statement> prepare_pools(Connection& c) {
+  return prepare(c, "SELECT first_key, last_key FROM allocation_pools WHERE subnet_id = ?1 ORDER BY ordinal");
+}
+
+// Subnets selected by "SELECT <kSubnetColumns> FROM subnets s <where_and_order>", with their pools.
+StoreResult<std::vector<Subnet>> query_subnets(Connection& c, const std::string& where_and_order,
+                                               const std::vector<std::string>& params) {
+  HSNS_STORE_ASSIGN(
+      st, prepare(c, std::string("SELECT ") + kSubnetColumns + " FROM subnets s " + where_and_order));
+  for (std::size_t i = 0; i < params.size(); ++i) st->bind_text(static_cast<int>(i) + 1, params[i]);
+  std::vector<Subnet> subnets;
+  for (;;) {
+    HSNS_STORE_ASSIGN(row, step(*st));
+    if (!*row) break;
+    HSNS_STORE_ASSIGN(subnet, read_subnet_row(*st));
+    subnets.push_back(std::move(*subnet));
+  }
+  HSNS_STORE_ASSIGN(pools, prepare_pools(c));
+  for (auto& s : subnets) HSNS_STORE_TRY(load_pools(*pools, s));
+  return subnets;
+}
+
+StoreResult<std::optional<Subnet>> load_subnet(Connection& c, const std::string& id) {
+  HSNS_STORE_ASSIGN(subnets, query_subnets(c, "WHERE s.id = ?1", {id}));
+  if (subnets->empty()) return std::optional<Subnet>();
+  return std::optional<Subnet>(std::move(subnets->front()));
+}
+
+StoreResult<std::vector<Port>> query_ports(Connection& c, const std::string& where,
+                                           const std::vector<std::string>& params, const std::string& order) {
+  HSNS_STORE_ASSIGN(
+      st, prepare(c, std::string("SELECT ") + kPortColumns +
+                         " FROM ports p JOIN subnets s ON s.id = p.subnet_id " + where + " " + order));
+  for (std::size_t i = 0; i < params.size(); ++i) st->bind_text(static_cast<int>(i) + 1, params[i]);
+  std::vector<Port> ports;
+  for (;;) {
+    HSNS_STORE_ASSIGN(row, step(*st));
+    if (!*row) break;
+    HSNS_STORE_ASSIGN(port, read_port_row(*st));
+    ports.push_back(std::move(*port));
+  }
+  return ports;
+}
+
+StoreResult<std::optional<Port>> load_port(Connection& c, const std::string& id) {
+  HSNS_STORE_ASSIGN(ports, query_ports(c, "WHERE p.id = ?1", {id}, ""));
+  if (ports->empty()) return std::optional<Port>();
+  return std::optional<Port>(std::move(ports->front()));
+}
+
+// ---- writes -----------------------------------------------------------------------------------------
+
+StoreResult<void> insert_npus(Connection& c, const std::string& host, const std::vector<NpuInterface>& npus) {
+  HSNS_STORE_ASSIGN(st, prepare(c,
+                                "INSERT INTO host_npus (host, npu_index, netdev, mac, rdma_device, "
+                                "link_speed_mbps) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
+  for (const auto& n : npus) {
+    st->reset();
+    st->bind_text(1, host)
+        .bind_int64(2, n.index)
+        .bind_text(3, n.netdev)
+        .bind_text(4, n.mac)
+        .bind_text(5, n.rdma_device)
+        .bind_int64(6, n.link_speed_mbps);
+    HSNS_STORE_TRY(run(*st));
+  }
+  return {};
+}
+
+StoreResult<void> insert_pools(Connection& c, const std::string& subnet_id,
+                               const std::vector<IpRange>& pools) {
+  HSNS_STORE_ASSIGN(st, prepare(c,
+                                "INSERT INTO allocation_pools (subnet_id, ordinal, first_key, last_key) "
+                                "VALUES (?1, ?2, ?3, ?4)"));
+  for (std::size_t i = 0; i < pools.size(); ++i) {
+    st->reset();
+    st->bind_text(1, subnet_id)
+        .bind_int64(2, static_cast<std::int64_t>(i))
+        .bind_text(3, pools[i].first.sort_key())
+        .bind_text(4, pools[i].last.sort_key());
+    HSNS_STORE_TRY(run(*st));
+  }
+  return {};
+}
+
+StoreResult<void> bump_generation(Connection& c, const std::string& host) {
+  HSNS_STORE_ASSIGN(st, prepare(c, "UPDATE hosts SET generation = generation + 1 WHERE name = ?1"));
+  st->bind_text(1, host);
+  return run(*st);
+}
+
+// Pools for a subnet: the defaults when none are given, otherwise the given ones once valid.
+StoreResult<std::vector<IpRange>> checked_pools(const IpPrefix& cidr, const std::optional<IpAddress>& gateway,
+                                                const std::vector<IpRange>& requested) {
+  std::vector<IpRange> pools;
+  if (requested.empty()) {
+    pools = network::default_pools(cidr, gateway);
+  } else {
+    const auto errors = network::validate_pools(cidr, gateway, requested);
+    if (!errors.empty())
+      return tl::unexpected(StoreError::invalid(errors.front().name, errors.front().reason));
+    pools = requested;
+  }
+  if (pools.empty()) {
+    return tl::unexpected(StoreError::invalid(
+        "allocation_pools",
+        "cidr " + cidr.to_string() + " has no address left for ports besides the gateway"));
+  }
+  return pools;
+}
+
+StoreResult<void> check_name_free(Connection& c, const std::string& tenant, const std::string& name,
+                                  const std::string& except_id) {
+  HSNS_STORE_ASSIGN(st, prepare(c, "SELECT id FROM subnets WHERE tenant = ?1 AND name = ?2 AND id <> ?3"));
+  st->bind_text(1, tenant).bind_text(2, name).bind_text(3, except_id);
+  HSNS_STORE_ASSIGN(row, step(*st));
+  if (*row) {
+    return tl::unexpected(StoreError::conflict("name", "a subnet named '" + name +
+                                                           "' already exists in tenant '" + tenant +
+                                                           "' (id " + st->column_text(0) + ")"));
+  }
+  return {};
+}
+
+// The lowest free address of the first pool that has one. Walks the allocated addresses of each pool in
+// ascending order (index range scan on (subnet_id, ip_key)) and stops at the first gap, so the cost is
+// the number of allocated addresses, never the pool size.
+StoreResult<IpAddress> allocate(Connection& c, const Subnet& s) {
+  HSNS_STORE_ASSIGN(st,
+                    prepare(c,
+                            "SELECT ip_key FROM ports WHERE subnet_id = ?1 AND ip_key >= ?2 AND ip_key <= ?3 "
+                            "ORDER BY ip_key"));
+  std::uint64_t in_use = 0;
+  std::uint64_t total = 0;
+  for (const auto& pool : s.allocation_pools) {
+    total = saturating_add(total, pool.size());
+    st->reset();
+    st->bind_text(1, s.id).bind_text(2, pool.first.sort_key()).bind_text(3, pool.last.sort_key());
+    std::optional<IpAddress> candidate = pool.first;
+    for (;;) {
+      HSNS_STORE_ASSIGN(row, step(*st));
+      if (!*row) break;
+      if (st->column_text(0) != candidate->sort_key()) break;  // a gap: candidate is free
+      ++in_use;
+      candidate = candidate->next();
+      if (!candidate || *candidate > pool.last) {
+        candidate.reset();
+        break;
+      }
+    }
+    if (candidate) return *candidate;
+  }
+  return tl::unexpected(StoreError::conflict(
+      "subnet_id", "allocation pools of " + describe(s) + " are exhausted: " + std::to_string(in_use) +
+                       " of " + std::to_string(total) + " addresses in use"));
+}
+
+StoreResult<void> check_fixed_ip(Connection& c, const Subnet& s, const IpAddress& ip) {
+  const std::string text = ip.to_string();
+  if (!s.cidr.contains(ip)) {
+    return tl::unexpected(
+        StoreError::invalid("ip_address", "ip_address " + text + " is not inside " + describe(s)));
+  }
+  if (s.gateway && *s.gateway == ip) {
+    return tl::unexpected(
+        StoreError::invalid("ip_address", "ip_address " + text + " is the gateway of " + describe(s)));
+  }
+  if (s.cidr.family() == IpFamily::v4 && s.cidr.length() < 31) {
+    if (ip == s.cidr.first()) {
+      return tl::unexpected(StoreError::invalid(
+          "ip_address", "ip_address " + text + " is the network address of " + describe(s)));
+    }
+    if (ip == s.cidr.last()) {
+      return tl::unexpected(StoreError::invalid(
+          "ip_address", "ip_address " + text + " is the broadcast address of " + describe(s)));
+    }
+  }
+  HSNS_STORE_ASSIGN(st, prepare(c, "SELECT id, name FROM ports WHERE subnet_id = ?1 AND ip_key = ?2"));
+  st->bind_text(1, s.id).bind_text(2, ip.sort_key());
+  HSNS_STORE_ASSIGN(row, step(*st));
+  if (*row) {
+    const std::string name = st->column_text(1);
+    return tl::unexpected(StoreError::conflict(
+        "ip_address", "ip_address " + text + " is already in use by port " + st->column_text(0) +
+                          (name.empty() ? std::string() : " (" + name + ")") + " in " + describe(s)));
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string format_rfc3339_utc(std::chrono::system_clock::time_point t) {
+  const std::time_t tt = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[32];
+  const std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return std::string(buf, n);
+}
+
+SqliteNetworkStore::SqliteNetworkStore(Database& db, Clock clock) : db_(db), clock_(std::move(clock)) {
+  if (!clock_) clock_ = [] { return std::chrono::system_clock::now(); };
+}
+
+std::string SqliteNetworkStore::now() const {
+  return format_rfc3339_utc(clock_());
+}
+
+// ---- hosts ------------------------------------------------------------------------------------------
+
+StoreResult<Host> SqliteNetworkStore::put_host(const network::HostRegistration& reg) {
+  std::vector<NpuInterface> npus = reg.npus;
+  std::sort(npus.begin(), npus.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
+  for (std::size_t i = 1; i < npus.size(); ++i) {
+    if (npus[i].index == npus[i - 1].index) {
+      return tl::unexpected(StoreError::invalid(
+          "npus", "NPU index " + std::to_string(npus[i].index) + " is listed more than once"));
+    }
+  }
+
+  HSNS_STORE_ASSIGN(lease, writer(db_));
+  Connection& c = lease->connection();
+  HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::write));
+  HSNS_STORE_ASSIGN(existing, load_host(c, reg.name));
+  const std::string timestamp = now();
+  Host host;
+  if (!*existing) {
+    HSNS_STORE_ASSIGN(st, prepare(c,
+                                  "INSERT INTO hosts (name, generation, created_at, updated_at) "
+                                  "VALUES (?1, 1, ?2, ?2)"));
+    st->bind_text(1, reg.name).bind_text(2, timestamp);
+    HSNS_STORE_TRY(run(*st));
+    HSNS_STORE_TRY(insert_npus(c, reg.name, npus));
+    host = Host{reg.name, std::move(npus), 1, timestamp, timestamp};
+  } else {
+    host = std::move(**existing);
+    if (same_npus(host.npus, npus)) return host;  // unchanged: nothing to write (txn rolls back)
+    HSNS_STORE_ASSIGN(del, prepare(c, "DELETE FROM host_npus WHERE host = ?1"));
+    del->bind_text(1, reg.name);
+    HSNS_STORE_TRY(run(*del));
+    HSNS_STORE_TRY(insert_npus(c, reg.name, npus));
+    HSNS_STORE_ASSIGN(upd, prepare(c,
+                                   "UPDATE hosts SET generation = generation + 1, updated_at = ?2 "
+                                   "WHERE name = ?1 RETURNING generation"));
+    upd->bind_text(1, reg.name).bind_text(2, timestamp);
+    HSNS_STORE_ASSIGN(row, step(*upd));
+    if (!*row) return tl::unexpected(StoreError::unavailable("host " + reg.name + " vanished during update"));
+    host.generation = upd->column_int64(0);
+    HSNS_STORE_TRY(run(*upd));  // finish the statement before COMMIT
+    host.npus = std::move(npus);
+    host.updated_at = timestamp;
+  }
+  HSNS_STORE_TRY(commit(*txn));
+  return host;
+}
+
+StoreResult<Host> SqliteNetworkStore::get_host(const std::string& name) {
+  HSNS_STORE_ASSIGN(lease, reader(db_));
+  Connection& c = lease->connection();
+  HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::read));
+  HSNS_STORE_ASSIGN(host, load_host(c, name));
+  if (!*host) return tl::unexpected(StoreError::not_found("host " + name + " not found"));
+  HSNS_STORE_TRY(commit(*txn));
+  return std::move(**host);
+}
+
+StoreResult<std::vector<Host>> SqliteNetworkStore::list_hosts() {
+  HSNS_STORE_ASSIGN(lease, reader(db_));
+  Connection& c = lease->connection();
+  HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::read));
+  HSNS_STORE_ASSIGN(st, prepare(c, std::string("SELECT ") + kHostColumns + " FROM hosts h ORDER BY h.name"));
+  std::vector<Host> hosts;
+  std::map<std::string, std::size_t> index;
+  for (;;) {
+    HSNS_STORE_ASSIGN(row, step(*st));
+    if (!*row) break;
+    hosts.push_back(read_host_row(*st));
+    index[hosts.back().name] = hosts.size() - 1;
+  }
+  HSNS_STORE_ASSIGN(npus, prepare(c, std::string("SELECT ") + kNpuColumns +
+                                         " FROM host_npus n ORDER BY n.host, n.npu_index"));
+  for (;;) {
+    HSNS_STORE_ASSIGN(row, step(*npus));
+    if (!*row) break;
+    const auto it = index.find(npus->column_text(0));
+    if (it != index.end()) hosts[it->second].npus.push_back(read_npu_row(*npus));
+  }
+  HSNS_STORE_TRY(commit(*txn));
+  return hosts;
+}
+
+// ---- subnets ----------------------------------------------------------------------------------------
+
+StoreResult<Subnet> SqliteNetworkStore::create_subnet(const network::SubnetSpec& spec) {
+  if (spec.gateway && !spec.cidr.contains(*spec.gateway)) {
+    return tl::unexpected(StoreError::invalid(
+        "gateway_ip",
+        "gateway_ip " + spec.gateway->to_string() + " is not inside cidr " + spec.cidr.to_string()));
+  }
+  HSNS_STORE_ASSIGN(pools, checked_pools(spec.cidr, spec.gateway, spec.allocation_pools));
+
+  Subnet s;
+  s.name = spec.name;
+  s.tenant = spec.tenant.empty() ? std::string(network::kDefaultTenant) : spec.tenant;
+  s.cidr = spec.cidr;
+  s.gateway = spec.gateway;
+  s.allocation_pools = std::move(*pools);
+  s.mtu = spec.mtu;
+
+  HSNS_STORE_ASSIGN(lease, writer(db_));
+  Connection& c = lease->connection();
+  HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::write));
+  HSNS_STORE_TRY(check_name_free(c, s.tenant, s.name, ""));
+  {
+    HSNS_STORE_ASSIGN(st,
+                      prepare(c,
+                              "SELECT id, name, cidr FROM subnets WHERE tenant = ?1 AND network_key <= ?2 "
+                              "AND last_key >= ?3 ORDER BY network_key LIMIT 1"));
+    st->bind_text(1, s.tenant).bind_text(2, s.cidr.last().sort_key()).bind_text(3, s.cidr.first().sort_key());
+    HSNS_STORE_ASSIGN(row, step(*st));
+    if (*row) {
+      return tl::unexpected(StoreError::conflict(
+          "cidr", "cidr " + s.cidr.to_string() + " overlaps subnet " + st->column_text(1) + " (" +
+                      st->column_text(2) + ", id " + st->column_text(0) + ") in tenant '" + s.tenant + "'"));
+    }
+  }
+  s.id = new_uuid();
+  s.created_at = s.updated_at = now();
+  {
+    HSNS_STORE_ASSIGN(st, prepare(c,
+                                  "INSERT INTO subnets (id, name, tenant, cidr, ip_version, prefix_length, "
+                                  "network_key, last_key, gateway_ip, mtu, created_at, updated_at) "
+                                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)"));
+    st->bind_text(1, s.id)
+        .bind_text(2, s.name)
+        .bind_text(3, s.tenant)
+        .bind_text(4, s.cidr.to_string())
+        .bind_int64(5, s.cidr.family() == IpFamily::v4 ? 4 : 6)
+        .bind_int64(6, s.cidr.length())
+        .bind_text(7, s.cidr.first().sort_key())
+        .bind_text(8, s.cidr.last().sort_key())
+        .bind_optional_text(9, s.gateway ? std::optional<std::string>(s.gateway->to_string()) : std::nullopt)
+        .bind_int64(10, s.mtu)
+        .bind_text(11, s.created_at);
+    HSNS_STORE_TRY(run(*st));
+  }
+  HSNS_STORE_TRY(insert_pools(c, s.id, s.allocation_pools));
+  HSNS_STORE_TRY(commit(*txn));
+  return s;
+}
+
+StoreResult<Subnet> SqliteNetworkStore::get_subnet(const std::string& id) {
+  HSNS_STORE_ASSIGN(lease, reader(db_));
+  Connection& c = lease->connection();
+  HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::read));
+  HSNS_STORE_ASSIGN(subnet, load_subnet(c, id));
+  if (!*subnet) return tl::unexpected(StoreError::not_found("subnet " + id + " not found"));
+  HSNS_STORE_TRY(commit(*txn));
+  return std::move(**subnet);
+}
+
+StoreResult<std::vector<Subnet>> SqliteNetworkStore::list_subnets(const network::SubnetFilter& filter) {
+  std::string where;
+  std::vector<std::string> params;
+  auto add = [&](const char* column, const std::optional<std::string>& value) {
+    if (!value) return;
+    where += where.empty() ? "WHERE " : " AND ";
+    params.push_back(*value);
+    where += std::string(column) + " = ?" + std::to_string(params.size());
+  };
+  add("s.tenant", filter.tenant);
+  add("s.name", filter.name);
+
+  HSNS_STORE_ASSIGN(lease, reader(db_));
+  Connection& c = lease->connection();
+  HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::read));
+  HSNS_STORE_ASSIGN(subnets, query_subnets(c, where + " ORDER BY s.tenant, s.name", params));
+  HSNS_STORE_TRY(commit(*txn));
+  return std::move(*subnets);
+}
+
+StoreResult<Subnet> SqliteNetworkStore::update_subnet(const std::string& id, const network::SubnetUpdate& u) {
+  HSNS_STORE_ASSIGN(lease, writer(db_));
+  Connection& c = lease->connection();
+  HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::write));
+  HSNS_STORE_ASSIGN(loaded, load_subnet(c, id));
+  if (!*loaded) return tl::unexpected(StoreError::not_found("subnet " + id + " not found"));
+  const Subnet& s = **loaded;
+
+  bool renamed = false;
+  bool changed = false;
+  if (u.name && *u.name != s.name) {
+    HSNS_STORE_TRY(check_name_free(c, s.tenant, *u.name, s.id));
+    HSNS_STORE_ASSIGN(st, prepare(c, "UPDATE subnets SET name = ?2 WHERE id = ?1"));
+    st->bind_text(1, s.id).bind_text(2, *u.name);
+    HSNS_STORE_TRY(run(*st));
+    renamed = changed = true;
+  }
+  if (u.allocation_pools) {
+    HSNS_STORE_ASSIGN(pools, checked_pools(s.cidr, s.gateway, *u.allocation_pools));
+    if (*pools != s.allocation_pools) {
+      HSNS_STORE_ASSIGN(del, prepare(c, "DELETE FROM allocation_pools WHERE subnet_id = ?1"));
+      del->bind_text(1, s.id);
+      HSNS_STORE_TRY(run(*del));
+      HSNS_STORE_TRY(insert_pools(c, s.id, *pools));
+      changed = true;
+    }
+  }
+  if (!changed) return s;
+  {
+    HSNS_STORE_ASSIGN(st, prepare(c, "UPDATE subnets SET updated_at = ?2 WHERE id = ?1"));
+    st->bind_text(1, s.id).bind_text(2, now());
+    HSNS_STORE_TRY(run(*st));
+  }
+  if (renamed) {
+    // The subnet name is part of every affected host's desired state.
+    HSNS_STORE_ASSIGN(st, prepare(c,
+                                  "UPDATE hosts SET generation = generation + 1 "
+                                  "WHERE name IN (SELECT host FROM ports WHERE subnet_id = ?1)"));
+    st->bind_text(1, s.id);
+    HSNS_STORE_TRY(run(*st));
+  }
+  HSNS_STORE_ASSIGN(updated, load_subnet(c, id));
+  if (!*updated) return tl::unexpected(StoreError::unavailable("subnet " + id + " vanished during update"));
+  HSNS_STORE_TRY(commit(*txn));
+  return std::move(**updated);
+}
+
+StoreResult<void> SqliteNetworkStore::delete_subnet(const std::string& id) {
+  HSNS_STORE_ASSIGN(lease, writer(db_));
+  Connection& c = lease->connection();
+  HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::write));
+  HSNS_STORE_ASSIGN(loaded, load_subnet(c, id));
+  if (!*loaded) return tl::unexpected(StoreError::not_found("subnet " + id + " not found"));
+  const Subnet& s = **loaded;
+  if (s.port_count > 0) {
+    return tl::unexpected(StoreError::conflict(
+        "subnet_id", describe(s) + " still has " + std::to_string(s.port_count) +
+                         (s.port_count == 1 ? " port" : " ports") + "; delete them first"));
+  }
+  HSNS_STORE_ASSIGN(st, prepare(c, "DELETE FROM subnets WHERE id = ?1"));
+  st->bind_text(1, id);
+  HSNS_STORE_TRY(run(*st));
+  HSNS_STORE_TRY(commit(*txn));
+  return {};
+}
+
+// ---- ports ------------------------------------------------------------------------------------------
+
+StoreResult<Port> SqliteNetworkStore::create_port(const network::PortSpec& spec) {
+  HSNS_STORE_ASSIGN(lease, writer(db_));
+  Connection& c = lease->connection();
+  HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::write));
+
+  HSNS_STORE_ASSIGN(loaded, load_subnet(c, spec.subnet_id));
+  if (!*loaded) return tl::unexpected(StoreError::not_found("subnet " + spec.subnet_id + " not found"));
+  const Subnet& s = **loaded;
+  {
+    HSNS_STORE_ASSIGN(st, prepare(c, "SELECT 1 FROM hosts WHERE name = ?1"));
+    st->bind_text(1, spec.host);
+    HSNS_STORE_ASSIGN(row, step(*st));
+    if (!*row) return tl::unexpected(StoreError::invalid("host", "host " + spec.host + " is not registered"));
+  }
+  {
+    HSNS_STORE_ASSIGN(st, prepare(c, "SELECT 1 FROM host_npus WHERE host = ?1 AND npu_index = ?2"));
+    st->bind_text(1, spec.host).bind_int64(2, spec.npu);
+    HSNS_STORE_ASSIGN(row, step(*st));
+    if (!*row) {
+      return tl::unexpected(
+          StoreError::invalid("npu", "host " + spec.host + " has no NPU " + std::to_string(spec.npu)));
+    }
+  }
+  {
+    HSNS_STORE_ASSIGN(st, prepare(c, "SELECT id FROM ports WHERE host = ?1 AND npu = ?2 AND subnet_id = ?3"));
+    st->bind_text(1, spec.host).bind_int64(2, spec.npu).bind_text(3, s.id);
+    HSNS_STORE_ASSIGN(row, step(*st));
+    if (*row) {
+      return tl::unexpected(StoreError::conflict("npu", "NPU " + std::to_string(spec.npu) + " of host " +
+                                                            spec.host + " already has port " +
+                                                            st->column_text(0) + " in " + describe(s)));
+    }
+  }
+
+  Port p;
+  if (spec.ip_address) {
+    HSNS_STORE_TRY(check_fixed_ip(c, s, *spec.ip_address));
+    p.ip_address = *spec.ip_address;
+    p.fixed_ip = true;
+  } else {
+    HSNS_STORE_ASSIGN(ip, allocate(c, s));
+    p.ip_address = *ip;
+  }
+  p.id = new_uuid();
+  p.name = spec.name;
+  p.subnet_id = s.id;
+  p.tenant = s.tenant;
+  p.host = spec.host;
+  p.npu = spec.npu;
+  p.created_at = now();
+  {
+    HSNS_STORE_ASSIGN(st, prepare(c,
+                                  "INSERT INTO ports (id, name, subnet_id, tenant, host, npu, ip, ip_key, "
+                                  "fixed_ip, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"));
+    st->bind_text(1, p.id)
+        .bind_text(2, p.name)
+        .bind_text(3, p.subnet_id)
+        .bind_text(4, p.tenant)
+        .bind_text(5, p.host)
+        .bind_int64(6, p.npu)
+        .bind_text(7, p.ip_address.to_string())
+        .bind_text(8, p.ip_address.sort_key())
+        .bind_int64(9, p.fixed_ip ? 1 : 0)
+        .bind_text(10, p.created_at);
+    HSNS_STORE_TRY(run(*st));
+  }
+  HSNS_STORE_TRY(bump_generation(c, p.host));
+  HSNS_STORE_TRY(commit(*txn));
+  return p;
+}
+
+StoreResult<Port> SqliteNetworkStore::get_port(const std::string& id) {
+  HSNS_STORE_ASSIGN(lease, reader(db_));
+  Connection& c = lease->connection();
+  HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::read));
+  HSNS_STORE_ASSIGN(port, load_port(c, id));
+  if (!*port) return tl::unexpected(StoreError::not_found("port " + id + " not found"));
+  HSNS_STORE_TRY(commit(*txn));
+  return std::move(**port);
+}
+
+StoreResult<std::vector<Port>> SqliteNetworkStore::list_ports(const network::PortFilter& filter) {
+  std::string where;
+  std::vector<std::string> params;
+  auto add = [&](const char* column, const std::optional<std::string>& value) {
+    if (!value) return;
+    where += where.empty() ? "WHERE " : " AND ";
+    params.push_back(*value);
+    where += std::string(column) + " = ?" + std::to_string(params.size());
+  };
+  add("p.host", filter.host);
+  add("p.subnet_id", filter.subnet_id);
+  add("p.tenant", filter.tenant);
+
+  HSNS_STORE_ASSIGN(lease, reader(db_));
+  Connection& c = lease->connection();
+  HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::read));
+  HSNS_STORE_ASSIGN(ports, query_ports(c, where, params, "ORDER BY p.host, p.npu, s.name, p.id"));
+  HSNS_STORE_TRY(commit(*txn));
+  return std::move(*ports);
+}
+
+StoreResult<void> SqliteNetworkStore::delete_port(const std::string& id) {
+  HSNS_STORE_ASSIGN(lease, writer(db_));
+  Connection& c = lease->connection();
+  HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::write));
+  HSNS_STORE_ASSIGN(port, load_port(c, id));
+  if (!*port) return tl::unexpected(StoreError::not_found("port " + id + " not found"));
+  HSNS_STORE_ASSIGN(st, prepare(c, "DELETE FROM ports WHERE id = ?1"));
+  st->bind_text(1, id);
+  HSNS_STORE_TRY(run(*st));
+  HSNS_STORE_TRY(bump_generation(c, (*port)->host));
+  HSNS_STORE_TRY(commit(*txn));
+  return {};
+}
+
+StoreResult<HostView> SqliteNetworkStore::host_view(const std::string& host) {
+  HSNS_STORE_ASSIGN(lease, reader(db_));
+  Connection& c = lease->connection();
+  // One read transaction: the host, its ports and their subnets come from one snapshot even while
+  // writers commit.
+  HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::read));
+  HSNS_STORE_ASSIGN(loaded, load_host(c, host));
+  if (!*loaded) return tl::unexpected(StoreError::not_found("host " + host + " not found"));
+  HostView view;
+  view.host = std::move(**loaded);
+  HSNS_STORE_ASSIGN(ports, query_ports(c, "WHERE p.host = ?1", {host}, "ORDER BY p.npu, s.name, p.id"));
+  view.ports = std::move(*ports);
+  HSNS_STORE_ASSIGN(
+      subnets, query_subnets(
+                   c, "WHERE s.id IN (SELECT subnet_id FROM ports WHERE host = ?1) ORDER BY s.tenant, s.name",
+                   {host}));
+  view.subnets = std::move(*subnets);
+  HSNS_STORE_TRY(commit(*txn));
+  return view;
+}
+
+}  // namespace hsns::store

@@ -1,0 +1,77 @@
+// NetworkStore on the embedded SQLite database (see store/network_store.h for the contract).
+//
+// Contract specific to this implementation:
+// - Ownership: the store borrows the Database, which must outlive it.
+// - Threads: every method may be called from any thread concurrently. Each write runs in one
+//   BEGIN IMMEDIATE transaction on the writer connection under the Database's writer mutex, so writes
+//   (and address allocation in particular) are serialised; reads run on the pooled read-only
+//   connections concurrently with writes, each in one consistent snapshot.
+// - Errors: SQLite failures (SQLITE_FULL, SQLITE_BUSY after the busy timeout, I/O errors, a closed
+//   database) are StoreError::unavailable carrying SQLite's message; the transaction is rolled back, so
+//   nothing partial is stored. A rejected request (any error) leaves the stored state unchanged.
+// - put_host: the returned Host is the stored one. A first registration returns generation == 1 and
+//   created_at == updated_at; a registration that changes the inventory bumps the generation (so it is
+//   >= 2 afterwards) and sets updated_at; an unchanged inventory changes nothing. The API answers 201
+//   for "generation == 1 && created_at == updated_at" and 200 otherwise; the only imprecision is that
+//   repeating the very first registration unchanged (before any port of the host exists) also looks
+//   like a creation. Duplicate NPU indexes are invalid "npus". Host.updated_at is the time of the last
+//   inventory change; port changes bump only the generation.
+// - create_port / delete_port bump the host's generation; update_subnet bumps the generation of every
+//   host with a port in the subnet when the subnet is renamed (the name is part of the desired state).
+// - create_port checks, in this order: subnet exists (not_found), host registered (invalid "host"), host
+//   has the NPU (invalid "npu"), no other port for (host, npu, subnet) (conflict "npu"), then either the
+//   fixed IP rules (inside the CIDR, not the gateway, not the IPv4 network/broadcast address below /31:
+//   invalid "ip_address"; free: conflict "ip_address" naming the holder; outside the pools is allowed)
+//   or allocation of the lowest free address of the first pool that has one (conflict "subnet_id" when
+//   all pools are exhausted). Allocation walks only the allocated addresses of a pool, so it does not
+//   depend on the pool size (IPv6 /64 pools are fine).
+// - update_subnet with allocation_pools == [] restores the default pools; existing ports keep their
+//   addresses even when the new pools no longer contain them.
+// - Lists are ordered: hosts by name; subnets by tenant, name; ports by host, npu, subnet name, id.
+//   host_view: ports by npu, subnet name; subnets by tenant, name.
+// - Timestamps are RFC 3339 UTC with seconds ("2026-11-29T16:47:53Z") from the clock given at
+//   construction (the system clock by default).
+#pragma once
+
+#include <chrono>
+#include <functional>
+
+#include "store/database.h"
+#include "store/network_store.h"
+
+namespace hsns::store {
+
+class SqliteNetworkStore : public NetworkStore {
+ public:
+  using Clock = std::function<std::chrono::system_clock::time_point()>;
+
+  explicit SqliteNetworkStore(Database& db, Clock clock = {});
+
+  StoreResult<network::Host> put_host(const network::HostRegistration& reg) override;
+  StoreResult<network::Host> get_host(const std::string& name) override;
+  StoreResult<std::vector<network::Host>> list_hosts() override;
+
+  StoreResult<network::Subnet> create_subnet(const network::SubnetSpec& spec) override;
+  StoreResult<network::Subnet> get_subnet(const std::string& id) override;
+  StoreResult<std::vector<network::Subnet>> list_subnets(const network::SubnetFilter& filter) override;
+  StoreResult<network::Subnet> update_subnet(const std::string& id, const network::SubnetUpdate& u) override;
+  StoreResult<void> delete_subnet(const std::string& id) override;
+
+  StoreResult<network::Port> create_port(const network::PortSpec& spec) override;
+  StoreResult<network::Port> get_port(const std::string& id) override;
+  StoreResult<std::vector<network::Port>> list_ports(const network::PortFilter& filter) override;
+  StoreResult<void> delete_port(const std::string& id) override;
+
+  StoreResult<network::HostView> host_view(const std::string& host) override;
+
+ private:
+  std::string now() const;
+
+  Database& db_;
+  Clock clock_;
+};
+
+// RFC 3339 UTC with seconds, e.g. "2026-11-29T16:47:53Z".
+std::string format_rfc3339_utc(std::chrono::system_clock::time_point t);
+
+}  // namespace hsns::store

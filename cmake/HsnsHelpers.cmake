@@ -1,0 +1,34 @@
+# Project-wide compiler flags and the one helper that declares a test.
+
+function(hsns_set_global_flags)
+  add_compile_options(-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wformat=2)
+  if(HSNS_WERROR)
+    add_compile_options(-Werror)
+  endif()
+  # Hardening: stack protector, fortified libc calls, full RELRO, PIE.
+  add_compile_options(-fstack-protector-strong)
+  if(NOT CMAKE_BUILD_TYPE STREQUAL "Debug")
+    add_compile_definitions(_FORTIFY_SOURCE=2)
+  endif()
+  add_link_options(-Wl,-z,relro,-z,now -pie)
+  if(HSNS_SANITIZE)
+    add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+    add_link_options(-fsanitize=address,undefined)
+  endif()
+  # Boost.Asio without deprecated interfaces; Beast speaks std::string_view.
+  add_compile_definitions(BOOST_ASIO_NO_DEPRECATED BOOST_BEAST_USE_STD_STRING_VIEW)
+endfunction()
+
+# hsns_add_test(NAME name SOURCES ... LIBS ... [LABELS ...] [TIMEOUT seconds])
+# Builds one GoogleTest executable and registers its tests with ctest individually.
+function(hsns_add_test)
+  cmake_parse_arguments(T "" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${T_NAME} ${T_SOURCES})
+  target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main)
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 120)
+  endif()
+  gtest_discover_tests(${T_NAME} DISCOVERY_TIMEOUT 30
+                       PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "${T_LABELS}"
+                       ENVIRONMENT "HSNS_BUILD_DIR=${CMAKE_BINARY_DIR};HSNS_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
+endfunction()

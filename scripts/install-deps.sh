@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs every Debian package hsns needs to build, test, benchmark and run its demo on Debian 12.
+# Idempotent: packages already present are skipped, and nothing is printed when all are installed.
+# Usage: scripts/install-deps.sh            (run as root, or with sudo available)
+set -euo pipefail
+
+packages=(
+  # toolchain
+  build-essential cmake ninja-build pkg-config clang lld libclang-rt-dev clang-format clang-tidy
+  # libraries
+  libboost1.81-dev libboost-url1.81-dev prometheus-cpp-dev libcli11-dev libyaml-cpp-dev
+  nlohmann-json3-dev libsqlite3-dev libexpected-dev libsystemd-dev libssl-dev
+  libgtest-dev libgmock-dev
+  # test and benchmark tools
+  prometheus wrk curl jq sqlite3 ca-certificates python3 systemd
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
+    missing+=("$p")
+  fi
+done
+# Node.js with npm runs the OpenAPI linter; any recent Node.js will do, Debian's packages included.
+if ! command -v npm >/dev/null 2>&1; then
+  missing+=(nodejs npm)
+fi
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,377 @@
+// Unit tests for hsns/json_fields.h (strict request-body reading) and hsns/problem.h.
+#include "hsns/json_fields.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "hsns/problem.h"
+
+namespace hsns {
+namespace {
+
+using nlohmann::json;
+
+// True when the problem lists `name` with a reason containing `reason_part`.
+::testing::AssertionResult names(const Problem& p, const std::string& name,
+                                 const std::string& reason_part = "") {
+  for (const auto& ip : p.invalid_params) {
+    if (ip.name == name && ip.reason.find(reason_part) != std::string::npos)
+      return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << "no invalid_param '" << name << "' with reason containing '"
+                                       << reason_part << "' in " << p.to_json().dump();
+}
+
+std::string repeat(std::string_view s, std::size_t n) {
+  std::string out;
+  out.reserve(s.size() * n);
+  for (std::size_t i = 0; i < n; ++i) out += s;
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// parse_json_object
+
+void expect_malformed(const tl::expected<json, Problem>& r, const std::string& detail_part) {
+  ASSERT_FALSE(r.has_value()) << r->dump();
+  EXPECT_EQ(r.error().status, 400);
+  EXPECT_EQ(r.error().slug, "malformed-body");
+  EXPECT_EQ(r.error().type(), "urn:hsns:problem:malformed-body");
+  EXPECT_NE(r.error().detail.find(detail_part), std::string::npos) << r.error().detail;
+}
+
+TEST(ParseJsonObject, AcceptsObjects) {
+  const auto r = parse_json_object(R"({"name": "a", "n": [1, 2, {"x": null}], "ok": true})");
+  ASSERT_TRUE(r.has_value()) << r.error().detail;
+  EXPECT_EQ((*r)["name"], "a");
+  EXPECT_EQ((*r)["n"].size(), 3u);
+  EXPECT_TRUE((*r)["ok"].get<bool>());
+  ASSERT_TRUE(parse_json_object("{}").has_value());
+  EXPECT_TRUE(parse_json_object("{}")->empty());
+  EXPECT_TRUE(parse_json_object(" \n\t{ } \r\n").has_value());
+}
+
+TEST(ParseJsonObject, Empty) {
+  expect_malformed(parse_json_object(""), "empty");
+}
+
+TEST(ParseJsonObject, NotAnObject) {
+  expect_malformed(parse_json_object("[1, 2]"), "must be a JSON object, not array");
+  expect_malformed(parse_json_object(R"("text")"), "not string");
+  expect_malformed(parse_json_object("42"), "not integer");
+  expect_malformed(parse_json_object("-1"), "not integer");
+  expect_malformed(parse_json_object("1.5"), "not number");
+  expect_malformed(parse_json_object("true"), "not boolean");
+  expect_malformed(parse_json_object("null"), "not null");
+  expect_malformed(parse_json_object("   "), "not valid JSON");
+}
+
+TEST(ParseJsonObject, MalformedReportsByteOffset) {
+  expect_malformed(parse_json_object(R"({"a":})"), "error at byte 6");
+  expect_malformed(parse_json_object(R"({"a":1,})"), "error at byte 8");
+  expect_malformed(parse_json_object(R"({"a":1} x)"), "error at byte 9");  // trailing garbage
+  expect_malformed(parse_json_object("{"), "error at byte 2");             // truncated
+  expect_malformed(parse_json_object("nul"), "error at byte 4");
+  expect_malformed(parse_json_object("{'a': 1}"), "error at byte 2");  // single quotes
+  expect_malformed(parse_json_object(R"({"a": 01})"), "not valid JSON");
+  expect_malformed(parse_json_object(R"({"a": 1} /* comment */)"), "not valid JSON");
+  expect_malformed(parse_json_object(R"({"a": NaN})"), "not valid JSON");
+}
+
+TEST(ParseJsonObject, InvalidTextInStrings) {
+  expect_malformed(parse_json_object("{\"a\": \"\xff\"}"), "not valid JSON");         // not UTF-8
+  expect_malformed(parse_json_object("{\"a\": \"\xc3\"}"), "not valid JSON");         // truncated UTF-8
+  expect_malformed(parse_json_object(R"({"a": "\ud800"})"), "not valid JSON");        // lone surrogate
+  expect_malformed(parse_json_object("{\"a\": \"line\nbreak\"}"), "not valid JSON");  // raw control char
+  expect_malformed(parse_json_object(R"({"a": "\x"})"), "not valid JSON");
+  const auto ok = parse_json_object(R"({"a": "caf\u00e9 \ud83d\ude00"})");
+  ASSERT_TRUE(ok.has_value());
+  EXPECT_EQ((*ok)["a"], "caf\xc3\xa9 \xf0\x9f\x98\x80");
+}
+
+TEST(ParseJsonObject, NumberBeyondDoubleRangeIsMalformedNotThrown) {
+  tl::expected<json, Problem> r;
+  EXPECT_NO_THROW(r = parse_json_object(R"({"mtu": 1e500})"));
+  expect_malformed(r, "out of range");
+  EXPECT_NO_THROW(r = parse_json_object(R"({"mtu": -1e400})"));
+  expect_malformed(r, "out of range");
+  // Integers beyond 64 bits are still valid JSON (read as floating point).
+  EXPECT_TRUE(parse_json_object(R"({"n": 123456789012345678901234567890})").has_value());
+}
+
+TEST(ParseJsonObject, DepthLimit) {
+  // kMaxJsonDepth levels, counting the outer object, are accepted ...
+  const std::size_t inner = kMaxJsonDepth - 1;
+  const auto at_limit = parse_json_object("{\"a\":" + repeat("[", inner) + repeat("]", inner) + "}");
+  EXPECT_TRUE(at_limit.has_value()) << at_limit.error().detail;
+  // ... one more is not.
+  expect_malformed(parse_json_object("{\"a\":" + repeat("[", inner + 1) + repeat("]", inner + 1) + "}"),
+                   "nested deeper than 32 levels");
+  expect_malformed(
+      parse_json_object(repeat(R"({"a":)", kMaxJsonDepth + 1) + "1" + repeat("}", kMaxJsonDepth + 1)),
+      "nested deeper");
+  // Brackets inside strings, including after escaped quotes, are not nesting.
+  const std::string in_string = "{\"a\": \"" + repeat("[{", 1000) + "\\\"" + repeat("[", 100) + "\\\\\"}";
+  const auto s = parse_json_object(in_string);
+  ASSERT_TRUE(s.has_value()) << s.error().detail;
+  EXPECT_EQ((*s)["a"].get<std::string>().size(), 2000u + 1 + 100 + 1);
+  // Many sibling containers are wide, not deep.
+  EXPECT_TRUE(parse_json_object("{\"a\": [" + repeat("[],", 5000) + "[]]}").has_value());
+}
+
+TEST(ParseJsonObject, NestingBombIsRejectedFast) {
+  for (const std::string& bomb :
+       {repeat("[", 100'000), repeat("{\"a\":", 100'000), "{\"a\":" + repeat("[", 100'000),
+        repeat("[", 100'000) + repeat("]", 100'000)}) {
+    const auto start = std::chrono::steady_clock::now();
+    tl::expected<json, Problem> r;
+    EXPECT_NO_THROW(r = parse_json_object(bomb));
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    expect_malformed(r, "nested deeper than 32 levels");
+    EXPECT_LT(elapsed, std::chrono::milliseconds(200));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// FieldReader
+
+TEST(FieldReader, StringField) {
+  const json j = {{"name", "subnet-a"}, {"n", 5}, {"long", std::string(300, 'x')}, {"nil", nullptr}};
+  FieldReader r(j);
+  EXPECT_EQ(r.string("name", true), "subnet-a");
+  EXPECT_TRUE(r.ok());
+  EXPECT_FALSE(r.string("n", true).has_value());
+  EXPECT_FALSE(r.string("long", true).has_value());
+  EXPECT_EQ(r.string("long", true, 300), std::string(300, 'x'));
+  EXPECT_FALSE(r.string("missing", false).has_value());
+  EXPECT_FALSE(r.string("nil", false).has_value());  // null for an optional field: absent, no error
+  const auto p = r.finish();
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->status, 400);
+  EXPECT_EQ(p->slug, "invalid-request");
+  EXPECT_TRUE(names(*p, "n", "must be a string, not integer"));
+  EXPECT_TRUE(names(*p, "long", "at most 256 characters"));
+  EXPECT_EQ(p->invalid_params.size(), 2u);
+}
+
+TEST(FieldReader, RequiredAndNull) {
+  const json j = {{"nil", nullptr}};
+  FieldReader r(j);
+  EXPECT_TRUE(r.is_null("nil"));
+  EXPECT_FALSE(r.is_null("missing"));
+  EXPECT_FALSE(r.string("nil", true).has_value());
+  EXPECT_FALSE(r.integer("missing", true, 0, 10).has_value());
+  EXPECT_FALSE(r.boolean("b", false).has_value());
+  EXPECT_EQ(r.array("arr", false), nullptr);
+  EXPECT_EQ(r.object("obj", true), nullptr);
+  const auto p = r.finish();
+  ASSERT_TRUE(p.has_value());
+  EXPECT_TRUE(names(*p, "nil", "is required"));
+  EXPECT_TRUE(names(*p, "missing", "is required"));
+  EXPECT_TRUE(names(*p, "obj", "is required"));
+  EXPECT_EQ(p->invalid_params.size(), 3u);
+}
+
+TEST(FieldReader, IntegerField) {
+  const json j = json::parse(R"({"ok": 9000, "low": 575, "high": 9217, "float": 9000.0, "text": "9000",
+      "flag": true, "neg": -5, "huge": 18446744073709551615, "hugeneg": -9223372036854775808,
+      "min": 576, "max": 9216})");
+  FieldReader r(j);
+  EXPECT_EQ(r.integer("ok", true, 576, 9216), 9000);
+  EXPECT_EQ(r.integer("min", true, 576, 9216), 576);
+  EXPECT_EQ(r.integer("max", true, 576, 9216), 9216);
+  EXPECT_FALSE(r.integer("low", true, 576, 9216).has_value());
+  EXPECT_FALSE(r.integer("high", true, 576, 9216).has_value());
+  EXPECT_FALSE(r.integer("float", true, 576, 9216).has_value());
+  EXPECT_FALSE(r.integer("text", true, 576, 9216).has_value());
+  EXPECT_FALSE(r.integer("flag", true, 0, 1).has_value());
+  EXPECT_EQ(r.integer("neg", true, -10, 10), -5);
+  EXPECT_FALSE(r.integer("huge", true, 0, 1000).has_value());
+  EXPECT_FALSE(r.integer("hugeneg", true, 0, 1000).has_value());
+  const auto p = r.finish();
+  ASSERT_TRUE(p.has_value());
+  EXPECT_TRUE(names(*p, "low", "between 576 and 9216"));
+  EXPECT_TRUE(names(*p, "high", "between 576 and 9216"));
+  EXPECT_TRUE(names(*p, "float", "must be an integer, not number"));
+  EXPECT_TRUE(names(*p, "text", "must be an integer, not string"));
+  EXPECT_TRUE(names(*p, "flag", "must be an integer, not boolean"));
+  EXPECT_TRUE(names(*p, "huge", "between 0 and 1000"));
+  EXPECT_TRUE(names(*p, "hugeneg", "between 0 and 1000"));
+  EXPECT_EQ(p->invalid_params.size(), 7u);
+}
+
+TEST(FieldReader, IntegerWithNegativeRange) {
+  // A large unsigned value must not slip through a range whose maximum is negative.
+  const json j = json::parse(R"({"u": 18446744073709551615, "v": 5, "w": -3})");
+  FieldReader r(j);
+  EXPECT_FALSE(r.integer("u", true, -10, -1).has_value());
+  EXPECT_FALSE(r.integer("v", true, -10, -1).has_value());
+  EXPECT_EQ(r.integer("w", true, -10, -1), -3);
+  const auto p = r.finish();
+  ASSERT_TRUE(p.has_value());
+  EXPECT_TRUE(names(*p, "u", "between -10 and -1"));
+  EXPECT_TRUE(names(*p, "v", "between -10 and -1"));
+}
+
+TEST(FieldReader, BooleanArrayObject) {
+  const json j = json::parse(R"({"b": false, "bs": "true", "b1": 1, "arr": [1, 2, 3], "arr_bad": {"x": 1},
+      "obj": {"x": 1}, "obj_bad": [1], "many": [1, 2, 3, 4, 5]})");
+  FieldReader r(j);
+  EXPECT_EQ(r.boolean("b", true), false);
+  EXPECT_FALSE(r.boolean("bs", true).has_value());
+  EXPECT_FALSE(r.boolean("b1", true).has_value());
+  const auto* arr = r.array("arr", true);
+  ASSERT_NE(arr, nullptr);
+  EXPECT_EQ(arr->size(), 3u);
+  EXPECT_EQ(r.array("arr_bad", true), nullptr);
+  const auto* obj = r.object("obj", true);
+  ASSERT_NE(obj, nullptr);
+  EXPECT_EQ((*obj)["x"], 1);
+  EXPECT_EQ(r.object("obj_bad", true), nullptr);
+  EXPECT_EQ(r.array("many", true, 4), nullptr);
+  const auto p = r.finish();
+  ASSERT_TRUE(p.has_value());
+  EXPECT_TRUE(names(*p, "bs", "must be a boolean, not string"));
+  EXPECT_TRUE(names(*p, "b1", "must be a boolean, not integer"));
+  EXPECT_TRUE(names(*p, "arr_bad", "must be an array, not object"));
+  EXPECT_TRUE(names(*p, "obj_bad", "must be an object, not array"));
+  EXPECT_TRUE(names(*p, "many", "at most 4 items"));
+  EXPECT_EQ(p->invalid_params.size(), 5u);
+}
+
+TEST(FieldReader, UnknownFields) {
+  const json j = json::parse(R"({"name": "a", "nmae": "b", "extra": null, "zzz": 1})");
+  FieldReader r(j);
+  EXPECT_EQ(r.string("name", true), "a");
+  const auto p = r.finish();
+  ASSERT_TRUE(p.has_value());
+  EXPECT_TRUE(names(*p, "nmae", "is not a known field"));
+  EXPECT_TRUE(names(*p, "extra", "is not a known field"));  // even when null
+  EXPECT_TRUE(names(*p, "zzz", "is not a known field"));
+  EXPECT_EQ(p->invalid_params.size(), 3u);
+}
+
+TEST(FieldReader, FieldsAskedForButBadAreNotAlsoUnknown) {
+  const json j = json::parse(R"({"n": "x"})");
+  FieldReader r(j);
+  EXPECT_FALSE(r.integer("n", true, 0, 1).has_value());
+  const auto p = r.finish();
+  ASSERT_TRUE(p.has_value());
+  ASSERT_EQ(p->invalid_params.size(), 1u);
+  EXPECT_EQ(p->invalid_params[0].name, "n");
+}
+
+TEST(FieldReader, ValidObjectFinishesClean) {
+  const json j = json::parse(R"({"a": "x", "b": 2, "c": true, "d": null})");
+  FieldReader r(j);
+  EXPECT_EQ(r.string("a", true), "x");
+  EXPECT_EQ(r.integer("b", true, 0, 5), 2);
+  EXPECT_EQ(r.boolean("c", false), true);
+  EXPECT_FALSE(r.string("d", false).has_value());
+  EXPECT_TRUE(r.ok());
+  EXPECT_FALSE(r.finish().has_value());
+}
+
+TEST(FieldReader, NestedPathsShareErrors) {
+  const json j = json::parse(R"({"allocation_pools": [
+      {"start": "10.0.0.2", "end": "10.0.0.9"},
+      {"start": "10.0.0.20", "end": 7, "bogus": 1}]})");
+  FieldReader r(j);
+  const auto* pools = r.array("allocation_pools", true);
+  ASSERT_NE(pools, nullptr);
+  for (std::size_t i = 0; i < pools->size(); ++i) {
+    FieldReader pr = r.child((*pools)[i], r.field_path("allocation_pools") + "[" + std::to_string(i) + "]");
+    EXPECT_EQ(pr.field_path("end"), "allocation_pools[" + std::to_string(i) + "].end");
+    (void)pr.string("start", true);
+    (void)pr.string("end", true);
+    (void)pr.finish();
+  }
+  const auto p = r.finish();
+  ASSERT_TRUE(p.has_value());
+  EXPECT_TRUE(names(*p, "allocation_pools[1].end", "must be a string, not integer"));
+  EXPECT_TRUE(names(*p, "allocation_pools[1].bogus", "is not a known field"));
+  EXPECT_EQ(p->invalid_params.size(), 2u);
+  EXPECT_EQ(p->detail,
+            "field 'allocation_pools[1].end': must be a string, not integer (and 1 more in invalid_params)");
+}
+
+TEST(FieldReader, DeeplyNestedPathAndChildFail) {
+  const json j = json::parse(R"({"a": [{"b": [{}, {}, {"c": "x"}]}]})");
+  FieldReader r(j);
+  EXPECT_EQ(r.field_path("a"), "a");
+  (void)r.array("a", true);
+  FieldReader a0 = r.child(j["a"][0], "a[0]");
+  (void)a0.array("b", true);
+  FieldReader b2 = a0.child(j["a"][0]["b"][2], a0.field_path("b") + "[2]");
+  EXPECT_EQ(b2.field_path("c"), "a[0].b[2].c");
+  EXPECT_FALSE(b2.integer("c", true, 0, 1).has_value());
+  b2.fail("d", "is wrong");
+  EXPECT_FALSE(r.ok());                  // the parent sees the child's errors
+  EXPECT_TRUE(a0.finish().has_value());  // and any reader's finish() reports the shared list
+  const auto p = r.finish();
+  ASSERT_TRUE(p.has_value());
+  EXPECT_TRUE(names(*p, "a[0].b[2].c", "must be an integer, not string"));
+  EXPECT_TRUE(names(*p, "a[0].b[2].d", "is wrong"));
+}
+
+TEST(FieldReader, NonObjectDocumentDoesNotThrow) {
+  const json arr = json::array({1, 2});
+  FieldReader r(arr);
+  EXPECT_NO_THROW((void)r.string("name", true));
+  EXPECT_FALSE(r.is_null("name"));
+  std::optional<Problem> p;
+  EXPECT_NO_THROW(p = r.finish());
+  ASSERT_TRUE(p.has_value());
+  EXPECT_TRUE(names(*p, "name", "is required"));
+  EXPECT_EQ(p->invalid_params.size(), 1u);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Problem
+
+TEST(Problem, InvalidDetailAndJson) {
+  const auto one = Problem::invalid("cidr", "has host bits set");
+  EXPECT_EQ(one.status, 400);
+  EXPECT_EQ(one.detail, "field 'cidr': has host bits set");
+  const json j = one.to_json();
+  EXPECT_EQ(j["type"], "urn:hsns:problem:invalid-request");
+  EXPECT_EQ(j["title"], "Invalid request");
+  EXPECT_EQ(j["status"], 400);
+  EXPECT_EQ(j["detail"], "field 'cidr': has host bits set");
+  ASSERT_EQ(j["invalid_params"].size(), 1u);
+  EXPECT_EQ(j["invalid_params"][0]["name"], "cidr");
+  EXPECT_EQ(j["invalid_params"][0]["reason"], "has host bits set");
+
+  const auto three = Problem::invalid({{"a", "x"}, {"b", "y"}, {"c", "z"}});
+  EXPECT_EQ(three.detail, "field 'a': x (and 2 more in invalid_params)");
+  EXPECT_EQ(three.to_json()["invalid_params"].size(), 3u);
+}
+
+TEST(Problem, OtherKinds) {
+  const auto m = Problem::malformed("bad");
+  EXPECT_EQ(m.status, 400);
+  EXPECT_FALSE(m.to_json().contains("invalid_params"));
+  const auto c = Problem::conflict("name", "a subnet named x exists");
+  EXPECT_EQ(c.status, 409);
+  ASSERT_EQ(c.invalid_params.size(), 1u);
+  EXPECT_EQ(c.invalid_params[0].reason, "a subnet named x exists");
+  EXPECT_TRUE(Problem::conflict("", "busy").invalid_params.empty());
+  EXPECT_EQ(Problem::unprocessable("npu", "not on host").status, 422);
+  EXPECT_EQ(Problem::not_found("x").status, 404);
+  EXPECT_EQ(Problem::unauthorized("x").status, 401);
+  EXPECT_EQ(Problem::forbidden("x").status, 403);
+  EXPECT_EQ(Problem::method_not_allowed("x").status, 405);
+  EXPECT_EQ(Problem::payload_too_large("x").status, 413);
+  EXPECT_EQ(Problem::unsupported_media_type("x").status, 415);
+  EXPECT_EQ(Problem::unavailable("x").status, 503);
+  EXPECT_EQ(Problem::internal("x").status, 500);
+  const json j = Problem::internal("").to_json();
+  EXPECT_FALSE(j.contains("detail"));
+  EXPECT_EQ(j["type"], "urn:hsns:problem:internal");
+}
+
+}  // namespace
+}  // namespace hsns
