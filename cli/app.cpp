@@ -69,7 +69,8 @@ CLI::App* group(CLI::App& app, const char* name, const char* description) {
 
 void add_host_commands(CLI::App& app, CommandOptions& o, Action& action) {
   auto* hosts = group(app, "hosts", "Registered hosts and their NPU interfaces");
-  on_run(hosts->add_subcommand("list", "List hosts (GET /api/v1/hosts)"), action, [](Context& c) { hosts_list(c); });
+  on_run(hosts->add_subcommand("list", "List hosts (GET /api/v1/hosts)"), action,
+         [](Context& c) { hosts_list(c); });
 
   auto* get = hosts->add_subcommand("get", "Show one host (GET /api/v1/hosts/{host})");
   get->add_option("HOST", o.host, "Host name")->required();
@@ -170,13 +171,15 @@ void add_other_commands(CLI::App& app, CommandOptions& o, Action& action) {
   reach->add_option("DST_PORT_ID", o.dst, "Destination port id")->required();
   on_run(reach, action, [&o](Context& c) { reachability(c, o.src, o.dst); });
 
-  auto* want = app.add_subcommand("desired", "Desired state of a host's agent (GET /api/v1/agents/{host}/desired)");
+  auto* want =
+      app.add_subcommand("desired", "Desired state of a host's agent (GET /api/v1/agents/{host}/desired)");
   want->add_option("HOST", o.host, "Host name")->required();
   on_run(want, action, [&o](Context& c) { desired(c, o.host); });
 
   on_run(app.add_subcommand("health", "Liveness and readiness (GET /healthz, /readyz)"), action,
          [](Context& c) { health(c); });
-  on_run(app.add_subcommand("metrics", "Prometheus metrics (GET /metrics)"), action, [](Context& c) { metrics(c); });
+  on_run(app.add_subcommand("metrics", "Prometheus metrics (GET /metrics)"), action,
+         [](Context& c) { metrics(c); });
   on_run(app.add_subcommand("openapi", "The OpenAPI document (GET /api/v1/openapi.json)"), action,
          [](Context& c) { openapi(c); });
 }
@@ -204,7 +207,8 @@ void run_action(const GlobalOptions& global, const Action& action, std::ostream&
   bool token_configured = !options.bearer_token.empty();
   auto client = hsns::HttpClient::make(global.server, std::move(options));
   if (!client) throw usage_error(client.error());
-  Context ctx{*client, global.output == "json" ? OutputFormat::json : OutputFormat::table, out, token_configured};
+  Context ctx{*client, global.output == "json" ? OutputFormat::json : OutputFormat::table, out,
+              token_configured};
   action(ctx);
 }
 
@@ -212,7 +216,8 @@ void run_action(const GlobalOptions& global, const Action& action, std::ostream&
 
 int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   CLI::App app{"hsnsctl: operator CLI of the hsns aggregator (REST API v1)", "hsnsctl"};
-  app.set_version_flag("--version", std::string("hsnsctl ") + hsns::kVersion + " (" + hsns::kGitRevision + ")");
+  app.set_version_flag("--version",
+                       std::string("hsnsctl ") + hsns::kVersion + " (" + hsns::kGitRevision + ")");
   app.require_subcommand(1);
   app.fallthrough();  // global options are accepted after the command too
 

@@ -54,7 +54,8 @@ nlohmann::json NpuSpec::to_json() const {
 }
 
 tl::expected<NpuSpec, std::string> parse_npu_spec(std::string_view spec) {
-  const std::string expected = " (expected INDEX:NETDEV:MAC[:RDMA_DEV[:SPEED_MBPS]], e.g. 0:eth2:02:00:00:00:00:01)";
+  const std::string expected =
+      " (expected INDEX:NETDEV:MAC[:RDMA_DEV[:SPEED_MBPS]], e.g. 0:eth2:02:00:00:00:00:01)";
   auto fail = [&](const std::string& why) {
     return tl::unexpected("--npu '" + std::string(spec) + "': " + why + expected);
   };
@@ -80,7 +81,9 @@ tl::expected<NpuSpec, std::string> parse_npu_spec(std::string_view spec) {
   return npu;
 }
 
-nlohmann::json PoolSpec::to_json() const { return {{"start", start}, {"end", end}}; }
+nlohmann::json PoolSpec::to_json() const {
+  return {{"start", start}, {"end", end}};
+}
 
 tl::expected<PoolSpec, std::string> parse_pool_spec(std::string_view spec) {
   auto parts = split(spec, '-');

@@ -28,7 +28,9 @@ class Query {
   std::string text_;
 };
 
-std::string segment(const std::string& value) { return hsns::encode_path_segment(value); }
+std::string segment(const std::string& value) {
+  return hsns::encode_path_segment(value);
+}
 
 CliError server_error(const Context& ctx, const hsns::HttpResponse& res) {
   std::string text = format_http_error(res.status, res.body);
@@ -93,7 +95,8 @@ void require_value(const std::string& value, const std::string& what) {
 json find_subnet(Context& ctx, const std::string& id_or_name, const std::string& tenant) {
   require_value(id_or_name, "the subnet id or name");
   if (is_uuid(id_or_name)) return call(ctx, "GET", "/api/v1/subnets/" + segment(id_or_name));
-  auto answer = call(ctx, "GET", "/api/v1/subnets" + Query().add("tenant", tenant).add("name", id_or_name).str());
+  auto answer =
+      call(ctx, "GET", "/api/v1/subnets" + Query().add("tenant", tenant).add("name", id_or_name).str());
   std::vector<const json*> matches;
   for (const auto& subnet : list_items(answer)) {
     // Filter again here: the answer must match exactly, whatever the server did with the query.
@@ -105,7 +108,8 @@ json find_subnet(Context& ctx, const std::string& id_or_name, const std::string&
   if (matches.empty()) throw failure("no subnet named '" + id_or_name + "'" + in_tenant);
   if (matches.size() > 1) {
     std::string tenants;
-    for (const auto* subnet : matches) tenants += (tenants.empty() ? "" : ", ") + cell_text(*subnet, "tenant");
+    for (const auto* subnet : matches)
+      tenants += (tenants.empty() ? "" : ", ") + cell_text(*subnet, "tenant");
     throw failure("subnet name '" + id_or_name + "' is ambiguous" + in_tenant + ": it exists in tenants " +
                   tenants + "; narrow it with --tenant or use the subnet id");
   }
@@ -131,7 +135,9 @@ std::string resolve_subnet_id(Context& ctx, const std::string& id_or_name, const
   return id;
 }
 
-void hosts_list(Context& ctx) { show_list(ctx, call(ctx, "GET", "/api/v1/hosts"), hosts_table); }
+void hosts_list(Context& ctx) {
+  show_list(ctx, call(ctx, "GET", "/api/v1/hosts"), hosts_table);
+}
 
 void hosts_get(Context& ctx, const std::string& host) {
   require_value(host, "HOST");
@@ -212,8 +218,8 @@ void ports_delete(Context& ctx, const std::string& id) {
 void reachability(Context& ctx, const std::string& src_port, const std::string& dst_port) {
   require_value(src_port, "SRC_PORT_ID");
   require_value(dst_port, "DST_PORT_ID");
-  auto answer =
-      call(ctx, "GET", "/api/v1/reachability" + Query().add("src_port", src_port).add("dst_port", dst_port).str());
+  auto answer = call(
+      ctx, "GET", "/api/v1/reachability" + Query().add("src_port", src_port).add("dst_port", dst_port).str());
   if (ctx.format == OutputFormat::json) {
     print_json(ctx.out, answer);
   } else {
@@ -266,6 +272,8 @@ void metrics(Context& ctx) {
   if (!res.body.empty() && res.body.back() != '\n') ctx.out << '\n';
 }
 
-void openapi(Context& ctx) { print_json(ctx.out, call(ctx, "GET", "/api/v1/openapi.json")); }
+void openapi(Context& ctx) {
+  print_json(ctx.out, call(ctx, "GET", "/api/v1/openapi.json"));
+}
 
 }  // namespace hsnsctl

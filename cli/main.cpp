@@ -3,4 +3,6 @@
 
 #include "app.h"
 
-int main(int argc, char** argv) { return hsnsctl::run_cli(argc, argv, std::cout, std::cerr); }
+int main(int argc, char** argv) {
+  return hsnsctl::run_cli(argc, argv, std::cout, std::cerr);
+}

@@ -15,17 +15,25 @@ std::string string_field(const nlohmann::json& object, const char* key) {
 
 }  // namespace
 
-CliError usage_error(const std::string& message) { return CliError(kExitUsage, "error: " + message); }
+CliError usage_error(const std::string& message) {
+  return CliError(kExitUsage, "error: " + message);
+}
 
-CliError connection_error(const std::string& message) { return CliError(kExitConnection, "error: " + message); }
+CliError connection_error(const std::string& message) {
+  return CliError(kExitConnection, "error: " + message);
+}
 
-CliError failure(const std::string& message) { return CliError(kExitFailure, "error: " + message); }
+CliError failure(const std::string& message) {
+  return CliError(kExitFailure, "error: " + message);
+}
 
 std::string format_http_error(int status, std::string_view body) {
   auto doc = nlohmann::json::parse(body, nullptr, false);
   if (doc.is_object() && doc.contains("title") && doc["title"].is_string()) {
-    int shown_status = doc.contains("status") && doc["status"].is_number_integer() ? doc["status"].get<int>() : status;
-    std::string text = "error: " + doc["title"].get<std::string>() + " (" + std::to_string(shown_status) + ")";
+    int shown_status =
+        doc.contains("status") && doc["status"].is_number_integer() ? doc["status"].get<int>() : status;
+    std::string text =
+        "error: " + doc["title"].get<std::string>() + " (" + std::to_string(shown_status) + ")";
     if (auto detail = string_field(doc, "detail"); !detail.empty()) text += ": " + detail;
     text += '\n';
     auto params = doc.find("invalid_params");

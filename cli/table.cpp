@@ -11,14 +11,15 @@ namespace {
 constexpr const char* kColumnGap = "   ";
 const std::string kEmptyCell = "-";
 
-const std::string& shown(const std::string& cell) { return cell.empty() ? kEmptyCell : cell; }
+const std::string& shown(const std::string& cell) {
+  return cell.empty() ? kEmptyCell : cell;
+}
 
 }  // namespace
 
 std::size_t display_width(const std::string& text) {
-  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
-    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  }));
+  return static_cast<std::size_t>(std::count_if(
+      text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
 Table::Table(std::vector<std::string> header) : header_(std::move(header)) {
@@ -38,7 +39,8 @@ void Table::render(std::ostream& out) const {
   std::vector<std::size_t> widths(header_.size());
   for (std::size_t c = 0; c < header_.size(); ++c) widths[c] = display_width(shown(header_[c]));
   for (const auto& row : rows_) {
-    for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], display_width(shown(row[c])));
+    for (std::size_t c = 0; c < row.size(); ++c)
+      widths[c] = std::max(widths[c], display_width(shown(row[c])));
   }
   auto line = [&](const std::vector<std::string>& cells) {
     std::string text;

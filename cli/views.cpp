@@ -52,7 +52,9 @@ std::string format_pools(const nlohmann::json& pools) {
   return text;
 }
 
-const nlohmann::json& list_items(const nlohmann::json& answer) { return array_field(answer, "items"); }
+const nlohmann::json& list_items(const nlohmann::json& answer) {
+  return array_field(answer, "items");
+}
 
 Table hosts_table(const nlohmann::json& hosts) {
   Table table({"NAME", "NPUS", "GENERATION", "UPDATED"});

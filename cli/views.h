@@ -25,11 +25,11 @@ std::string format_pools(const nlohmann::json& pools);
 // The "items" array of a list answer, or an empty array when there is none.
 const nlohmann::json& list_items(const nlohmann::json& answer);
 
-Table hosts_table(const nlohmann::json& hosts);        // NAME NPUS GENERATION UPDATED
-Table npus_table(const nlohmann::json& npus);          // INDEX NETDEV MAC RDMA_DEVICE SPEED
-Table subnets_table(const nlohmann::json& subnets);    // ID NAME TENANT CIDR GATEWAY POOLS MTU PORTS
-Table ports_table(const nlohmann::json& ports);        // ID NAME HOST NPU SUBNET IP
-Table desired_table(const nlohmann::json& desired);    // one row per port of a DesiredState
+Table hosts_table(const nlohmann::json& hosts);          // NAME NPUS GENERATION UPDATED
+Table npus_table(const nlohmann::json& npus);            // INDEX NETDEV MAC RDMA_DEVICE SPEED
+Table subnets_table(const nlohmann::json& subnets);      // ID NAME TENANT CIDR GATEWAY POOLS MTU PORTS
+Table ports_table(const nlohmann::json& ports);          // ID NAME HOST NPU SUBNET IP
+Table desired_table(const nlohmann::json& desired);      // one row per port of a DesiredState
 Table reachability_table(const nlohmann::json& answer);  // SRC_PORT DST_PORT REACHABLE REASON
 
 }  // namespace hsnsctl

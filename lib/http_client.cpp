@@ -1,6 +1,7 @@
 #include "hsns/http_client.h"
 
 #include <openssl/ssl.h>
+#include <strings.h>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -21,7 +22,6 @@
 #include <boost/url/rfc/unreserved_chars.hpp>
 #include <optional>
 #include <stdexcept>
-#include <strings.h>
 
 #include "hsns/version.h"
 
@@ -63,7 +63,9 @@ std::string HttpResponse::header(std::string_view name) const {
   return {};
 }
 
-bool HttpResponse::is_problem() const { return iequals(media_type(content_type), "application/problem+json"); }
+bool HttpResponse::is_problem() const {
+  return iequals(media_type(content_type), "application/problem+json");
+}
 
 bool HttpResponse::is_json() const {
   auto type = media_type(content_type);
@@ -106,8 +108,8 @@ struct HttpClient::Impl {
 
     if (tls) {
       ssl_ctx.emplace(ssl::context::tls_client);
-      ssl_ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
-                           ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
+      ssl_ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                           ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
       error_code ec;
       if (options.ca_file.empty()) {
         ssl_ctx->set_default_verify_paths(ec);
@@ -115,9 +117,10 @@ struct HttpClient::Impl {
         ssl_ctx->load_verify_file(options.ca_file, ec);
       }
       if (ec) {
-        throw std::invalid_argument("cannot load CA certificates" +
-                                    (options.ca_file.empty() ? std::string() : " from '" + options.ca_file + "'") +
-                                    ": " + ec.message());
+        throw std::invalid_argument(
+            "cannot load CA certificates" +
+            (options.ca_file.empty() ? std::string() : " from '" + options.ca_file + "'") + ": " +
+            ec.message());
       }
       ssl_ctx->set_verify_mode(ssl::verify_peer);
     }
@@ -178,7 +181,8 @@ struct HttpClient::Impl {
       socket.emplace(ioc);
     }
     result.reset();
-    asio::async_connect(lowest_layer(), endpoints, [&result](error_code ec, const tcp::endpoint&) { result = ec; });
+    asio::async_connect(lowest_layer(), endpoints,
+                        [&result](error_code ec, const tcp::endpoint&) { result = ec; });
     if (auto ec = wait(result)) {
       endpoints = {};  // resolve again next time: the address may have changed
       drop_connection();
@@ -259,9 +263,10 @@ struct HttpClient::Impl {
   tl::expected<Response, std::string> perform(std::string_view method, std::string_view target,
                                               std::string_view body, std::string_view content_type,
                                               const HttpHeaders& headers) {
-    deadline = std::chrono::steady_clock::now() +
-               (options.timeout.count() > 0 ? std::chrono::steady_clock::duration(options.timeout)
-                                            : std::chrono::steady_clock::duration(std::chrono::hours(24 * 365)));
+    deadline =
+        std::chrono::steady_clock::now() +
+        (options.timeout.count() > 0 ? std::chrono::steady_clock::duration(options.timeout)
+                                     : std::chrono::steady_clock::duration(std::chrono::hours(24 * 365)));
     std::string full_target = prefix;
     if (target.empty() || target.front() != '/') full_target += '/';
     full_target += target;
@@ -282,8 +287,8 @@ struct HttpClient::Impl {
     req.set(http::field::host, host_header);
     req.set(http::field::user_agent, options.user_agent);
     if (!options.bearer_token.empty()) req.set(http::field::authorization, "Bearer " + options.bearer_token);
-    bool sends_body = !body.empty() || verb == http::verb::post || verb == http::verb::put ||
-                      verb == http::verb::patch;
+    bool sends_body =
+        !body.empty() || verb == http::verb::post || verb == http::verb::put || verb == http::verb::patch;
     if (!content_type.empty() && sends_body) req.set(http::field::content_type, content_type);
     for (const auto& [name, value] : headers) req.set(name, value);
     req.body() = std::string(body);
@@ -356,12 +361,20 @@ tl::expected<HttpClient::Response, std::string> HttpClient::request(std::string_
   return impl_->perform(method, target, body, content_type, headers);
 }
 
-void HttpClient::set_bearer_token(std::string token) { impl_->options.bearer_token = std::move(token); }
+void HttpClient::set_bearer_token(std::string token) {
+  impl_->options.bearer_token = std::move(token);
+}
 
-void HttpClient::close() { impl_->drop_connection(); }
+void HttpClient::close() {
+  impl_->drop_connection();
+}
 
-const std::string& HttpClient::base_url() const { return impl_->base_url; }
+const std::string& HttpClient::base_url() const {
+  return impl_->base_url;
+}
 
-std::size_t HttpClient::connections_opened() const { return impl_->connections_opened; }
+std::size_t HttpClient::connections_opened() const {
+  return impl_->connections_opened;
+}
 
 }  // namespace hsns

@@ -35,10 +35,20 @@ Problem Problem::malformed(std::string detail) {
 
 Problem Problem::not_found(std::string detail) { return {404, "not-found", "Not found", std::move(detail), {}}; }
 
-Problem Problem::conflict(std::string field, std::string detail) {
-  Problem p{409, "conflict", "Conflict with stored state", std::move(detail), {}};
-  if (!field.empty()) p.invalid_params.push_back({std::move(field), p.detail});
+namespace {
+
+// Names the field at fault in the detail too, so a reader of the detail alone knows what to fix.
+Problem with_field(Problem p, std::string field) {
+  if (field.empty()) return p;
+  p.invalid_params.push_back({field, p.detail});
+  p.detail = "field '" + field + "': " + p.detail;
   return p;
+}
+
+}  // namespace
+
+Problem Problem::conflict(std::string field, std::string detail) {
+  return with_field({409, "conflict", "Conflict with stored state", std::move(detail), {}}, std::move(field));
 }
 
 Problem Problem::unauthorized(std::string detail) {
@@ -62,9 +72,7 @@ Problem Problem::method_not_allowed(std::string detail) {
 }
 
 Problem Problem::unprocessable(std::string field, std::string detail) {
-  Problem p{422, "unprocessable", "Request cannot be satisfied", std::move(detail), {}};
-  if (!field.empty()) p.invalid_params.push_back({std::move(field), p.detail});
-  return p;
+  return with_field({422, "unprocessable", "Request cannot be satisfied", std::move(detail), {}}, std::move(field));
 }
 
 Problem Problem::unavailable(std::string detail) {

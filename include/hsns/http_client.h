@@ -100,7 +100,9 @@ class HttpClient {
   tl::expected<Response, std::string> patch(std::string_view target, std::string_view json_body) {
     return request("PATCH", target, json_body);
   }
-  tl::expected<Response, std::string> del(std::string_view target) { return request("DELETE", target, "", ""); }
+  tl::expected<Response, std::string> del(std::string_view target) {
+    return request("DELETE", target, "", "");
+  }
 
   // Replaces the bearer token for later requests ("" = send none).
   void set_bearer_token(std::string token);

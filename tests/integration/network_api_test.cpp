@@ -51,7 +51,9 @@ class NetworkApi : public ::testing::Test {
     agg_->start();
   }
   void TearDown() override {
-    if (agg_->running()) EXPECT_EQ(agg_->stop(), 0) << agg_->log();
+    if (agg_->running()) {
+      EXPECT_EQ(agg_->stop(), 0) << agg_->log();
+    }
   }
   std::string create_subnet(HttpClient& c, const json& body) {
     auto r = c.post("/api/v1/subnets", body.dump());

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -68,6 +69,8 @@ struct PrintCase {
   const char* input;
   const char* canonical;
 };
+
+void PrintTo(const PrintCase& c, std::ostream* os) { *os << c.input << " -> " << c.canonical; }
 
 class Rfc5952Print : public ::testing::TestWithParam<PrintCase> {};
 
@@ -135,7 +138,9 @@ TEST(IpAddressParse, RejectsMalformedText) {
   for (const auto& text : bad) {
     const auto a = IpAddress::parse(text);
     EXPECT_FALSE(a.has_value()) << "accepted '" << text << "' as " << a->to_string();
-    if (!a) EXPECT_FALSE(a.error().empty());
+    if (!a) {
+      EXPECT_FALSE(a.error().empty());
+    }
   }
   EXPECT_NE(IpAddress::parse("nonsense").error().find("'nonsense'"), std::string::npos);
   EXPECT_NE(IpAddress::parse("fe80::1%2").error().find("zone"), std::string::npos);
