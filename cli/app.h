@@ -4,8 +4,8 @@
 // Contract: run_cli parses argv, opens one HttpClient to --server and runs the chosen command. Normal
 // output (tables, JSON, help, --version) goes to `out`, error messages to `err`. It never throws; the
 // return value is the process exit code (0, 1, 2 or 64). Environment: HSNS_SERVER (default for
-// --server), HSNS_TOKEN (the token itself, used when --token-file is not given). Not reentrant across
-// threads only in the sense that it reads the environment; otherwise each call is independent.
+// --server), HSNS_TOKEN (the token itself, used when --token-file is not given). Each call is
+// independent (its own client and option values), so calls on different threads do not interfere.
 #pragma once
 
 #include <ostream>

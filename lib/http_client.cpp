@@ -230,17 +230,19 @@ struct HttpClient::Impl {
 
   // One attempt on the current connection. On failure sets `error` to "<step>: <reason>".
   Outcome attempt(http::request<http::string_body>& req, Response& out, std::string& error) {
-    error_code ec = tls ? write_request(*tls_stream, req) : write_request(*socket, req);
-    if (ec) {
-      error = "send request: " + ec.message();
-      drop_connection();
-      return ec == asio::error::timed_out ? Outcome::failed : Outcome::retryable;
+    error_code write_ec = tls ? write_request(*tls_stream, req) : write_request(*socket, req);
+    if (write_ec == asio::error::timed_out) {
+      error = "send request: " + write_ec.message();
+      return Outcome::failed;  // wait() already closed the connection
     }
+    // Read even when sending failed: a server may answer early (413 for a body over its limit) and close
+    // the connection before it has read the whole request.
     http::response_parser<http::string_body> parser;
     parser.body_limit(kMaxResponseBody);
-    ec = tls ? read_response(*tls_stream, parser) : read_response(*socket, parser);
+    if (req.method() == http::verb::head) parser.skip(true);
+    error_code ec = tls ? read_response(*tls_stream, parser) : read_response(*socket, parser);
     if (ec) {
-      error = "read response: " + ec.message();
+      error = write_ec ? "send request: " + write_ec.message() : "read response: " + ec.message();
       bool nothing_received = !parser.got_some() && buffer.size() == 0;
       drop_connection();
       return nothing_received && ec != asio::error::timed_out ? Outcome::retryable : Outcome::failed;
@@ -256,7 +258,7 @@ struct HttpClient::Impl {
     out.location = std::string(res[http::field::location]);
     out.www_authenticate = std::string(res[http::field::www_authenticate]);
     out.body = std::move(res.body());
-    if (!res.keep_alive()) drop_connection();
+    if (write_ec || !res.keep_alive()) drop_connection();
     return Outcome::ok;
   }
 

@@ -216,6 +216,7 @@ DbResult<Statement> Connection::prepare(std::string_view sql) {
   const char* tail = nullptr;
   const int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, &tail);
   if (rc != SQLITE_OK) return tl::unexpected(error(rc, "preparing statement"));
+  if (stmt == nullptr) return tl::unexpected(DbError{SQLITE_MISUSE, "prepare: empty SQL statement"});
   Statement statement(stmt);
   const std::string_view rest(tail, static_cast<std::size_t>(sql.data() + sql.size() - tail));
   if (rest.find_first_not_of(" \t\r\n;") != std::string_view::npos) {

@@ -56,7 +56,8 @@ class NetworkStore {
   virtual StoreResult<network::Subnet> create_subnet(const network::SubnetSpec& spec) = 0;
   virtual StoreResult<network::Subnet> get_subnet(const std::string& id) = 0;
   virtual StoreResult<std::vector<network::Subnet>> list_subnets(const network::SubnetFilter& filter) = 0;
-  virtual StoreResult<network::Subnet> update_subnet(const std::string& id, const network::SubnetUpdate& u) = 0;
+  virtual StoreResult<network::Subnet> update_subnet(const std::string& id,
+                                                     const network::SubnetUpdate& u) = 0;
   // conflict (409) while the subnet still has ports.
   virtual StoreResult<void> delete_subnet(const std::string& id) = 0;
 

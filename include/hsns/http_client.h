@@ -6,7 +6,9 @@
 // - It keeps one connection alive between requests (HTTP/1.1 keep-alive). When a reused connection turns
 //   out to have been closed by the server before any byte of the response arrived (the idle-timeout
 //   race), it reconnects and sends the request once more; every other failure is reported, never retried.
-//   A response with "Connection: close" makes the next request open a new connection.
+//   A response with "Connection: close" makes the next request open a new connection. When sending fails
+//   the client still reads: a server that answers early and closes (413 for an oversized body) is seen
+//   as that answer, not as a send error.
 // - TLS ("https"): the peer certificate is verified against the CA file given in the options (or the
 //   system trust store when none is given), SNI is sent, and the certificate must match the host name
 //   or IP address of the URL (RFC 6125). The SSL context is built once per client.

@@ -82,7 +82,9 @@ void check_address_text(const IpAddress& a) {
   if (const auto p = a.prev()) check(*p < a && p->next() == a);
 }
 
-bool usable_name(const std::string& s) { return !net::check_name(s).has_value(); }
+bool usable_name(const std::string& s) {
+  return !net::check_name(s).has_value();
+}
 
 // ---------------------------------------------------------------------------------------------------
 

@@ -70,7 +70,9 @@ struct PrintCase {
   const char* canonical;
 };
 
-void PrintTo(const PrintCase& c, std::ostream* os) { *os << c.input << " -> " << c.canonical; }
+void PrintTo(const PrintCase& c, std::ostream* os) {
+  *os << c.input << " -> " << c.canonical;
+}
 
 class Rfc5952Print : public ::testing::TestWithParam<PrintCase> {};
 

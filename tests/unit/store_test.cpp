@@ -314,6 +314,7 @@ TEST_F(DatabaseTest, StatementBindStepColumnsAndReset) {
 
   // Syntax errors and more than one statement are errors, not exceptions.
   EXPECT_FALSE(c.prepare("SELEC 1").has_value());
+  EXPECT_FALSE(c.prepare("  -- only a comment").has_value());
   EXPECT_FALSE(c.prepare("SELECT 1; SELECT 2").has_value());
   EXPECT_TRUE(c.prepare("SELECT 1;").has_value());
 }

@@ -1,0 +1,650 @@
+// Route conformance (ctest `openapi_conformance`): every operation of aggregator/openapi.json, sent to the
+// real hsns-aggregator over loopback, answers as the document says.
+//
+// The test starts `${HSNS_BUILD_DIR}/aggregator/hsns-aggregator run` on a fresh database with an operator
+// and a viewer token, seeds fixtures through the API with the document's own examples (host `host-a`, the
+// example subnet, the example port, plus a second port), and maps the example ids of the document to the
+// ids created at run time. Then, for every path and method of the document:
+//   - the documented request (parameter and requestBody examples) answers the expected success code, which
+//     is one of the documented codes, with the documented media type, the documented required headers
+//     (Location on 201, ETag on the desired state) and a body valid against the documented schema (Ajv,
+//     JSON Schema 2020-12, formats checked);
+//   - 401 (when documented): no token, and a wrong token, answer a Problem with WWW-Authenticate;
+//   - 403 (write operations documenting it): the viewer token is refused;
+//   - 404 (when documented): an unknown path id (or referenced id) answers a Problem;
+//   - 400 (when documented): an unknown body field, or an unknown query parameter, is named in a Problem;
+//   - 415 / 413 (when documented): a text/plain body, and a body over the 1 MiB limit, are refused;
+//   - some documented conflict answers (409, 422) and the conditional GET (304) of the desired state.
+// Every answer is checked against the responses the document lists for the operation; a failure names the
+// operation (method and path) and what differed. The aggregator must stop with exit code 0 on SIGTERM.
+//
+// Run: HSNS_BUILD_DIR=<build dir> HSNS_SOURCE_DIR=<source dir> node --test conformance.test.mjs
+// (after `npm ci` here; Node.js 20 or later).
+
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Ajv2020 from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const SOURCE_DIR = process.env.HSNS_SOURCE_DIR || path.resolve(HERE, '../..');
+const BUILD_DIR = process.env.HSNS_BUILD_DIR;
+if (!BUILD_DIR) throw new Error('set HSNS_BUILD_DIR to the CMake build directory that holds aggregator/hsns-aggregator');
+const AGGREGATOR = path.join(BUILD_DIR, 'aggregator', 'hsns-aggregator');
+const DOC_FILE = path.join(SOURCE_DIR, 'aggregator', 'openapi.json');
+const DOC = JSON.parse(fs.readFileSync(DOC_FILE, 'utf8'));
+
+const TOKENS = { operator: 'conformance-operator-token-0001', viewer: 'conformance-viewer-token-00001' };
+const BODY_LIMIT = 1024 * 1024; // documented default request body limit (1 MiB)
+const UNKNOWN_FIELD = 'conformance_unknown_field';
+const UNKNOWN_QUERY = 'colour';
+const UNKNOWN_HOST = 'no-such-host-conformance';
+
+// ---- the document ---------------------------------------------------------------------------------------
+
+const DOC_ID = 'urn:hsns:openapi';
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+const WRITE_METHODS = new Set(['put', 'post', 'patch', 'delete']);
+
+const pointerEscape = (s) => String(s).replaceAll('~', '~0').replaceAll('/', '~1');
+
+// Follows `$ref`s to components (a Reference Object's `description`/`summary` siblings win, as in OAS 3.1).
+// Returns the object and its JSON pointer inside the document.
+function deref(obj, pointer) {
+  let seen = 0;
+  while (obj && typeof obj === 'object' && typeof obj.$ref === 'string') {
+    assert.ok(obj.$ref.startsWith('#/'), `only local references are supported, not ${obj.$ref}`);
+    assert.ok(++seen < 20, `reference loop at ${pointer}`);
+    const { $ref, ...siblings } = obj;
+    pointer = $ref.slice(1);
+    let target = DOC;
+    for (const part of pointer.split('/').slice(1)) {
+      target = target?.[part.replaceAll('~1', '/').replaceAll('~0', '~')];
+    }
+    assert.ok(target !== undefined, `unresolvable reference ${$ref}`);
+    obj = { ...target, ...siblings };
+  }
+  return { obj, pointer };
+}
+
+// Every operation of the document, with its parameters (path-item level, overridden by operation level).
+const OPERATIONS = [];
+for (const [tmpl, item] of Object.entries(DOC.paths)) {
+  for (const method of HTTP_METHODS) {
+    const op = item[method];
+    if (!op) continue;
+    const base = `/paths/${pointerEscape(tmpl)}`;
+    const params = new Map();
+    (item.parameters || []).forEach((p, i) => {
+      const { obj } = deref(p, `${base}/parameters/${i}`);
+      params.set(`${obj.in}:${obj.name}`, obj);
+    });
+    (op.parameters || []).forEach((p, i) => {
+      const { obj } = deref(p, `${base}/${method}/parameters/${i}`);
+      params.set(`${obj.in}:${obj.name}`, obj);
+    });
+    const label = `${method.toUpperCase()} ${tmpl}`;
+    const body = op.requestBody ? deref(op.requestBody, `${base}/${method}/requestBody`).obj : null;
+    OPERATIONS.push({
+      method, tmpl, op, label, pointer: `${base}/${method}`,
+      params: [...params.values()],
+      body,
+      needsToken: !(Array.isArray(op.security) && op.security.length === 0),
+      documents: (code) => Object.hasOwn(op.responses, String(code)),
+      seen: new Set(), // status codes this run checked
+    });
+  }
+}
+const OP = new Map(OPERATIONS.map((o) => [o.label, o]));
+function operation(label) {
+  const o = OP.get(label);
+  assert.ok(o, `the document has no operation ${label}; update conformance.test.mjs`);
+  return o;
+}
+
+// Problem type slugs by status, as listed in the Problem schema's description ("`invalid-request` 400, ...").
+const PROBLEM_TYPES = new Map();
+for (const [, slug, status] of (DOC.components.schemas.Problem.description || '').matchAll(/`([a-z-]+)` (\d{3})/g)) {
+  if (!PROBLEM_TYPES.has(Number(status))) PROBLEM_TYPES.set(Number(status), []);
+  PROBLEM_TYPES.get(Number(status)).push(`urn:hsns:problem:${slug}`);
+}
+
+// ---- schema validation ------------------------------------------------------------------------------------
+
+const ajv = new Ajv2020({ allErrors: true, strict: true });
+addFormats(ajv);
+// Annotations only: OpenAPI's `example` in schemas, and the fields of the OpenAPI document itself, which is
+// added whole (Ajv compiles the root when resolving a fragment of it). Strict mode stays on for the rest.
+ajv.addVocabulary(['example', ...Object.keys(DOC).filter((k) => !k.startsWith('$'))]);
+ajv.addSchema(DOC, DOC_ID);
+const validators = new Map();
+function validatorAt(pointer) {
+  if (!validators.has(pointer)) {
+    const fragment = pointer.split('/').map(encodeURIComponent).join('/');
+    validators.set(pointer, ajv.compile({ $ref: `${DOC_ID}#${fragment}` }));
+  }
+  return validators.get(pointer);
+}
+function schemaErrors(pointer, value) {
+  const validate = validatorAt(pointer);
+  if (validate(value)) return null;
+  return validate.errors.slice(0, 5)
+    .map((e) => `${e.instancePath || '(root)'} ${e.message}${e.params && Object.keys(e.params).length ? ` ${JSON.stringify(e.params)}` : ''}`)
+    .join('; ');
+}
+
+// ---- the aggregator -------------------------------------------------------------------------------------
+
+const server = { proc: null, address: null, port: null, output: '', exit: null, dir: null };
+
+function serverOutput() {
+  return server.output ? `\n--- aggregator output (last 4000 characters) ---\n${server.output.slice(-4000)}` : '';
+}
+
+async function startServer() {
+  assert.ok(fs.existsSync(AGGREGATOR), `${AGGREGATOR} does not exist: build the hsns-aggregator target first`);
+  server.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsns-conformance-'));
+  const file = (name) => path.join(server.dir, name);
+  fs.writeFileSync(file('config.yaml'), '');
+  fs.writeFileSync(file('tokens.yaml'),
+    `tokens:\n  - {name: ops, role: operator, token: "${TOKENS.operator}"}\n` +
+    `  - {name: v, role: viewer, token: "${TOKENS.viewer}"}\n`, { mode: 0o600 });
+  const proc = spawn(AGGREGATOR, ['run', '--config', file('config.yaml'), '--listen', '127.0.0.1:0',
+    '--database', file('a.db'), '--tokens-file', file('tokens.yaml'), '--ready-file', file('ready'),
+    '--threads', '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  server.proc = proc;
+  server.exit = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
+  proc.on('error', (err) => { server.output += `\nspawn error: ${err.message}`; });
+  for (const stream of [proc.stdout, proc.stderr]) {
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk) => { server.output = (server.output + chunk).slice(-64 * 1024); });
+  }
+  let exited = null;
+  server.exit.then((e) => { exited = e; });
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (exited) assert.fail(`hsns-aggregator exited before it was ready (${JSON.stringify(exited)})${serverOutput()}`);
+    const text = fs.existsSync(file('ready')) ? fs.readFileSync(file('ready'), 'utf8').trim() : '';
+    const m = /^(\S+)\s+(\d+)$/.exec(text);
+    if (m) { server.address = m[1]; server.port = Number(m[2]); return; }
+    if (Date.now() > deadline) assert.fail(`no ready file within 60 s${serverOutput()}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+after(() => {
+  if (server.proc && server.proc.exitCode === null && server.proc.signalCode === null) server.proc.kill('SIGKILL');
+  if (server.dir) fs.rmSync(server.dir, { recursive: true, force: true });
+});
+
+// ---- HTTP -------------------------------------------------------------------------------------------------
+
+let answersChecked = 0;
+
+// One request on its own connection. `role` picks a token (undefined: none); `token` overrides it.
+function send(method, target, { role, token, body, contentType = 'application/json', headers = {} } = {}) {
+  assert.ok(server.port, 'the aggregator is not running (see the first test)');
+  const h = { ...headers };
+  const bearer = token ?? (role ? TOKENS[role] : undefined);
+  if (bearer) h.authorization = `Bearer ${bearer}`;
+  let data = null;
+  if (body !== undefined) {
+    data = Buffer.isBuffer(body) ? body : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+    h['content-type'] = contentType;
+    h['content-length'] = data.length;
+  }
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: server.address, port: server.port, method, path: target, headers: h,
+      agent: false, timeout: 15_000 }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`${method} ${target}: no answer within 15 s`)));
+    req.on('error', (e) => reject(new Error(`${method} ${target}: ${e.message}${serverOutput()}`)));
+    req.end(data);
+  });
+}
+
+// Sends only the head of a request whose Content-Length is over the body limit; returns the parsed answer.
+function sendOversizedHead(method, target, token) {
+  const head = `${method} ${target} HTTP/1.1\r\nHost: ${server.address}:${server.port}\r\n` +
+    `Authorization: Bearer ${token}\r\nContent-Type: application/json\r\n` +
+    `Content-Length: ${2 * BODY_LIMIT}\r\n\r\n`;
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(server.port, server.address, () => sock.write(head));
+    let raw = Buffer.alloc(0);
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      const end = raw.indexOf('\r\n\r\n');
+      if (end < 0) { done = true; sock.destroy(); reject(new Error(`${method} ${target}: no answer to an oversized body`)); return; }
+      const lines = raw.subarray(0, end).toString('latin1').split('\r\n');
+      const headers = {};
+      for (const line of lines.slice(1)) {
+        const i = line.indexOf(':');
+        if (i > 0) headers[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
+      }
+      let body = raw.subarray(end + 4);
+      if (headers['content-length'] !== undefined) body = body.subarray(0, Number(headers['content-length']));
+      done = true;
+      sock.destroy();
+      resolve({ status: Number(lines[0].split(' ')[1]), headers, body });
+    };
+    sock.on('data', (chunk) => {
+      raw = Buffer.concat([raw, chunk]);
+      const end = raw.indexOf('\r\n\r\n');
+      const m = end >= 0 && /\r\ncontent-length:\s*(\d+)/i.exec(raw.subarray(0, end + 2).toString('latin1'));
+      if (m && raw.length >= end + 4 + Number(m[1])) finish();
+    });
+    sock.on('end', finish);
+    sock.on('close', finish);
+    sock.on('error', (e) => { if (raw.length) finish(); else if (!done) { done = true; reject(e); } });
+    sock.setTimeout(15_000, () => finish());
+  });
+}
+
+// ---- building documented requests -------------------------------------------------------------------------
+
+// Example values of the document (ids) -> values created at run time.
+const runtimeIds = new Map();
+const substitute = (v) => {
+  if (typeof v === 'string') return runtimeIds.has(v) ? runtimeIds.get(v) : v;
+  if (Array.isArray(v)) return v.map(substitute);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, substitute(x)]));
+  return v;
+};
+
+function requestBodyExample(o) {
+  const media = o.body?.content?.['application/json'];
+  assert.ok(media && media.example !== undefined, `${o.label}: the request body has no application/json example`);
+  return substitute(structuredClone(media.example));
+}
+
+// The documented request of an operation: its parameter examples (ids substituted) and body example.
+// `params` overrides parameter values by name (null leaves the parameter out); `extraQuery` adds some.
+function documentedRequest(o, { params = {}, body, extraQuery = {} } = {}) {
+  let target = o.tmpl;
+  const query = new URLSearchParams();
+  const headers = {};
+  for (const p of o.params) {
+    const value = Object.hasOwn(params, p.name) ? params[p.name] : substitute(p.example);
+    if (value === null || value === undefined) continue;
+    if (p.in === 'path') target = target.replaceAll(`{${p.name}}`, encodeURIComponent(value));
+    else if (p.in === 'query') query.append(p.name, value);
+    else if (p.in === 'header') headers[p.name] = value;
+  }
+  for (const [k, v] of Object.entries(extraQuery)) query.append(k, v);
+  assert.ok(!/[{}]/.test(target), `${o.label}: a path parameter has no example`);
+  const qs = query.toString();
+  return {
+    target: qs ? `${target}?${qs}` : target,
+    path: target,
+    headers,
+    body: body !== undefined ? body : (o.body ? requestBodyExample(o) : undefined),
+  };
+}
+
+// ---- checking answers ------------------------------------------------------------------------------------
+
+const isJson = (mediaType) => mediaType === 'application/json' || /\+json$/.test(mediaType);
+const excerpt = (buf) => { const s = buf.toString('utf8'); return s.length > 400 ? `${s.slice(0, 400)}...` : s; };
+
+// Checks one answer against the responses documented for the operation, and (when given) the expected status.
+// Returns the parsed body (JSON) or the text.
+function checkAnswer(o, res, expected, what) {
+  const where = `${o.label} (${what})`;
+  const fail = (msg) => assert.fail(`${where}: ${msg}\n  answer: ${res.status} ${res.headers['content-type'] ?? ''} ${excerpt(res.body)}`);
+  answersChecked++;
+  const code = String(res.status);
+  if (!o.documents(code)) fail(`status ${code} is not documented (documented: ${Object.keys(o.op.responses).join(', ')})`);
+  if (expected !== undefined && res.status !== expected) fail(`expected status ${expected}, got ${code}`);
+  o.seen.add(code);
+  const { obj: response, pointer } = deref(o.op.responses[code], `${o.pointer}/responses/${code}`);
+
+  for (const [name, ref] of Object.entries(response.headers || {})) {
+    const { obj: header, pointer: hp } = deref(ref, `${pointer}/headers/${pointerEscape(name)}`);
+    const value = res.headers[name.toLowerCase()];
+    if (value === undefined) {
+      if (header.required) fail(`required response header ${name} is missing`);
+      continue;
+    }
+    if (header.schema) {
+      const errs = schemaErrors(`${hp}/schema`, value);
+      if (errs) fail(`response header ${name}: ${JSON.stringify(value)} does not match its schema: ${errs}`);
+    }
+  }
+
+  if (!response.content) {
+    if (res.body.length) fail(`the answer has a body, but the document gives this answer none`);
+    return undefined;
+  }
+  const contentType = res.headers['content-type'];
+  if (!contentType) fail(`no Content-Type (documented: ${Object.keys(response.content).join(', ')})`);
+  const mediaType = contentType.split(';')[0].trim().toLowerCase();
+  const documented = Object.keys(response.content).find((k) => k.toLowerCase() === mediaType);
+  if (!documented) fail(`Content-Type ${mediaType} is not documented (documented: ${Object.keys(response.content).join(', ')})`);
+  const media = response.content[documented];
+  let value = res.body.toString('utf8');
+  if (isJson(mediaType)) {
+    try { value = JSON.parse(value); } catch (e) { fail(`the body is not JSON: ${e.message}`); }
+  }
+  if (media.schema) {
+    const errs = schemaErrors(`${pointer}/content/${pointerEscape(documented)}/schema`, value);
+    if (errs) fail(`the body does not match the documented ${documented} schema: ${errs}`);
+  }
+  if (mediaType === 'application/problem+json' && value && typeof value === 'object') {
+    if (value.status !== res.status) fail(`problem "status" ${value.status} differs from the HTTP status ${res.status}`);
+    const types = PROBLEM_TYPES.get(res.status);
+    if (types && !types.includes(value.type)) fail(`problem type ${value.type} is not one documented for ${res.status} (${types.join(', ')})`);
+  }
+  return value;
+}
+
+// Sends a request for an operation and checks the answer. `onAnswer(res, json)` sees a successful answer
+// before the checks (so that fixtures are recorded even when their answer deviates from the document).
+async function call(o, what, expected, { role, token, params, body, extraQuery, headers = {}, contentType, onAnswer } = {}) {
+  const req = documentedRequest(o, { params, body, extraQuery });
+  const res = await send(o.method.toUpperCase(), req.target, {
+    role: o.needsToken ? role : undefined, token, body: req.body, contentType, headers: { ...req.headers, ...headers },
+  });
+  if (onAnswer && res.status >= 200 && res.status < 300) {
+    let json;
+    try { json = JSON.parse(res.body.toString('utf8')); } catch { json = undefined; }
+    onAnswer(res, json);
+  }
+  const value = checkAnswer(o, res, expected, `${what}: ${o.method.toUpperCase()} ${req.target}`);
+  return { res, value, req };
+}
+
+function assertNamesField(o, what, problem, field) {
+  const names = (problem.invalid_params || []).map((p) => p.name);
+  assert.ok(names.includes(field) || String(problem.detail || '').includes(field),
+    `${o.label} (${what}): the problem does not name ${field} (invalid_params ${JSON.stringify(names)}, detail ${JSON.stringify(problem.detail)})`);
+}
+
+// The documented success code of an operation, when it documents exactly one 2xx code.
+function successCode(o) {
+  const codes = Object.keys(o.op.responses).filter((c) => /^2\d\d$/.test(c));
+  assert.equal(codes.length, 1, `${o.label}: documents ${codes.length} success codes (${codes}); the test must say which it expects`);
+  return Number(codes[0]);
+}
+
+// The documented request, with the role an operation needs, answering its documented success code.
+async function happy(label, { expected, ...options } = {}) {
+  const o = operation(label);
+  const role = WRITE_METHODS.has(o.method) ? 'operator' : 'viewer';
+  return call(o, 'documented request', expected ?? successCode(o), { role, ...options });
+}
+
+function checkLocation(o, res, value, req) {
+  const expected = o.method === 'post' ? `${req.path}/${value.id}` : req.path;
+  assert.equal(res.headers.location, expected, `${o.label}: Location ${res.headers.location} is not the created resource ${expected}`);
+}
+
+// ---- the scenario -----------------------------------------------------------------------------------------
+
+const fixtures = {};
+const FIXTURE_SOURCE = { subnet: 'POST /api/v1/subnets', port: 'POST /api/v1/ports', port2: 'POST /api/v1/ports' };
+function needFixture(...names) {
+  for (const name of names) {
+    assert.ok(fixtures[name]?.id, `the fixture ${name} was not created (see ${FIXTURE_SOURCE[name]}); this check cannot run`);
+  }
+}
+const P = DOC.components.parameters;
+
+// Every operation but the deletes, in an order where each finds what it needs (creating the fixtures on
+// the way); then the error checks while the fixtures exist; then the deletes.
+const SCENARIO_MAIN = [
+  'GET /healthz', 'GET /readyz', 'GET /metrics', 'GET /api/v1/openapi.json',
+  'PUT /api/v1/hosts/{host}', 'GET /api/v1/hosts', 'GET /api/v1/hosts/{host}',
+  'POST /api/v1/subnets', 'GET /api/v1/subnets', 'GET /api/v1/subnets/{subnet_id}', 'PATCH /api/v1/subnets/{subnet_id}',
+  'POST /api/v1/ports', 'GET /api/v1/ports', 'GET /api/v1/ports/{port_id}',
+  'GET /api/v1/reachability', 'GET /api/v1/agents/{host}/desired',
+];
+const SCENARIO_DELETES = ['DELETE /api/v1/ports/{port_id}', 'DELETE /api/v1/subnets/{subnet_id}'];
+
+test('the aggregator starts and serves the document it was built from', async () => {
+  await startServer();
+  const res = await send('GET', '/api/v1/openapi.json');
+  assert.equal(res.status, 200, `GET /api/v1/openapi.json answered ${res.status}`);
+  assert.deepEqual(JSON.parse(res.body.toString('utf8')), DOC,
+    'GET /api/v1/openapi.json differs from aggregator/openapi.json: rebuild hsns-aggregator');
+});
+
+test('the scenario covers every operation of the document', () => {
+  const covered = new Set([...SCENARIO_MAIN, ...SCENARIO_DELETES]);
+  const missing = OPERATIONS.map((o) => o.label).filter((l) => !covered.has(l));
+  const stale = [...covered].filter((l) => !OP.has(l));
+  assert.deepEqual(missing, [], `operations the test does not exercise: ${missing.join(', ')}`);
+  assert.deepEqual(stale, [], `operations the test expects but the document lacks: ${stale.join(', ')}`);
+});
+
+const CUSTOM = {
+  // The fixture host: the document's host example, registered new (201), then replaced (200).
+  'PUT /api/v1/hosts/{host}': async (o) => {
+    assert.equal(P.HostPath.example, 'host-a');
+    const created = await happy(o.label, { expected: 201 });
+    checkLocation(o, created.res, created.value, created.req);
+    assert.equal(created.value.name, P.HostPath.example, `${o.label}: the host answered is ${created.value.name}`);
+    const replaced = await call(o, 'registered again', 200, { role: 'operator' });
+    assert.ok(replaced.value.generation >= created.value.generation, `${o.label}: generation went down`);
+  },
+  // The fixture subnet: the document's example; its example id now means the created subnet.
+  'POST /api/v1/subnets': async (o) => {
+    const portExample = requestBodyExample(operation('POST /api/v1/ports'));
+    const { res, value, req } = await happy(o.label, { onAnswer: (_, subnet) => {
+      if (!subnet?.id) return;
+      fixtures.subnet = subnet;
+      for (const example of [P.SubnetIdPath.example, P.SubnetIdQuery.example, portExample.subnet_id]) runtimeIds.set(example, subnet.id);
+    } });
+    checkLocation(o, res, value, req);
+  },
+  // The fixture port: the document's example in the fixture subnet; then a second port (host-a NPU 1,
+  // address from the pools) standing for the document's destination port example.
+  'POST /api/v1/ports': async (o) => {
+    needFixture('subnet');
+    let failure = null;
+    try {
+      const { res, value, req } = await happy(o.label, { onAnswer: (_, port) => {
+        if (!port?.id) return;
+        fixtures.port = port;
+        runtimeIds.set(P.PortIdPath.example, port.id);
+        runtimeIds.set(P.SrcPortQuery.example, port.id);
+      } });
+      checkLocation(o, res, value, req);
+      assert.equal(value.subnet_id, fixtures.subnet.id, `${o.label}: the port is not in the requested subnet`);
+    } catch (e) {
+      failure = e; // still create the second port, so that later checks have both
+    }
+    const second = await call(o, 'second port, address from the pools', 201, {
+      role: 'operator', body: { subnet_id: fixtures.subnet.id, host: P.HostPath.example, npu: 1 },
+      onAnswer: (_, port) => { if (port?.id) { fixtures.port2 = port; runtimeIds.set(P.DstPortQuery.example, port.id); } } });
+    checkLocation(o, second.res, second.value, second.req);
+    if (failure) throw failure;
+  },
+  'GET /api/v1/subnets': async (o) => {
+    needFixture('subnet');
+    const { value } = await happy(o.label);
+    assert.ok(value.items.some((s) => s.id === fixtures.subnet.id), `${o.label}: the filtered list lacks the fixture subnet`);
+    const all = await call(o, 'no filters', 200, { role: 'viewer', params: { tenant: null, name: null } });
+    assert.ok(all.value.items.length >= 1, `${o.label}: the unfiltered list is empty`);
+  },
+  'GET /api/v1/ports': async (o) => {
+    needFixture('port');
+    const { value } = await happy(o.label);
+    assert.ok(value.items.some((p) => p.id === fixtures.port.id), `${o.label}: the filtered list lacks the fixture port`);
+    await call(o, 'no filters', 200, { role: 'viewer', params: { host: null, subnet_id: null, tenant: null } });
+  },
+  'GET /api/v1/reachability': async (o) => {
+    needFixture('port', 'port2');
+    const { value } = await happy(o.label);
+    assert.equal(value.reachable, true, `${o.label}: two ports of one subnet are documented as reachable`);
+  },
+  // The documented request carries the example If-None-Match, which matches nothing: 200 with the ETag.
+  // Sending that ETag back answers 304 with the ETag and no body.
+  'GET /api/v1/agents/{host}/desired': async (o) => {
+    needFixture('port');
+    const { res, value } = await happy(o.label);
+    assert.ok(value.ports.some((p) => p.port_id === fixtures.port.id), `${o.label}: the desired state lacks the fixture port`);
+    await call(o, 'If-None-Match with the current ETag', 304, { role: 'viewer', params: { 'If-None-Match': res.headers.etag } });
+  },
+  'DELETE /api/v1/ports/{port_id}': async (o) => {
+    needFixture('port', 'port2');
+    await happy(o.label);
+    await call(o, 'the second port', 204, { role: 'operator', params: { port_id: fixtures.port2.id } });
+    await call(o, 'deleted already', 404, { role: 'operator' });
+  },
+  'DELETE /api/v1/subnets/{subnet_id}': async (o) => {
+    needFixture('subnet');
+    await happy(o.label);
+    await call(operation('GET /api/v1/subnets/{subnet_id}'), 'after the delete', 404, { role: 'viewer' });
+  },
+};
+
+for (const label of SCENARIO_MAIN) {
+  test(`${label}: the documented request answers as documented`, async () => {
+    const o = operation(label);
+    await (CUSTOM[label] ? CUSTOM[label](o) : happy(label));
+  });
+}
+
+test('GET routes answer HEAD like GET, without a body', async () => {
+  for (const o of OPERATIONS.filter((x) => x.method === 'get')) {
+    const req = documentedRequest(o);
+    const h = { ...req.headers, ...(o.needsToken ? { authorization: `Bearer ${TOKENS.viewer}` } : {}) };
+    const get = await send('GET', req.target, { headers: h });
+    const head = await send('HEAD', req.target, { headers: h });
+    assert.equal(head.status, get.status, `HEAD ${req.target} (for ${o.label}) answered ${head.status}, GET ${get.status}`);
+    assert.equal(head.body.length, 0, `HEAD ${req.target} (for ${o.label}) has a body`);
+    assert.equal(head.headers['content-type'], get.headers['content-type'], `HEAD ${req.target} (for ${o.label}): Content-Type differs from GET`);
+  }
+});
+
+test('401: operations that need a token refuse none and a wrong one', async () => {
+  for (const o of OPERATIONS.filter((x) => x.documents(401))) {
+    for (const [what, token] of [['no token', undefined], ['wrong token', 'not-a-valid-token-0123456789']]) {
+      const { res } = await call(o, what, 401, { token });
+      assert.match(res.headers['www-authenticate'] ?? '', /^Bearer\b/i,
+        `${o.label} (${what}): WWW-Authenticate is ${JSON.stringify(res.headers['www-authenticate'])}, not a Bearer challenge`);
+    }
+  }
+});
+
+test('403: write operations refuse the viewer role', async () => {
+  for (const o of OPERATIONS.filter((x) => WRITE_METHODS.has(x.method) && x.documents(403))) {
+    await call(o, 'viewer token', 403, { role: 'viewer' });
+  }
+});
+
+test('404: unknown ids answer a not-found problem', async () => {
+  const unknown = (p) => (p.schema?.format === 'uuid' ? randomUUID() : UNKNOWN_HOST);
+  for (const o of OPERATIONS.filter((x) => x.documents(404))) {
+    const role = WRITE_METHODS.has(o.method) ? 'operator' : 'viewer';
+    const pathParams = o.params.filter((p) => p.in === 'path');
+    if (pathParams.length) {
+      for (const p of pathParams) await call(o, `unknown ${p.name}`, 404, { role, params: { [p.name]: unknown(p) } });
+      continue;
+    }
+    // No path parameter: the 404 is about an id the request references (query parameter or body field).
+    let checked = 0;
+    for (const p of o.params.filter((x) => x.in === 'query' && x.schema?.format === 'uuid')) {
+      await call(o, `unknown ${p.name}`, 404, { role, params: { [p.name]: randomUUID() } }); checked++;
+    }
+    if (o.body) {
+      const media = o.body.content['application/json'];
+      const schema = deref(media.schema, '').obj;
+      for (const [field, s] of Object.entries(schema.properties || {})) {
+        if (deref(s, '').obj.format !== 'uuid') continue;
+        await call(o, `unknown ${field}`, 404, { role, body: { ...requestBodyExample(o), [field]: randomUUID() } }); checked++;
+      }
+    }
+    assert.ok(checked > 0, `${o.label}: documents 404 but the test found no id to make unknown`);
+  }
+});
+
+test('400: unknown body fields and unknown query parameters are named in an invalid-request problem', async () => {
+  for (const o of OPERATIONS.filter((x) => x.documents(400))) {
+    const role = WRITE_METHODS.has(o.method) ? 'operator' : 'viewer';
+    if (o.body) {
+      const { value } = await call(o, 'unknown body field', 400, { role, body: { ...requestBodyExample(o), [UNKNOWN_FIELD]: 1 } });
+      assertNamesField(o, 'unknown body field', value, UNKNOWN_FIELD);
+    } else {
+      const { value } = await call(o, 'unknown query parameter', 400, { role, extraQuery: { [UNKNOWN_QUERY]: 'red' } });
+      assertNamesField(o, 'unknown query parameter', value, UNKNOWN_QUERY);
+    }
+  }
+});
+
+test('415: bodies that are not application/json are refused', async () => {
+  for (const o of OPERATIONS.filter((x) => x.body && x.documents(415))) {
+    await call(o, 'text/plain body', 415, { role: 'operator', body: JSON.stringify(requestBodyExample(o)), contentType: 'text/plain' });
+  }
+});
+
+test('413: bodies over the limit are refused', async () => {
+  for (const o of OPERATIONS.filter((x) => x.body && x.documents(413))) {
+    const req = documentedRequest(o);
+    const res = await sendOversizedHead(o.method.toUpperCase(), req.target, TOKENS.operator);
+    checkAnswer(o, res, 413, `Content-Length ${2 * BODY_LIMIT}: ${o.method.toUpperCase()} ${req.target}`);
+  }
+});
+
+test('409 and 422: documented conflicts answer a problem naming the field', async () => {
+  needFixture('subnet', 'port');
+  const subnets = operation('POST /api/v1/subnets');
+  if (subnets.documents(409)) {
+    const { value } = await call(subnets, 'the example subnet again', 409, { role: 'operator' });
+    assertNamesField(subnets, 'the example subnet again', value, 'name');
+  }
+  const ports = operation('POST /api/v1/ports');
+  if (ports.documents(409)) await call(ports, 'the example port again', 409, { role: 'operator' });
+  if (ports.documents(422)) {
+    const { value } = await call(ports, 'an NPU the host lacks', 422, { role: 'operator', body: { ...requestBodyExample(ports), npu: 7, ip_address: undefined } });
+    assertNamesField(ports, 'an NPU the host lacks', value, 'npu');
+    const r2 = await call(ports, 'an unregistered host', 422, { role: 'operator', body: { ...requestBodyExample(ports), host: UNKNOWN_HOST, ip_address: undefined } });
+    assertNamesField(ports, 'an unregistered host', r2.value, 'host');
+  }
+  const del = operation('DELETE /api/v1/subnets/{subnet_id}');
+  if (del.documents(409)) await call(del, 'the subnet still has ports', 409, { role: 'operator' });
+  const patch = operation('PATCH /api/v1/subnets/{subnet_id}');
+  if (patch.documents(409)) {
+    // A second subnet in the fixture's tenant; renaming the fixture subnet to its name conflicts.
+    const other = await call(subnets, 'a second subnet for the rename conflict', 201, {
+      role: 'operator', body: { name: 'conformance-other', cidr: '198.19.0.0/24', tenant: fixtures.subnet.tenant } });
+    const { value } = await call(patch, 'rename to a taken name', 409, { role: 'operator', body: { name: other.value.name } });
+    assertNamesField(patch, 'rename to a taken name', value, 'name');
+    await call(del, 'the second subnet', 204, { role: 'operator', params: { subnet_id: other.value.id } });
+  }
+});
+
+for (const label of SCENARIO_DELETES) {
+  test(`${label}: the documented request answers as documented`, async () => {
+    const o = operation(label);
+    await (CUSTOM[label] ? CUSTOM[label](o) : happy(label));
+  });
+}
+
+test('SIGTERM stops the aggregator with exit code 0', async (t) => {
+  assert.ok(server.proc, 'the aggregator was not started');
+  server.proc.kill('SIGTERM');
+  const timer = new Promise((r) => { const id = setTimeout(() => r('timeout'), 20_000); id.unref(); });
+  const result = await Promise.race([server.exit, timer]);
+  assert.notEqual(result, 'timeout', `the aggregator did not stop within 20 s of SIGTERM${serverOutput()}`);
+  assert.deepEqual(result, { code: 0, signal: null }, `the aggregator stopped with ${JSON.stringify(result)}${serverOutput()}`);
+  const unexercised = OPERATIONS.map((o) => {
+    const rest = Object.keys(o.op.responses).filter((c) => !o.seen.has(c));
+    return rest.length ? `${o.label}: ${rest.join(', ')}` : null;
+  }).filter(Boolean);
+  t.diagnostic(`${OPERATIONS.length} operations, ${answersChecked} answers checked against the document`);
+  t.diagnostic(`documented answers not exercised: ${unexercised.join('; ') || 'none'}`);
+});
