@@ -28,7 +28,8 @@ function(hsns_add_test)
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 120)
   endif()
-  gtest_discover_tests(${T_NAME} DISCOVERY_TIMEOUT 30
-                       PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "${T_LABELS}"
-                       ENVIRONMENT "HSNS_BUILD_DIR=${CMAKE_BINARY_DIR};HSNS_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
+  # Where tests find the binaries and source files they use (the environment may override these).
+  target_compile_definitions(${T_NAME} PRIVATE HSNS_TEST_BUILD_DIR="${CMAKE_BINARY_DIR}"
+                                               HSNS_TEST_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+  gtest_discover_tests(${T_NAME} DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "${T_LABELS}")
 endfunction()

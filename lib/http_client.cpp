@@ -148,6 +148,14 @@ struct HttpClient::Impl {
     return asio::error::timed_out;
   }
 
+  // The reason of a failed step; timeouts name the limit.
+  std::string why(const error_code& ec) const {
+    if (ec == asio::error::timed_out) {
+      return "timed out after " + std::to_string(options.timeout.count()) + " ms";
+    }
+    return ec.message();
+  }
+
   void drop_connection() {
     error_code ignored;
     if (tls_stream) {
@@ -173,7 +181,7 @@ struct HttpClient::Impl {
         if (!ec) endpoints = std::move(r);
         result = ec;
       });
-      if (auto ec = wait(result)) return "resolve " + host + ": " + ec.message();
+      if (auto ec = wait(result)) return "resolve " + host + ": " + why(ec);
     }
     if (tls) {
       tls_stream.emplace(ioc, *ssl_ctx);
@@ -186,7 +194,7 @@ struct HttpClient::Impl {
     if (auto ec = wait(result)) {
       endpoints = {};  // resolve again next time: the address may have changed
       drop_connection();
-      return "connect: " + ec.message();
+      return "connect: " + why(ec);
     }
     error_code ignored;
     lowest_layer().set_option(tcp::no_delay(true), ignored);
@@ -205,7 +213,7 @@ struct HttpClient::Impl {
       tls_stream->async_handshake(ssl::stream_base::client, [&result](error_code ec) { result = ec; });
       if (auto ec = wait(result)) {
         drop_connection();
-        return "TLS handshake: " + ec.message();
+        return "TLS handshake: " + why(ec);
       }
     }
     connected = true;
@@ -232,7 +240,7 @@ struct HttpClient::Impl {
   Outcome attempt(http::request<http::string_body>& req, Response& out, std::string& error) {
     error_code write_ec = tls ? write_request(*tls_stream, req) : write_request(*socket, req);
     if (write_ec == asio::error::timed_out) {
-      error = "send request: " + write_ec.message();
+      error = "send request: " + why(write_ec);
       return Outcome::failed;  // wait() already closed the connection
     }
     // Read even when sending failed: a server may answer early (413 for a body over its limit) and close
@@ -242,7 +250,7 @@ struct HttpClient::Impl {
     if (req.method() == http::verb::head) parser.skip(true);
     error_code ec = tls ? read_response(*tls_stream, parser) : read_response(*socket, parser);
     if (ec) {
-      error = write_ec ? "send request: " + write_ec.message() : "read response: " + ec.message();
+      error = write_ec ? "send request: " + why(write_ec) : "read response: " + why(ec);
       bool nothing_received = !parser.got_some() && buffer.size() == 0;
       drop_connection();
       return nothing_received && ec != asio::error::timed_out ? Outcome::retryable : Outcome::failed;

@@ -16,10 +16,9 @@
 namespace hsns::testing {
 namespace {
 
-std::string env_or_die(const char* name) {
+std::string env_or(const char* name, const char* fallback) {
   const char* v = std::getenv(name);
-  if (!v) throw std::runtime_error(std::string(name) + " is not set (run the tests through ctest)");
-  return v;
+  return v ? v : fallback;
 }
 
 std::string read_file(const std::filesystem::path& p) {
@@ -32,11 +31,11 @@ std::string read_file(const std::filesystem::path& p) {
 }  // namespace
 
 std::filesystem::path build_path(const std::string& relative) {
-  return std::filesystem::path(env_or_die("HSNS_BUILD_DIR")) / relative;
+  return std::filesystem::path(env_or("HSNS_BUILD_DIR", HSNS_TEST_BUILD_DIR)) / relative;
 }
 
 std::filesystem::path source_path(const std::string& relative) {
-  return std::filesystem::path(env_or_die("HSNS_SOURCE_DIR")) / relative;
+  return std::filesystem::path(env_or("HSNS_SOURCE_DIR", HSNS_TEST_SOURCE_DIR)) / relative;
 }
 
 TempDir::TempDir() {
