@@ -18,7 +18,8 @@ template <typename T>
 T read_int(const YAML::Node& n, const std::string& key, long long min, long long max) {
   const auto v = n.as<long long>();
   if (v < min || v > max) {
-    throw std::runtime_error(key + ": must be between " + std::to_string(min) + " and " + std::to_string(max));
+    throw std::runtime_error(key + ": must be between " + std::to_string(min) + " and " +
+                             std::to_string(max));
   }
   return static_cast<T>(v);
 }
@@ -104,9 +105,10 @@ tl::expected<void, std::string> validate(const AggregatorConfig& c) {
   (void)boost::asio::ip::make_address(c.listen_address, ec);
   if (ec) return tl::unexpected("listen_address '" + c.listen_address + "' is not an IP address");
   if (c.insecure_no_auth && !is_loopback(c.listen_address)) {
-    return tl::unexpected("authentication is off (insecure_no_auth), so the aggregator binds only to a loopback "
-                          "address; listen_address is " +
-                          c.listen_address);
+    return tl::unexpected(
+        "authentication is off (insecure_no_auth), so the aggregator binds only to a loopback "
+        "address; listen_address is " +
+        c.listen_address);
   }
   if (c.tls_certificate.empty() != c.tls_private_key.empty()) {
     return tl::unexpected(std::string("TLS needs both tls.certificate and tls.private_key"));
@@ -152,7 +154,8 @@ tl::expected<CommandLine, std::string> parse_command_line(int argc, char** argv)
 
   CommandLine cl;
   cl.command = check->parsed() ? Command::check_config : Command::run;
-  const bool explicit_config = app.count("--config") > 0 || run->count("--config") > 0 || check->count("--config") > 0;
+  const bool explicit_config =
+      app.count("--config") > 0 || run->count("--config") > 0 || check->count("--config") > 0;
   if (std::filesystem::exists(config_path)) {
     std::ifstream in(config_path);
     std::stringstream ss;

@@ -77,7 +77,8 @@ int run(const AggregatorConfig& c) {
     return 1;
   }
   if (c.insecure_no_auth) {
-    std::cerr << "<4>hsns-aggregator: authentication is OFF (--insecure-no-auth); listening on loopback only\n";
+    std::cerr
+        << "<4>hsns-aggregator: authentication is OFF (--insecure-no-auth); listening on loopback only\n";
   }
 
   hsns::store::DatabaseOptions db_options;
@@ -110,13 +111,14 @@ int run(const AggregatorConfig& c) {
     return 1;
   }
   hsns::http::HttpServer server(
-      ioc, tls.get(), c.limits, [&service](hsns::http::Request&& req) { return service.handle(std::move(req)); },
+      ioc, tls.get(), c.limits,
+      [&service](hsns::http::Request&& req) { return service.handle(std::move(req)); },
       [&metrics](int status) { metrics.observe_rejected(status); });
   try {
     server.listen({net::ip::make_address(c.listen_address), c.port});
   } catch (const std::exception& e) {
-    std::cerr << "<3>hsns-aggregator: cannot listen on " << c.listen_address << ":" << c.port << ": " << e.what()
-              << "\n";
+    std::cerr << "<3>hsns-aggregator: cannot listen on " << c.listen_address << ":" << c.port << ": "
+              << e.what() << "\n";
     return 1;
   }
   server.start();
@@ -160,8 +162,8 @@ int run(const AggregatorConfig& c) {
     std::ofstream(tmp) << bound.address().to_string() << " " << bound.port() << "\n";
     std::filesystem::rename(tmp, c.ready_file);
   }
-  std::cerr << "<6>hsns-aggregator " << hsns::kVersion << " listening on " << (tls ? "https" : "http") << "://"
-            << bound.address().to_string() << ":" << bound.port() << " (database " << c.database
+  std::cerr << "<6>hsns-aggregator " << hsns::kVersion << " listening on " << (tls ? "https" : "http")
+            << "://" << bound.address().to_string() << ":" << bound.port() << " (database " << c.database
             << ", schema v" << db->schema_version() << ")\n";
   sd_notify(0, "READY=1");
 

@@ -23,7 +23,8 @@ Metrics::Metrics()
                     .Register(*registry_)),
       request_seconds_(prometheus::BuildHistogram()
                            .Name("hsns_http_request_duration_seconds")
-                           .Help("Time from a complete request to its response being ready")
+                           .Help("Time from a complete request to its response being ready, by route "
+                                 "pattern, method and status")
                            .Register(*registry_)),
       store_seconds_(prometheus::BuildHistogram()
                          .Name("hsns_store_operation_duration_seconds")
@@ -55,9 +56,12 @@ Metrics::Metrics()
 }
 
 void Metrics::observe_request(std::string_view route, std::string_view method, int status, double seconds) {
-  requests_.Add({{"route", std::string(route)}, {"method", std::string(method)}, {"code", std::to_string(status)}})
+  requests_
+      .Add({{"route", std::string(route)}, {"method", std::string(method)}, {"code", std::to_string(status)}})
       .Increment();
-  request_seconds_.Add({{"route", std::string(route)}, {"method", std::string(method)}}, latency_buckets())
+  request_seconds_
+      .Add({{"route", std::string(route)}, {"method", std::string(method)}, {"code", std::to_string(status)}},
+           latency_buckets())
       .Observe(seconds);
 }
 
@@ -66,9 +70,13 @@ void Metrics::observe_store(std::string_view operation, bool ok, double seconds)
   if (!ok) store_errors_.Add({{"operation", std::string(operation)}}).Increment();
 }
 
-void Metrics::observe_rejected(int status) { rejected_.Add({{"code", std::to_string(status)}}).Increment(); }
+void Metrics::observe_rejected(int status) {
+  rejected_.Add({{"code", std::to_string(status)}}).Increment();
+}
 
-void Metrics::set_open_connections(double n) { open_connections_.Set(n); }
+void Metrics::set_open_connections(double n) {
+  open_connections_.Set(n);
+}
 
 void Metrics::observe_auth_failure(std::string_view reason) {
   auth_failures_.Add({{"reason", std::string(reason)}}).Increment();

@@ -6,12 +6,13 @@
 // route pattern ("/api/v1/ports/{port_id}"), never the raw path; unmatched paths are "unmatched".
 #pragma once
 
-#include <memory>
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
+
+#include <memory>
 #include <string>
 #include <string_view>
 

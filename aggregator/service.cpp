@@ -25,7 +25,8 @@ void AggregatorService::add_builtin_routes() {
   });
   router_.add(V::get, "/readyz", http::kPublic, [this](http::RequestContext& ctx) {
     if (!ready_.load()) {
-      return http::problem_response(ctx.request, Problem::unavailable("the aggregator is starting or stopping"));
+      return http::problem_response(ctx.request,
+                                    Problem::unavailable("the aggregator is starting or stopping"));
     }
     if (auto err = store_check_ ? store_check_() : std::nullopt) {
       return http::problem_response(ctx.request, Problem::unavailable("store check failed: " + *err));
@@ -54,7 +55,8 @@ http::Response AggregatorService::handle(http::Request&& req) {
   } catch (const std::exception& e) {
     std::cerr << "<3>hsns-aggregator: handler for " << req.method_string() << " " << req.target()
               << " failed: " << e.what() << "\n";
-    res = http::problem_response(req, Problem::internal("the request failed unexpectedly; see the aggregator log"));
+    res = http::problem_response(
+        req, Problem::internal("the request failed unexpectedly; see the aggregator log"));
   }
   if (req.method() == bhttp::verb::head) {
     const auto length = res.body().size();
@@ -62,7 +64,8 @@ http::Response AggregatorService::handle(http::Request&& req) {
     res.content_length(length);
   }
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-  metrics_.observe_request(route_label, req.method_string(), static_cast<int>(res.result_int()), elapsed.count());
+  metrics_.observe_request(route_label, req.method_string(), static_cast<int>(res.result_int()),
+                           elapsed.count());
   return res;
 }
 
@@ -75,8 +78,8 @@ http::Response AggregatorService::dispatch(http::Request& req, std::string& rout
   if (!match.route) {
     if (!match.allow.empty()) {
       auto res = http::problem_response(
-          req, Problem::method_not_allowed(std::string(req.method_string()) + " is not allowed here; allowed: " +
-                                           match.allow));
+          req, Problem::method_not_allowed(std::string(req.method_string()) +
+                                           " is not allowed here; allowed: " + match.allow));
       res.set(bhttp::field::allow, match.allow);
       return res;
     }

@@ -25,7 +25,9 @@ Summary summarise(std::vector<double> us) {
   std::sort(us.begin(), us.end());
   double sum = 0;
   for (double v : us) sum += v;
-  auto pct = [&](double p) { return us[std::min(us.size() - 1, static_cast<std::size_t>(p * static_cast<double>(us.size())))]; };
+  auto pct = [&](double p) {
+    return us[std::min(us.size() - 1, static_cast<std::size_t>(p * static_cast<double>(us.size())))];
+  };
   return {pct(0.50), pct(0.99), sum / static_cast<double>(us.size())};
 }
 
@@ -77,8 +79,8 @@ int main(int argc, char** argv) {
   const auto bs = summarise(base_us);
   std::printf("port creation (%zu ports, one connection):  p50 %.0f us  p99 %.0f us  mean %.0f us\n",
               create_us.size(), cs.p50_us, cs.p99_us, cs.mean_us);
-  std::printf("baseline GET /healthz (same connection):      p50 %.0f us  p99 %.0f us  mean %.0f us\n", bs.p50_us,
-              bs.p99_us, bs.mean_us);
+  std::printf("baseline GET /healthz (same connection):      p50 %.0f us  p99 %.0f us  mean %.0f us\n",
+              bs.p50_us, bs.p99_us, bs.mean_us);
   std::printf("ratio port creation / baseline:                p50 %.1fx  p99 %.1fx\n", cs.p50_us / bs.p50_us,
               cs.p99_us / bs.p99_us);
   return 0;

@@ -33,7 +33,9 @@ Problem Problem::malformed(std::string detail) {
   return {400, "malformed-body", "Malformed request body", std::move(detail), {}};
 }
 
-Problem Problem::not_found(std::string detail) { return {404, "not-found", "Not found", std::move(detail), {}}; }
+Problem Problem::not_found(std::string detail) {
+  return {404, "not-found", "Not found", std::move(detail), {}};
+}
 
 namespace {
 
@@ -72,7 +74,8 @@ Problem Problem::method_not_allowed(std::string detail) {
 }
 
 Problem Problem::unprocessable(std::string field, std::string detail) {
-  return with_field({422, "unprocessable", "Request cannot be satisfied", std::move(detail), {}}, std::move(field));
+  return with_field({422, "unprocessable", "Request cannot be satisfied", std::move(detail), {}},
+                    std::move(field));
 }
 
 Problem Problem::unavailable(std::string detail) {

@@ -20,7 +20,9 @@ std::vector<std::string_view> split_path(std::string_view path) {
   return segments;
 }
 
-bool is_param(std::string_view seg) { return seg.size() > 2 && seg.front() == '{' && seg.back() == '}'; }
+bool is_param(std::string_view seg) {
+  return seg.size() > 2 && seg.front() == '{' && seg.back() == '}';
+}
 
 // Matches the encoded path against a pattern; fills decoded parameters.
 bool match_pattern(std::string_view pattern, const std::vector<std::string_view>& segments,

@@ -39,14 +39,16 @@ constexpr PermissionSet kPublic = 0;
 constexpr PermissionSet operator|(Permission a, Permission b) {
   return static_cast<PermissionSet>(static_cast<std::uint8_t>(a) | static_cast<std::uint8_t>(b));
 }
-constexpr PermissionSet permits(Permission p) { return static_cast<PermissionSet>(p); }
+constexpr PermissionSet permits(Permission p) {
+  return static_cast<PermissionSet>(p);
+}
 
 // The request as a handler sees it.
 struct RequestContext {
   const Request& request;
-  boost::urls::url_view url;                                  // the parsed request target
+  boost::urls::url_view url;                                     // the parsed request target
   std::vector<std::pair<std::string, std::string>> path_params;  // decoded
-  std::string principal;                                       // token name; "" when auth is off
+  std::string principal;                                         // token name; "" when auth is off
 
   std::string_view path_param(std::string_view name) const;
   // Decoded query parameter, nullopt when absent.

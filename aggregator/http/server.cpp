@@ -108,10 +108,9 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     parser_->body_limit(shared_->limits.body_limit);
     reading_ = true;
     beast::get_lowest_layer(stream_).expires_after(shared_->limits.idle_timeout);
-    bhttp::async_read_header(stream_, buffer_, *parser_,
-                             [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
-                               self->on_header(ec);
-                             });
+    bhttp::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = this->shared_from_this()](beast::error_code ec, std::size_t) { self->on_header(ec); });
   }
 
   void on_header(beast::error_code ec) {
@@ -123,8 +122,9 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
                                                std::to_string(shared_->limits.body_limit) + " bytes"));
     }
     beast::get_lowest_layer(stream_).expires_after(shared_->limits.read_timeout);
-    bhttp::async_read(stream_, buffer_, *parser_,
-                      [self = this->shared_from_this()](beast::error_code e, std::size_t) { self->on_read(e); });
+    bhttp::async_read(
+        stream_, buffer_, *parser_,
+        [self = this->shared_from_this()](beast::error_code e, std::size_t) { self->on_read(e); });
   }
 
   void on_read(beast::error_code ec) {
@@ -147,8 +147,11 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
                                                std::to_string(shared_->limits.body_limit) + " bytes"));
     }
     if (ec == bhttp::error::header_limit) {
-      Problem p{431, "header-too-large", "Request header fields too large",
-                "request header exceeds " + std::to_string(shared_->limits.header_limit) + " bytes", {}};
+      Problem p{431,
+                "header-too-large",
+                "Request header fields too large",
+                "request header exceeds " + std::to_string(shared_->limits.header_limit) + " bytes",
+                {}};
       return reject(p);
     }
     if (ec == beast::error::timeout && partial) {
@@ -173,10 +176,9 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   void do_write() {
     writing_ = true;
     beast::get_lowest_layer(stream_).expires_after(shared_->limits.read_timeout);
-    bhttp::async_write(stream_, queue_.front(),
-                       [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
-                         self->on_write(ec);
-                       });
+    bhttp::async_write(
+        stream_, queue_.front(),
+        [self = this->shared_from_this()](beast::error_code ec, std::size_t) { self->on_write(ec); });
   }
 
   void on_write(beast::error_code ec) {
@@ -249,42 +251,46 @@ void HttpServer::listen(const tcp::endpoint& endpoint) {
   acceptor_.listen(net::socket_base::max_listen_connections);
 }
 
-tcp::endpoint HttpServer::local_endpoint() const { return acceptor_.local_endpoint(); }
+tcp::endpoint HttpServer::local_endpoint() const {
+  return acceptor_.local_endpoint();
+}
 
 void HttpServer::start() {
   net::dispatch(acceptor_.get_executor(), [this] { do_accept(); });
 }
 
 void HttpServer::do_accept() {
-  acceptor_.async_accept(net::make_strand(ioc_), [this, shared = shared_](beast::error_code ec, tcp::socket socket) {
-    {
-      std::lock_guard lock(shared->mu);
-      if (shared->stopping) return;
-    }
-    if (!ec) {
-      beast::error_code ignored;
-      socket.set_option(tcp::no_delay(true), ignored);
-      std::shared_ptr<SessionBase> session;
-      if (ssl_) {
-        auto s = std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(shared, std::move(socket), *ssl_);
-        session = s;
+  acceptor_.async_accept(
+      net::make_strand(ioc_), [this, shared = shared_](beast::error_code ec, tcp::socket socket) {
         {
           std::lock_guard lock(shared->mu);
-          shared->sessions.emplace(session.get(), session);
+          if (shared->stopping) return;
         }
-        s->run();
-      } else {
-        auto s = std::make_shared<Session<beast::tcp_stream>>(shared, std::move(socket));
-        session = s;
-        {
-          std::lock_guard lock(shared->mu);
-          shared->sessions.emplace(session.get(), session);
+        if (!ec) {
+          beast::error_code ignored;
+          socket.set_option(tcp::no_delay(true), ignored);
+          std::shared_ptr<SessionBase> session;
+          if (ssl_) {
+            auto s = std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(
+                shared, std::move(socket), *ssl_);
+            session = s;
+            {
+              std::lock_guard lock(shared->mu);
+              shared->sessions.emplace(session.get(), session);
+            }
+            s->run();
+          } else {
+            auto s = std::make_shared<Session<beast::tcp_stream>>(shared, std::move(socket));
+            session = s;
+            {
+              std::lock_guard lock(shared->mu);
+              shared->sessions.emplace(session.get(), session);
+            }
+            s->run();
+          }
         }
-        s->run();
-      }
-    }
-    do_accept();
-  });
+        do_accept();
+      });
 }
 
 void HttpServer::shutdown(std::function<void()> on_drained) {

@@ -53,7 +53,9 @@ Response created(const RequestContext& ctx, const nlohmann::json& j, const std::
   return res;
 }
 
-Response problem(const RequestContext& ctx, const Problem& p) { return http::problem_response(ctx.request, p); }
+Response problem(const RequestContext& ctx, const Problem& p) {
+  return http::problem_response(ctx.request, p);
+}
 
 template <typename T>
 nlohmann::json items(const std::vector<T>& v) {
@@ -91,9 +93,14 @@ bool etag_matches(std::string_view header, std::string_view etag) {
 }
 
 nlohmann::json port_summary(const Port& p, const Subnet& s) {
-  return {{"port_id", p.id},      {"host", p.host},         {"npu", p.npu},
-          {"ip_address", p.ip_address.to_string()},         {"subnet_id", s.id},
-          {"subnet_name", s.name}, {"cidr", s.cidr.to_string()}, {"tenant", s.tenant}};
+  return {{"port_id", p.id},
+          {"host", p.host},
+          {"npu", p.npu},
+          {"ip_address", p.ip_address.to_string()},
+          {"subnet_id", s.id},
+          {"subnet_name", s.name},
+          {"cidr", s.cidr.to_string()},
+          {"tenant", s.tenant}};
 }
 
 // ---- hosts ----
@@ -245,7 +252,8 @@ Response desired_state(store::NetworkStore& store, RequestContext& ctx) {
   auto view = store.host_view(std::string(ctx.path_param("host")));
   if (!view) return problem(ctx, to_problem(view.error()));
   const auto doc = render_desired_state(*view);
-  if (const auto inm = ctx.request[bhttp::field::if_none_match]; !inm.empty() && etag_matches(inm, doc.etag)) {
+  if (const auto inm = ctx.request[bhttp::field::if_none_match];
+      !inm.empty() && etag_matches(inm, doc.etag)) {
     auto res = http::empty_response(ctx.request, bhttp::status::not_modified);
     res.set(bhttp::field::etag, doc.etag);
     return res;

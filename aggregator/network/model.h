@@ -17,10 +17,10 @@ namespace hsns::network {
 
 // One NPU card's RDMA port as the host daemon discovered it.
 struct NpuInterface {
-  int index = 0;                  // NPU index on the host, 0-based
-  std::string netdev;             // Linux interface name, e.g. "eth2"
-  std::string mac;                // lower-case colon-separated MAC
-  std::string rdma_device;        // e.g. "mlx5_0"; empty when the port has no RDMA device
+  int index = 0;                     // NPU index on the host, 0-based
+  std::string netdev;                // Linux interface name, e.g. "eth2"
+  std::string mac;                   // lower-case colon-separated MAC
+  std::string rdma_device;           // e.g. "mlx5_0"; empty when the port has no RDMA device
   std::int64_t link_speed_mbps = 0;  // 0 when unknown
 };
 
@@ -70,7 +70,7 @@ struct SubnetFilter {
 };
 
 struct Port {
-  std::string id;  // UUID
+  std::string id;    // UUID
   std::string name;  // optional label, may be empty
   std::string subnet_id;
   std::string tenant;  // the subnet's tenant, copied for filtering

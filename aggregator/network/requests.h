@@ -39,9 +39,10 @@ tl::expected<SubnetSpec, Problem> parse_subnet_create(const nlohmann::json& body
 tl::expected<SubnetUpdate, Problem> parse_subnet_update(const nlohmann::json& body);
 tl::expected<PortSpec, Problem> parse_port_create(const nlohmann::json& body);
 
-// Pools must lie inside the CIDR's usable host range (default_host_range), be ordered first <= last, not overlap each other, and not contain the
-// gateway; an empty list is valid (the caller substitutes the default). Field names are reported as
-// "allocation_pools[i].start" etc. Returns the errors found (empty when valid).
+// Pools must lie inside the CIDR's usable host range (default_host_range), be ordered first <= last, not
+// overlap each other, and not contain the gateway; an empty list is valid (the caller substitutes the
+// default). Field names are reported as "allocation_pools[i].start" etc. Returns the errors found (empty when
+// valid).
 std::vector<InvalidParam> validate_pools(const IpPrefix& cidr, const std::optional<IpAddress>& gateway,
                                          const std::vector<IpRange>& pools);
 

@@ -29,7 +29,8 @@ StoreResult<network::Subnet> InstrumentedNetworkStore::create_subnet(const netwo
 StoreResult<network::Subnet> InstrumentedNetworkStore::get_subnet(const std::string& id) {
   return timed("get_subnet", [&] { return inner_.get_subnet(id); });
 }
-StoreResult<std::vector<network::Subnet>> InstrumentedNetworkStore::list_subnets(const network::SubnetFilter& f) {
+StoreResult<std::vector<network::Subnet>> InstrumentedNetworkStore::list_subnets(
+    const network::SubnetFilter& f) {
   return timed("list_subnets", [&] { return inner_.list_subnets(f); });
 }
 StoreResult<network::Subnet> InstrumentedNetworkStore::update_subnet(const std::string& id,

@@ -257,6 +257,19 @@ StoreResult<std::optional<Subnet>> load_subnet(Connection& c, const std::string&
   return std::optional<Subnet>(std::move(subnets->front()));
 }
 
+// A WHERE clause of "column = ?n" terms joined by AND, for the optional filters of list calls.
+struct EqualityFilter {
+  std::string sql;
+  std::vector<std::string> params;
+
+  void add(const char* column, const std::optional<std::string>& value) {
+    if (!value) return;
+    sql += sql.empty() ? "WHERE " : " AND ";
+    params.push_back(*value);
+    sql += std::string(column) + " = ?" + std::to_string(params.size());
+  }
+};
+
 StoreResult<std::vector<Port>> query_ports(Connection& c, const std::string& where,
                                            const std::vector<std::string>& params, const std::string& order) {
   HSNS_STORE_ASSIGN(
@@ -591,21 +604,14 @@ StoreResult<Subnet> SqliteNetworkStore::get_subnet(const std::string& id) {
 }
 
 StoreResult<std::vector<Subnet>> SqliteNetworkStore::list_subnets(const network::SubnetFilter& filter) {
-  std::string where;
-  std::vector<std::string> params;
-  auto add = [&](const char* column, const std::optional<std::string>& value) {
-    if (!value) return;
-    where += where.empty() ? "WHERE " : " AND ";
-    params.push_back(*value);
-    where += std::string(column) + " = ?" + std::to_string(params.size());
-  };
-  add("s.tenant", filter.tenant);
-  add("s.name", filter.name);
+  EqualityFilter where;
+  where.add("s.tenant", filter.tenant);
+  where.add("s.name", filter.name);
 
   HSNS_STORE_ASSIGN(lease, reader(db_));
   Connection& c = lease->connection();
   HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::read));
-  HSNS_STORE_ASSIGN(subnets, query_subnets(c, where + " ORDER BY s.tenant, s.name", params));
+  HSNS_STORE_ASSIGN(subnets, query_subnets(c, where.sql + " ORDER BY s.tenant, s.name", where.params));
   HSNS_STORE_TRY(commit(*txn));
   return std::move(*subnets);
 }
@@ -760,22 +766,15 @@ StoreResult<Port> SqliteNetworkStore::get_port(const std::string& id) {
 }
 
 StoreResult<std::vector<Port>> SqliteNetworkStore::list_ports(const network::PortFilter& filter) {
-  std::string where;
-  std::vector<std::string> params;
-  auto add = [&](const char* column, const std::optional<std::string>& value) {
-    if (!value) return;
-    where += where.empty() ? "WHERE " : " AND ";
-    params.push_back(*value);
-    where += std::string(column) + " = ?" + std::to_string(params.size());
-  };
-  add("p.host", filter.host);
-  add("p.subnet_id", filter.subnet_id);
-  add("p.tenant", filter.tenant);
+  EqualityFilter where;
+  where.add("p.host", filter.host);
+  where.add("p.subnet_id", filter.subnet_id);
+  where.add("p.tenant", filter.tenant);
 
   HSNS_STORE_ASSIGN(lease, reader(db_));
   Connection& c = lease->connection();
   HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::read));
-  HSNS_STORE_ASSIGN(ports, query_ports(c, where, params, "ORDER BY p.host, p.npu, s.name, p.id"));
+  HSNS_STORE_ASSIGN(ports, query_ports(c, where.sql, where.params, "ORDER BY p.host, p.npu, s.name, p.id"));
   HSNS_STORE_TRY(commit(*txn));
   return std::move(*ports);
 }

@@ -70,7 +70,6 @@ class IpPrefix {
   bool overlaps(const IpPrefix& other) const;
   std::string to_string() const;
 
-
   friend bool operator==(const IpPrefix&, const IpPrefix&) = default;
 
  private:

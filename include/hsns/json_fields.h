@@ -32,10 +32,12 @@ class FieldReader {
  public:
   // path: the prefix for field names ("" for the top level, "pools[0]" for a nested object).
   explicit FieldReader(const nlohmann::json& object, std::string path = "");
-  FieldReader(const nlohmann::json& object, std::string path, std::shared_ptr<std::vector<InvalidParam>> errors);
+  FieldReader(const nlohmann::json& object, std::string path,
+              std::shared_ptr<std::vector<InvalidParam>> errors);
 
   std::optional<std::string> string(std::string_view name, bool required, std::size_t max_len = 256);
-  std::optional<std::int64_t> integer(std::string_view name, bool required, std::int64_t min, std::int64_t max);
+  std::optional<std::int64_t> integer(std::string_view name, bool required, std::int64_t min,
+                                      std::int64_t max);
   std::optional<bool> boolean(std::string_view name, bool required);
   // Arrays and objects: returns a pointer into the parsed document, valid while it lives.
   const nlohmann::json* array(std::string_view name, bool required, std::size_t max_items = 1024);

@@ -1,7 +1,7 @@
 #include "aggregator_process.h"
 
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -116,7 +116,8 @@ void AggregatorProcess::start() {
       pid_ = -1;
       FAIL() << "hsns-aggregator exited during start-up:\n" << log();
     }
-    if (std::chrono::steady_clock::now() > deadline) FAIL() << "hsns-aggregator not ready in 20 s:\n" << log();
+    if (std::chrono::steady_clock::now() > deadline)
+      FAIL() << "hsns-aggregator not ready in 20 s:\n" << log();
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   std::istringstream in(read_file(ready));
@@ -146,7 +147,9 @@ void AggregatorProcess::kill9() {
   (void)wait_exit();
 }
 
-std::string AggregatorProcess::url() const { return scheme_ + "://127.0.0.1:" + std::to_string(port_); }
+std::string AggregatorProcess::url() const {
+  return scheme_ + "://127.0.0.1:" + std::to_string(port_);
+}
 
 HttpClient AggregatorProcess::client(const std::string& token) const {
   HttpClient::Options o;
@@ -156,7 +159,9 @@ HttpClient AggregatorProcess::client(const std::string& token) const {
   return HttpClient(url(), o);
 }
 
-std::string AggregatorProcess::log() const { return read_file(workdir_ / "aggregator.log"); }
+std::string AggregatorProcess::log() const {
+  return read_file(workdir_ / "aggregator.log");
+}
 
 CommandResult run_command(const std::vector<std::string>& argv, const std::string& stdin_text) {
   int in_pipe[2];

@@ -25,8 +25,11 @@ json host_body(int npus, int first_mac_byte = 1) {
   for (int i = 0; i < npus; ++i) {
     char mac[18];
     std::snprintf(mac, sizeof mac, "02:00:00:00:%02x:%02x", first_mac_byte & 0xFF, i);
-    arr.push_back({{"index", i}, {"netdev", "eth" + std::to_string(i + 2)}, {"mac", mac},
-                   {"rdma_device", "mlx5_" + std::to_string(i)}, {"link_speed_mbps", 200000}});
+    arr.push_back({{"index", i},
+                   {"netdev", "eth" + std::to_string(i + 2)},
+                   {"mac", mac},
+                   {"rdma_device", "mlx5_" + std::to_string(i)},
+                   {"link_speed_mbps", 200000}});
   }
   return {{"npus", arr}};
 }
@@ -67,9 +70,10 @@ class NetworkApi : public ::testing::Test {
 
 TEST_F(NetworkApi, ObjectsSurviveRestartAndCrash) {
   auto c = agg_->client();
-  const auto a = create_subnet(c, {{"name", "rail-a"}, {"cidr", "198.18.0.0/24"}, {"gateway_ip", "198.18.0.1"}});
-  const auto b = create_subnet(c, {{"name", "rail-b"}, {"cidr", "2001:db8:1::/64"}, {"tenant", "team-b"},
-                                   {"mtu", 4200}});
+  const auto a =
+      create_subnet(c, {{"name", "rail-a"}, {"cidr", "198.18.0.0/24"}, {"gateway_ip", "198.18.0.1"}});
+  const auto b = create_subnet(
+      c, {{"name", "rail-b"}, {"cidr", "2001:db8:1::/64"}, {"tenant", "team-b"}, {"mtu", 4200}});
   for (int h = 0; h < 4; ++h) {
     auto r = c.put("/api/v1/hosts/host-" + std::to_string(h), host_body(4, h).dump());
     ASSERT_TRUE(r && r->status == 201) << (r ? r->body : r.error());
@@ -101,7 +105,8 @@ TEST_F(NetworkApi, ObjectsSurviveRestartAndCrash) {
 TEST_F(NetworkApi, ConcurrentAllocationNeverDuplicatesAddresses) {
   auto c = agg_->client();
   const auto id = create_subnet(
-      c, {{"name", "pool60"}, {"cidr", "198.18.4.0/24"},
+      c, {{"name", "pool60"},
+          {"cidr", "198.18.4.0/24"},
           {"allocation_pools", json::array({{{"start", "198.18.4.10"}, {"end", "198.18.4.69"}}})}});
   ASSERT_EQ(c.put("/api/v1/hosts/big", host_body(64).dump())->status, 201);
 
@@ -157,7 +162,8 @@ struct BadCase {
 
 TEST_F(NetworkApi, BadInputIsRejectedAndChangesNothing) {
   auto c = agg_->client();
-  const auto a = create_subnet(c, {{"name", "rail-a"}, {"cidr", "198.18.0.0/24"}, {"gateway_ip", "198.18.0.1"}});
+  const auto a =
+      create_subnet(c, {{"name", "rail-a"}, {"cidr", "198.18.0.0/24"}, {"gateway_ip", "198.18.0.1"}});
   ASSERT_EQ(c.put("/api/v1/hosts/h1", host_body(2).dump())->status, 201);
   auto port = body_of(c.post("/api/v1/ports", json({{"subnet_id", a}, {"host", "h1"}, {"npu", 0}}).dump()));
   const std::string taken = port["ip_address"];
@@ -166,12 +172,15 @@ TEST_F(NetworkApi, BadInputIsRejectedAndChangesNothing) {
   const std::vector<BadCase> cases = {
       {"malformed JSON", "POST", "/api/v1/subnets", R"({"name": "x", )", 400, nullptr},
       {"not an object", "POST", "/api/v1/subnets", R"([1,2])", 400, nullptr},
-      {"unknown field", "POST", "/api/v1/subnets", R"({"name":"x","cidr":"198.18.9.0/24","colour":"red"})", 400,
-       "colour"},
-      {"wrong type", "POST", "/api/v1/subnets", R"({"name":"x","cidr":"198.18.9.0/24","mtu":"9000"})", 400, "mtu"},
+      {"unknown field", "POST", "/api/v1/subnets", R"({"name":"x","cidr":"198.18.9.0/24","colour":"red"})",
+       400, "colour"},
+      {"wrong type", "POST", "/api/v1/subnets", R"({"name":"x","cidr":"198.18.9.0/24","mtu":"9000"})", 400,
+       "mtu"},
       {"host bits set", "POST", "/api/v1/subnets", R"({"name":"x","cidr":"198.18.9.1/24"})", 400, "cidr"},
-      {"overlapping subnet", "POST", "/api/v1/subnets", R"({"name":"x","cidr":"198.18.0.128/25"})", 409, "cidr"},
-      {"duplicate name", "POST", "/api/v1/subnets", R"({"name":"rail-a","cidr":"198.18.9.0/24"})", 409, "name"},
+      {"overlapping subnet", "POST", "/api/v1/subnets", R"({"name":"x","cidr":"198.18.0.128/25"})", 409,
+       "cidr"},
+      {"duplicate name", "POST", "/api/v1/subnets", R"({"name":"rail-a","cidr":"198.18.9.0/24"})", 409,
+       "name"},
       {"gateway inside pool", "POST", "/api/v1/subnets",
        R"({"name":"x","cidr":"198.18.9.0/24","gateway_ip":"198.18.9.5",)"
        R"("allocation_pools":[{"start":"198.18.9.2","end":"198.18.9.20"}]})",
@@ -183,10 +192,10 @@ TEST_F(NetworkApi, BadInputIsRejectedAndChangesNothing) {
        json({{"subnet_id", a}, {"host", "h1"}, {"npu", 1}, {"ip_address", taken}}).dump(), 409, "ip_address"},
       {"second port for host+npu+subnet", "POST", "/api/v1/ports",
        json({{"subnet_id", a}, {"host", "h1"}, {"npu", 0}}).dump(), 409, "npu"},
-      {"unregistered host", "POST", "/api/v1/ports", json({{"subnet_id", a}, {"host", "nope"}, {"npu", 0}}).dump(),
-       422, "host"},
-      {"NPU missing on host", "POST", "/api/v1/ports", json({{"subnet_id", a}, {"host", "h1"}, {"npu", 7}}).dump(),
-       422, "npu"},
+      {"unregistered host", "POST", "/api/v1/ports",
+       json({{"subnet_id", a}, {"host", "nope"}, {"npu", 0}}).dump(), 422, "host"},
+      {"NPU missing on host", "POST", "/api/v1/ports",
+       json({{"subnet_id", a}, {"host", "h1"}, {"npu", 7}}).dump(), 422, "npu"},
       {"unknown subnet", "POST", "/api/v1/ports",
        json({{"subnet_id", "00000000-0000-4000-8000-000000000000"}, {"host", "h1"}, {"npu", 1}}).dump(), 404,
        nullptr},
@@ -244,8 +253,8 @@ TEST_F(NetworkApi, AuthenticationAndRoles) {
 
 TEST_F(NetworkApi, DesiredStateFollowsChangesWithEtags) {
   auto c = agg_->client();
-  const auto a = create_subnet(c, {{"name", "rail-a"}, {"cidr", "198.18.0.0/24"}, {"gateway_ip", "198.18.0.1"},
-                                   {"mtu", 4200}});
+  const auto a = create_subnet(
+      c, {{"name", "rail-a"}, {"cidr", "198.18.0.0/24"}, {"gateway_ip", "198.18.0.1"}, {"mtu", 4200}});
   const auto b = create_subnet(c, {{"name", "rail-b"}, {"cidr", "198.18.1.0/24"}});
   ASSERT_EQ(c.put("/api/v1/hosts/h1", host_body(2).dump())->status, 201);
   EXPECT_EQ(c.get("/api/v1/agents/nope/desired")->status, 404);
@@ -258,8 +267,9 @@ TEST_F(NetworkApi, DesiredStateFollowsChangesWithEtags) {
   EXPECT_EQ(agent.get("/api/v1/agents/h1/desired", {{"If-None-Match", first->etag}})->status, 304);
 
   auto p0 = body_of(c.post("/api/v1/ports", json({{"subnet_id", a}, {"host", "h1"}, {"npu", 0}}).dump()));
-  auto p1 = body_of(c.post("/api/v1/ports",
-                           json({{"subnet_id", b}, {"host", "h1"}, {"npu", 1}, {"ip_address", "198.18.1.77"}}).dump()));
+  auto p1 = body_of(
+      c.post("/api/v1/ports",
+             json({{"subnet_id", b}, {"host", "h1"}, {"npu", 1}, {"ip_address", "198.18.1.77"}}).dump()));
   auto second = agent.get("/api/v1/agents/h1/desired", {{"If-None-Match", first->etag}});
   ASSERT_EQ(second->status, 200);
   EXPECT_NE(second->etag, first->etag);
@@ -294,7 +304,8 @@ TEST_F(NetworkApi, ReachabilityExplainsItsAnswer) {
   ASSERT_EQ(c.put("/api/v1/hosts/h1", host_body(2).dump())->status, 201);
   ASSERT_EQ(c.put("/api/v1/hosts/h2", host_body(2, 2).dump())->status, 201);
   auto port = [&](const std::string& subnet, const std::string& host, int npu) {
-    return body_of(c.post("/api/v1/ports", json({{"subnet_id", subnet}, {"host", host}, {"npu", npu}}).dump()))["id"]
+    return body_of(c.post("/api/v1/ports",
+                          json({{"subnet_id", subnet}, {"host", host}, {"npu", npu}}).dump()))["id"]
         .get<std::string>();
   };
   const auto h1a = port(a, "h1", 0), h2a = port(a, "h2", 0), h2b = port(b, "h2", 1);
@@ -309,16 +320,19 @@ TEST_F(NetworkApi, ReachabilityExplainsItsAnswer) {
 
 TEST_F(NetworkApi, SubnetUpdateAndDelete) {
   auto c = agg_->client();
-  const auto a = create_subnet(c, {{"name", "rail-a"}, {"cidr", "198.18.0.0/24"}, {"gateway_ip", "198.18.0.1"}});
-  auto r = c.patch("/api/v1/subnets/" + a,
-                   R"({"name":"rail-a2","allocation_pools":[{"start":"198.18.0.100","end":"198.18.0.110"}]})");
+  const auto a =
+      create_subnet(c, {{"name", "rail-a"}, {"cidr", "198.18.0.0/24"}, {"gateway_ip", "198.18.0.1"}});
+  auto r =
+      c.patch("/api/v1/subnets/" + a,
+              R"({"name":"rail-a2","allocation_pools":[{"start":"198.18.0.100","end":"198.18.0.110"}]})");
   ASSERT_EQ(r->status, 200) << r->body;
   auto s = body_of(r);
   EXPECT_EQ(s["name"], "rail-a2");
   EXPECT_EQ(s["allocation_pools"], json::parse(R"([{"start":"198.18.0.100","end":"198.18.0.110"}])"));
-  EXPECT_EQ(c.patch("/api/v1/subnets/" + a, R"({"allocation_pools":[{"start":"198.18.0.1","end":"198.18.0.9"}]})")
-                ->status,
-            400);  // contains the gateway
+  EXPECT_EQ(
+      c.patch("/api/v1/subnets/" + a, R"({"allocation_pools":[{"start":"198.18.0.1","end":"198.18.0.9"}]})")
+          ->status,
+      400);  // contains the gateway
   EXPECT_EQ(c.del("/api/v1/subnets/" + a)->status, 204);
   EXPECT_EQ(c.get("/api/v1/subnets/" + a)->status, 404);
   EXPECT_EQ(c.del("/api/v1/subnets/" + a)->status, 404);

@@ -75,9 +75,10 @@ TEST(AggregatorService, ServesTlsWithAVerifiedCertificate) {
   TempDir dir;
   const auto cert = dir.path() / "ca.pem";
   const auto key = dir.path() / "key.pem";
-  const auto gen = run_command({"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
-                                "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext",
-                                "subjectAltName=IP:127.0.0.1", "-keyout", key.string(), "-out", cert.string()});
+  const auto gen =
+      run_command({"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                   "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                   "-keyout", key.string(), "-out", cert.string()});
   ASSERT_EQ(gen.status, 0) << gen.output;
   AggregatorProcess agg(dir.path(), {"--tls-cert", cert.string(), "--tls-key", key.string()});
   agg.start();
@@ -87,7 +88,8 @@ TEST(AggregatorService, ServesTlsWithAVerifiedCertificate) {
   ASSERT_TRUE(r) << r.error();
   EXPECT_EQ(r->status, 201);
   // Plain HTTP to the TLS port does not get an answer.
-  HttpClient plain("http://127.0.0.1:" + std::to_string(agg.port()), HttpClient::Options{"", "", std::chrono::seconds(5), ""});
+  HttpClient plain("http://127.0.0.1:" + std::to_string(agg.port()),
+                   HttpClient::Options{"", "", std::chrono::seconds(5), ""});
   auto p = plain.get("/healthz");
   EXPECT_TRUE(!p || p->status != 200);
   EXPECT_EQ(agg.stop(), 0);
@@ -110,14 +112,16 @@ TEST(AggregatorService, RefusesUnsafeConfigurations) {
   EXPECT_EQ(r.status, 64);
   EXPECT_NE(r.output.find("colour"), std::string::npos) << r.output;
 
-  std::ofstream(dir.path() / "tokens.yaml") << "tokens:\n  - {name: a, role: admin, token: 0123456789abcdef0}\n";
+  std::ofstream(dir.path() / "tokens.yaml")
+      << "tokens:\n  - {name: a, role: admin, token: 0123456789abcdef0}\n";
   std::ofstream(dir.path() / "c.yaml") << "tokens_file: " << (dir.path() / "tokens.yaml").string()
-                                        << "\ndatabase: " << (dir.path() / "x.db").string() << "\n";
+                                       << "\ndatabase: " << (dir.path() / "x.db").string() << "\n";
   r = run_command({bin, "check-config", "--config", (dir.path() / "c.yaml").string()});
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.output.find("tokens[0]: role"), std::string::npos) << r.output;
 
-  std::ofstream(dir.path() / "tokens.yaml") << "tokens:\n  - {name: a, role: operator, token: 0123456789abcdef0}\n";
+  std::ofstream(dir.path() / "tokens.yaml")
+      << "tokens:\n  - {name: a, role: operator, token: 0123456789abcdef0}\n";
   r = run_command({bin, "check-config", "--config", (dir.path() / "c.yaml").string()});
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("configuration OK"), std::string::npos) << r.output;

@@ -1,3 +1,5 @@
+#include "hsns/http_client.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -6,8 +8,6 @@
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 #include <thread>
-
-#include "hsns/http_client.h"
 
 namespace asio = boost::asio;
 namespace http = boost::beast::http;
@@ -181,6 +181,7 @@ TEST(HttpClient, ManyRequestsFast) {
   hsns::HttpClient client(server.url());
   auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < 2000; ++i) ASSERT_TRUE(client.get("/echo"));
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   std::printf("2000 requests in %ld ms\n", static_cast<long>(ms));
 }
