@@ -11,8 +11,11 @@ packages=(
   libboost1.81-dev libboost-url1.81-dev prometheus-cpp-dev libcli11-dev libyaml-cpp-dev
   nlohmann-json3-dev libsqlite3-dev libexpected-dev libsystemd-dev libssl-dev
   libgtest-dev libgmock-dev
+  # node daemon: eBPF (libbpf, bpftool, clang above), rtnetlink, rdma-core verbs
+  libbpf-dev bpftool libnl-route-3-dev libibverbs-dev linux-libc-dev
   # test and benchmark tools
-  prometheus wrk curl jq sqlite3 ca-certificates python3 systemd
+  prometheus wrk curl jq sqlite3 ca-certificates python3 systemd openssl
+  iproute2 ethtool tshark
 )
 
 missing=()

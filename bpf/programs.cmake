@@ -1,0 +1,1 @@
+# One hsns_bpf_program(<name>) per bpf/<name>.bpf.c.
