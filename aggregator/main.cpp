@@ -13,10 +13,12 @@
 
 #include "config.h"
 #include "hsns/version.h"
+#include "network/agent_api.h"
 #include "network/api.h"
 #include "service.h"
 #include "store/database.h"
 #include "store/instrumented_network_store.h"
+#include "store/sqlite_agent_store.h"
 #include "store/sqlite_network_store.h"
 
 namespace {
@@ -100,7 +102,9 @@ int run(const AggregatorConfig& c) {
     if (!ok) return ok.error().message;
     return std::nullopt;
   });
+  hsns::store::SqliteAgentStore agent_store(*db);
   hsns::network::register_network_routes(service.router(), store);
+  hsns::network::register_agent_routes(service.router(), store, agent_store);
 
   net::io_context ioc(c.threads);
   std::unique_ptr<net::ssl::context> tls;

@@ -15,7 +15,7 @@ packages=(
   libbpf-dev bpftool libnl-route-3-dev libibverbs-dev linux-libc-dev
   # test and benchmark tools
   prometheus wrk curl jq sqlite3 ca-certificates python3 systemd openssl
-  iproute2 ethtool tshark
+  iproute2 iputils-ping ethtool tshark
 )
 
 missing=()

@@ -29,20 +29,6 @@ std::optional<Problem> check_query(const RequestContext& ctx, std::initializer_l
   return std::nullopt;
 }
 
-// Parses a JSON object body after checking its media type.
-tl::expected<nlohmann::json, Problem> json_body(const RequestContext& ctx) {
-  const auto ct = ctx.request[bhttp::field::content_type];
-  const auto semi = ct.find(';');
-  std::string media(ct.substr(0, semi));
-  std::transform(media.begin(), media.end(), media.begin(), [](unsigned char c) { return std::tolower(c); });
-  while (!media.empty() && media.back() == ' ') media.pop_back();
-  if (media != "application/json") {
-    return tl::unexpected(Problem::unsupported_media_type("Content-Type must be application/json, not '" +
-                                                          std::string(ct) + "'"));
-  }
-  return parse_json_object(ctx.request.body());
-}
-
 Response ok_json(const RequestContext& ctx, const nlohmann::json& j, bhttp::status s = bhttp::status::ok) {
   return http::json_response(ctx.request, s, j.dump());
 }
@@ -119,7 +105,7 @@ Response get_host(store::NetworkStore& store, RequestContext& ctx) {
 }
 
 Response put_host(store::NetworkStore& store, RequestContext& ctx) {
-  auto body = json_body(ctx);
+  auto body = json_request_body(ctx);
   if (!body) return problem(ctx, body.error());
   auto reg = parse_host_registration(ctx.path_param("host"), *body);
   if (!reg) return problem(ctx, reg.error());
@@ -133,7 +119,7 @@ Response put_host(store::NetworkStore& store, RequestContext& ctx) {
 // ---- subnets ----
 
 Response create_subnet(store::NetworkStore& store, RequestContext& ctx) {
-  auto body = json_body(ctx);
+  auto body = json_request_body(ctx);
   if (!body) return problem(ctx, body.error());
   auto spec = parse_subnet_create(*body);
   if (!spec) return problem(ctx, spec.error());
@@ -157,7 +143,7 @@ Response get_subnet(store::NetworkStore& store, RequestContext& ctx) {
 }
 
 Response update_subnet(store::NetworkStore& store, RequestContext& ctx) {
-  auto body = json_body(ctx);
+  auto body = json_request_body(ctx);
   if (!body) return problem(ctx, body.error());
   auto update = parse_subnet_update(*body);
   if (!update) return problem(ctx, update.error());
@@ -175,7 +161,7 @@ Response delete_subnet(store::NetworkStore& store, RequestContext& ctx) {
 // ---- ports ----
 
 Response create_port(store::NetworkStore& store, RequestContext& ctx) {
-  auto body = json_body(ctx);
+  auto body = json_request_body(ctx);
   if (!body) return problem(ctx, body.error());
   auto spec = parse_port_create(*body);
   if (!spec) return problem(ctx, spec.error());
@@ -264,6 +250,19 @@ Response desired_state(store::NetworkStore& store, RequestContext& ctx) {
 }
 
 }  // namespace
+
+tl::expected<nlohmann::json, Problem> json_request_body(const http::RequestContext& ctx) {
+  const auto ct = ctx.request[bhttp::field::content_type];
+  const auto semi = ct.find(';');
+  std::string media(ct.substr(0, semi));
+  std::transform(media.begin(), media.end(), media.begin(), [](unsigned char c) { return std::tolower(c); });
+  while (!media.empty() && media.back() == ' ') media.pop_back();
+  if (media != "application/json") {
+    return tl::unexpected(Problem::unsupported_media_type("Content-Type must be application/json, not '" +
+                                                          std::string(ct) + "'"));
+  }
+  return parse_json_object(ctx.request.body());
+}
 
 DesiredDocument render_desired_state(const HostView& view) {
   auto ports = nlohmann::json::array();

@@ -7,7 +7,9 @@
 // and call the store synchronously; the store must outlive the router.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
+#include <tl/expected.hpp>
 
 #include "http/router.h"
 #include "store/network_store.h"
@@ -22,6 +24,10 @@ struct DesiredDocument {
   std::string etag;
 };
 DesiredDocument render_desired_state(const HostView& view);
+
+// The request body as a JSON object, after checking that Content-Type is application/json (415
+// otherwise) and that the body parses (400 otherwise).
+tl::expected<nlohmann::json, Problem> json_request_body(const http::RequestContext& ctx);
 
 // Problem for a store error: not_found 404, conflict 409, invalid 400 (422 when the field is "host" or
 // "npu": the request is well-formed but names something the host inventory lacks), unavailable 503.

@@ -80,9 +80,20 @@ std::string utc_now() {
 
 }  // namespace
 
+// The last status report of each host's daemon (one row per host; replaced by every report).
+constexpr const char* kSchemaV2 = R"sql(
+CREATE TABLE agent_status (
+  host TEXT PRIMARY KEY REFERENCES hosts(name) ON DELETE CASCADE,
+  applied_generation INTEGER NOT NULL,
+  report TEXT NOT NULL,
+  received_at TEXT NOT NULL
+);
+)sql";
+
 const std::vector<Migration>& builtin_migrations() {
   static const std::vector<Migration> migrations = {
       {1, "hosts, NPUs, subnets, allocation pools, ports", kSchemaV1},
+      {2, "agent status reports", kSchemaV2},
   };
   return migrations;
 }

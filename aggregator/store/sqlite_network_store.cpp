@@ -12,19 +12,7 @@
 #include <utility>
 
 #include "network/requests.h"
-
-// Propagates the error of a StoreResult-returning expression; the value (if any) is discarded.
-#define HSNS_STORE_TRY(expr)                                      \
-  do {                                                            \
-    if (auto hsns_try_result_ = (expr); !hsns_try_result_) {      \
-      return tl::unexpected(std::move(hsns_try_result_).error()); \
-    }                                                             \
-  } while (false)
-
-// Declares var as the result of a StoreResult-returning expression, returning its error.
-#define HSNS_STORE_ASSIGN(var, expr) \
-  auto var = (expr);                 \
-  if (!var) return tl::unexpected(std::move(var).error())
+#include "store/sql_helpers.h"
 
 namespace hsns::store {
 
@@ -36,57 +24,14 @@ using network::Subnet;
 
 namespace {
 
-StoreError from_db(const DbError& e) {
-  // The checks run under the write lock before every insert, so a constraint failure means someone
-  // else (another process on the same file) wrote conflicting data meanwhile.
-  if ((e.code & 0xFF) == SQLITE_CONSTRAINT)
-    return StoreError::conflict("", "constraint violated: " + e.message);
-  return StoreError::unavailable("database error: " + e.message);
-}
-
-// The Database layer's calls with their errors converted to StoreErrors.
-
-StoreResult<Statement> prepare(Connection& c, std::string_view sql) {
-  auto s = c.prepare(sql);
-  if (!s) return tl::unexpected(from_db(s.error()));
-  return std::move(*s);
-}
-
-StoreResult<bool> step(Statement& s) {
-  auto r = s.step();
-  if (!r) return tl::unexpected(from_db(r.error()));
-  return *r;
-}
-
-StoreResult<void> run(Statement& s) {
-  auto r = s.run();
-  if (!r) return tl::unexpected(from_db(r.error()));
-  return {};
-}
-
-StoreResult<Transaction> begin(Connection& c, Transaction::Mode mode) {
-  auto t = Transaction::begin(c, mode);
-  if (!t) return tl::unexpected(from_db(t.error()));
-  return std::move(*t);
-}
-
-StoreResult<void> commit(Transaction& t) {
-  auto r = t.commit();
-  if (!r) return tl::unexpected(from_db(r.error()));
-  return {};
-}
-
-StoreResult<Database::WriteLease> writer(Database& db) {
-  auto w = db.writer();
-  if (!w) return tl::unexpected(from_db(w.error()));
-  return std::move(*w);
-}
-
-StoreResult<Database::ReadLease> reader(Database& db) {
-  auto r = db.reader();
-  if (!r) return tl::unexpected(from_db(r.error()));
-  return std::move(*r);
-}
+using sql::begin;
+using sql::commit;
+using sql::from_db;
+using sql::prepare;
+using sql::reader;
+using sql::run;
+using sql::step;
+using sql::writer;
 
 StoreError corrupt(const std::string& what) {
   return StoreError::unavailable("database holds a malformed " + what);
