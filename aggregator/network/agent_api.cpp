@@ -102,10 +102,13 @@ nlohmann::json summary(const std::string& host, std::int64_t desired_generation,
   return j;
 }
 
-Response problem(const RequestContext& ctx, const Problem& p) { return http::problem_response(ctx.request, p); }
+Response problem(const RequestContext& ctx, const Problem& p) {
+  return http::problem_response(ctx.request, p);
+}
 
 Response put_status(store::NetworkStore& network, store::AgentStore& agents, RequestContext& ctx) {
   const std::string host(ctx.path_param("host"));
+  if (auto why = check_host_name(host)) return problem(ctx, Problem::invalid("host", *why));
   auto body = json_request_body(ctx);
   if (!body) return problem(ctx, body.error());
   auto report = parse_agent_report(*body);
@@ -114,10 +117,12 @@ Response put_status(store::NetworkStore& network, store::AgentStore& agents, Req
   if (!h) return problem(ctx, to_problem(h.error()));
   auto stored = agents.put_status(host, (*report)["applied_generation"].get<std::int64_t>(), report->dump());
   if (!stored) return problem(ctx, to_problem(stored.error()));
-  return http::json_response(ctx.request, bhttp::status::ok, summary(host, h->generation, &*stored, false).dump());
+  return http::json_response(ctx.request, bhttp::status::ok,
+                             summary(host, h->generation, &*stored, false).dump());
 }
 
 Response get_status(store::NetworkStore& network, store::AgentStore& agents, RequestContext& ctx) {
+  if (auto p = check_query(ctx, {})) return problem(ctx, *p);
   const std::string host(ctx.path_param("host"));
   auto h = network.get_host(host);
   if (!h) return problem(ctx, to_problem(h.error()));
@@ -127,9 +132,7 @@ Response get_status(store::NetworkStore& network, store::AgentStore& agents, Req
 }
 
 Response list_agents(store::NetworkStore& network, store::AgentStore& agents, RequestContext& ctx) {
-  if (!ctx.url.params().empty()) {
-    return problem(ctx, Problem::invalid((*ctx.url.params().begin()).key, "is not a known query parameter"));
-  }
+  if (auto p = check_query(ctx, {})) return problem(ctx, *p);
   auto hosts = network.list_hosts();
   if (!hosts) return problem(ctx, to_problem(hosts.error()));
   auto statuses = agents.list_status();

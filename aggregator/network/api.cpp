@@ -19,16 +19,6 @@ namespace bhttp = boost::beast::http;
 
 constexpr std::string_view kApi = "/api/v1";
 
-// Rejects query parameters the route does not know, naming the first one.
-std::optional<Problem> check_query(const RequestContext& ctx, std::initializer_list<std::string_view> known) {
-  for (const auto& p : ctx.url.params()) {
-    if (std::find(known.begin(), known.end(), p.key) == known.end()) {
-      return Problem::invalid(p.key, "is not a known query parameter");
-    }
-  }
-  return std::nullopt;
-}
-
 Response ok_json(const RequestContext& ctx, const nlohmann::json& j, bhttp::status s = bhttp::status::ok) {
   return http::json_response(ctx.request, s, j.dump());
 }
@@ -250,6 +240,16 @@ Response desired_state(store::NetworkStore& store, RequestContext& ctx) {
 }
 
 }  // namespace
+
+std::optional<Problem> check_query(const http::RequestContext& ctx,
+                                   std::initializer_list<std::string_view> known) {
+  for (const auto& p : ctx.url.params()) {
+    if (std::find(known.begin(), known.end(), p.key) == known.end()) {
+      return Problem::invalid(p.key, "is not a known query parameter");
+    }
+  }
+  return std::nullopt;
+}
 
 tl::expected<nlohmann::json, Problem> json_request_body(const http::RequestContext& ctx) {
   const auto ct = ctx.request[bhttp::field::content_type];

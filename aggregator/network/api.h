@@ -7,7 +7,9 @@
 // and call the store synchronously; the store must outlive the router.
 #pragma once
 
+#include <initializer_list>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <tl/expected.hpp>
 
@@ -24,6 +26,10 @@ struct DesiredDocument {
   std::string etag;
 };
 DesiredDocument render_desired_state(const HostView& view);
+
+// A 400 Problem naming the first query parameter not in `known`, or nothing.
+std::optional<Problem> check_query(const http::RequestContext& ctx,
+                                   std::initializer_list<std::string_view> known);
 
 // The request body as a JSON object, after checking that Content-Type is application/json (415
 // otherwise) and that the body parses (400 otherwise).

@@ -31,7 +31,8 @@
 namespace hsns::store::sql {
 
 inline StoreError from_db(const DbError& e) {
-  if ((e.code & 0xFF) == SQLITE_CONSTRAINT) return StoreError::conflict("", "constraint violated: " + e.message);
+  if ((e.code & 0xFF) == SQLITE_CONSTRAINT)
+    return StoreError::conflict("", "constraint violated: " + e.message);
   return StoreError::unavailable("database error: " + e.message);
 }
 

@@ -24,7 +24,8 @@ StoreResult<std::vector<AgentStatus>> query(Connection& c, const std::string& wh
 
 }  // namespace
 
-StoreResult<AgentStatus> SqliteAgentStore::put_status(const std::string& host, std::int64_t applied_generation,
+StoreResult<AgentStatus> SqliteAgentStore::put_status(const std::string& host,
+                                                      std::int64_t applied_generation,
                                                       const std::string& report_json) {
   HSNS_STORE_ASSIGN(lease, sql::writer(db_));
   Connection& c = lease->connection();
@@ -35,11 +36,12 @@ StoreResult<AgentStatus> SqliteAgentStore::put_status(const std::string& host, s
   if (!*found) return tl::unexpected(StoreError::not_found("host " + host + " is not registered"));
   AgentStatus status{host, applied_generation, report_json,
                      format_rfc3339_utc(std::chrono::system_clock::now())};
-  HSNS_STORE_ASSIGN(st, sql::prepare(c,
-                                     "INSERT INTO agent_status (host, applied_generation, report, received_at) "
-                                     "VALUES (?1, ?2, ?3, ?4) ON CONFLICT(host) DO UPDATE SET "
-                                     "applied_generation = excluded.applied_generation, "
-                                     "report = excluded.report, received_at = excluded.received_at"));
+  HSNS_STORE_ASSIGN(st,
+                    sql::prepare(c,
+                                 "INSERT INTO agent_status (host, applied_generation, report, received_at) "
+                                 "VALUES (?1, ?2, ?3, ?4) ON CONFLICT(host) DO UPDATE SET "
+                                 "applied_generation = excluded.applied_generation, "
+                                 "report = excluded.report, received_at = excluded.received_at"));
   st->bind_text(1, status.host)
       .bind_int64(2, status.applied_generation)
       .bind_text(3, status.report_json)
@@ -52,7 +54,8 @@ StoreResult<AgentStatus> SqliteAgentStore::put_status(const std::string& host, s
 StoreResult<AgentStatus> SqliteAgentStore::get_status(const std::string& host) {
   HSNS_STORE_ASSIGN(lease, sql::reader(db_));
   HSNS_STORE_ASSIGN(rows, query(lease->connection(), "WHERE host = ?1", {host}));
-  if (rows->empty()) return tl::unexpected(StoreError::not_found("host " + host + " has not reported a status"));
+  if (rows->empty())
+    return tl::unexpected(StoreError::not_found("host " + host + " has not reported a status"));
   return std::move(rows->front());
 }
 

@@ -17,13 +17,15 @@ TEST(AgentStatus, ReportsAreValidatedStoredAndSummarised) {
   agg.start();
   auto ops = agg.client();
   auto agent = agg.client(kAgentToken);
-  ASSERT_EQ(agent.put("/api/v1/hosts/h1", R"({"npus":[{"index":0,"netdev":"eth2","mac":"02:00:00:00:00:01"}]})")
-                ->status,
-            201);
+  ASSERT_EQ(
+      agent.put("/api/v1/hosts/h1", R"({"npus":[{"index":0,"netdev":"eth2","mac":"02:00:00:00:00:01"}]})")
+          ->status,
+      201);
   ASSERT_EQ(ops.put("/api/v1/hosts/h2", R"({"npus":[]})")->status, 201);
   auto subnet = json::parse(ops.post("/api/v1/subnets", R"({"name":"a","cidr":"198.18.0.0/24"})")->body);
   auto port = json::parse(
-      ops.post("/api/v1/ports", json({{"subnet_id", subnet["id"]}, {"host", "h1"}, {"npu", 0}}).dump())->body);
+      ops.post("/api/v1/ports", json({{"subnet_id", subnet["id"]}, {"host", "h1"}, {"npu", 0}}).dump())
+          ->body);
   const auto desired = json::parse(agent.get("/api/v1/agents/h1/desired")->body);
   const int generation = desired["generation"];
 
@@ -31,7 +33,10 @@ TEST(AgentStatus, ReportsAreValidatedStoredAndSummarised) {
   const json report = {
       {"applied_generation", generation},
       {"ports",
-       {{{"port_id", port["id"]}, {"netdev", "eth2"}, {"state", "converged"}, {"drift", {"address was missing"}}}}},
+       {{{"port_id", port["id"]},
+         {"netdev", "eth2"},
+         {"state", "converged"},
+         {"drift", {"address was missing"}}}}},
       {"qos", {{{"netdev", "eth2"}, {"state", "drift"}, {"findings", {"PFC disabled on priority 3"}}}}},
       {"daemon", {{"version", "0.1.0"}, {"started_at", "2026-11-29T17:00:00Z"}}}};
   auto put = agent.put("/api/v1/agents/h1/status", report.dump());
@@ -61,7 +66,8 @@ TEST(AgentStatus, ReportsAreValidatedStoredAndSummarised) {
   const std::vector<std::pair<std::string, std::string>> bad = {
       {R"({"applied_generation":-1})", "applied_generation"},
       {R"({"applied_generation":1,"ports":[{"port_id":"x","state":"happy"}]})", "ports[0].state"},
-      {R"({"applied_generation":1,"qos":[{"netdev":"eth2","state":"drift","findings":[7]}]})", "qos[0].findings[0]"},
+      {R"({"applied_generation":1,"qos":[{"netdev":"eth2","state":"drift","findings":[7]}]})",
+       "qos[0].findings[0]"},
       {R"({"applied_generation":1,"extra":true})", "extra"},
   };
   for (const auto& [body, field] : bad) {

@@ -24,8 +24,8 @@ class Hsnsctl : public ::testing::Test {
     }
   }
   CommandResult ctl(std::vector<std::string> args) {
-    std::vector<std::string> argv = {build_path("cli/hsnsctl").string(), "--server", agg_->url(), "--token-file",
-                                     (dir_.path() / "token").string()};
+    std::vector<std::string> argv = {build_path("cli/hsnsctl").string(), "--server", agg_->url(),
+                                     "--token-file", (dir_.path() / "token").string()};
     argv.insert(argv.end(), args.begin(), args.end());
     return run_command(argv);
   }
@@ -44,15 +44,15 @@ TEST_F(Hsnsctl, ManagesTheWholeNetworkLifecycle) {
   auto subnet = ctl_json({"subnets", "create", "--name", "rail-0", "--cidr", "198.18.0.0/24", "--gateway",
                           "198.18.0.1", "--pool", "198.18.0.10-198.18.0.20", "--mtu", "4200"});
   EXPECT_EQ(subnet["allocation_pools"], json::parse(R"([{"start":"198.18.0.10","end":"198.18.0.20"}])"));
-  auto host = ctl_json({"hosts", "register", "host-01", "--npu", "0:eth2:02:00:00:00:01:00:mlx5_0:200000", "--npu",
-                        "1:eth3:02:00:00:00:01:01"});
+  auto host = ctl_json({"hosts", "register", "host-01", "--npu", "0:eth2:02:00:00:00:01:00:mlx5_0:200000",
+                        "--npu", "1:eth3:02:00:00:00:01:01"});
   EXPECT_EQ(host["npus"].size(), 2u);
   EXPECT_EQ(host["npus"][0]["rdma_device"], "mlx5_0");
   // Subnets by name.
   auto p0 = ctl_json({"ports", "create", "--subnet", "rail-0", "--host", "host-01", "--npu", "0"});
   EXPECT_EQ(p0["ip_address"], "198.18.0.10");
-  auto p1 = ctl_json({"ports", "create", "--subnet", "rail-0", "--host", "host-01", "--npu", "1", "--ip",
-                      "198.18.0.99"});
+  auto p1 = ctl_json(
+      {"ports", "create", "--subnet", "rail-0", "--host", "host-01", "--npu", "1", "--ip", "198.18.0.99"});
   EXPECT_EQ(p1["fixed_ip"], true);
 
   auto table = ctl({"ports", "list", "--host", "host-01"});

@@ -1,10 +1,11 @@
 // Route conformance (ctest `openapi_conformance`): every operation of aggregator/openapi.json, sent to the
 // real hsns-aggregator over loopback, answers as the document says.
 //
-// The test starts `${HSNS_BUILD_DIR}/aggregator/hsns-aggregator run` on a fresh database with an operator
-// and a viewer token, seeds fixtures through the API with the document's own examples (host `host-a`, the
-// example subnet, the example port, plus a second port), and maps the example ids of the document to the
-// ids created at run time. Then, for every path and method of the document:
+// The test starts `${HSNS_BUILD_DIR}/aggregator/hsns-aggregator run` on a fresh database with an operator,
+// a viewer, an agent and a scheduler token, seeds fixtures through the API with the document's own examples
+// (host `host-a`, the example subnet, the example port, plus a second port, then the example status report
+// of host-a's daemon), and maps the example ids of the document to the ids created at run time. Then, for
+// every path and method of the document:
 //   - the documented request (parameter and requestBody examples) answers the expected success code, which
 //     is one of the documented codes, with the documented media type, the documented required headers
 //     (Location on 201, ETag on the desired state) and a body valid against the documented schema (Ajv,
@@ -14,7 +15,9 @@
 //   - 404 (when documented): an unknown path id (or referenced id) answers a Problem;
 //   - 400 (when documented): an unknown body field, or an unknown query parameter, is named in a Problem;
 //   - 415 / 413 (when documented): a text/plain body, and a body over the 1 MiB limit, are refused;
-//   - some documented conflict answers (409, 422) and the conditional GET (304) of the desired state.
+//   - some documented conflict answers (409, 422) and the conditional GET (304) of the desired state;
+//   - the agent status routes: 404 before the first report, the agent role may report and the scheduler
+//     role may not, the stored report is answered back whole, and the list has one row per host.
 // Every answer is checked against the responses the document lists for the operation; a failure names the
 // operation (method and path) and what differed. The aggregator must stop with exit code 0 on SIGTERM.
 //
@@ -42,7 +45,10 @@ const AGGREGATOR = path.join(BUILD_DIR, 'aggregator', 'hsns-aggregator');
 const DOC_FILE = path.join(SOURCE_DIR, 'aggregator', 'openapi.json');
 const DOC = JSON.parse(fs.readFileSync(DOC_FILE, 'utf8'));
 
-const TOKENS = { operator: 'conformance-operator-token-0001', viewer: 'conformance-viewer-token-00001' };
+const TOKENS = {
+  operator: 'conformance-operator-token-0001', viewer: 'conformance-viewer-token-00001',
+  agent: 'conformance-agent-token-000001', scheduler: 'conformance-scheduler-token-01',
+};
 const BODY_LIMIT = 1024 * 1024; // documented default request body limit (1 MiB)
 const UNKNOWN_FIELD = 'conformance_unknown_field';
 const UNKNOWN_QUERY = 'colour';
@@ -156,7 +162,9 @@ async function startServer() {
   fs.writeFileSync(file('config.yaml'), '');
   fs.writeFileSync(file('tokens.yaml'),
     `tokens:\n  - {name: ops, role: operator, token: "${TOKENS.operator}"}\n` +
-    `  - {name: v, role: viewer, token: "${TOKENS.viewer}"}\n`, { mode: 0o600 });
+    `  - {name: v, role: viewer, token: "${TOKENS.viewer}"}\n` +
+    `  - {name: daemon, role: agent, token: "${TOKENS.agent}"}\n` +
+    `  - {name: sched, role: scheduler, token: "${TOKENS.scheduler}"}\n`, { mode: 0o600 });
   const proc = spawn(AGGREGATOR, ['run', '--config', file('config.yaml'), '--listen', '127.0.0.1:0',
     '--database', file('a.db'), '--tokens-file', file('tokens.yaml'), '--ready-file', file('ready'),
     '--threads', '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -394,7 +402,10 @@ function checkLocation(o, res, value, req) {
 // ---- the scenario -----------------------------------------------------------------------------------------
 
 const fixtures = {};
-const FIXTURE_SOURCE = { subnet: 'POST /api/v1/subnets', port: 'POST /api/v1/ports', port2: 'POST /api/v1/ports' };
+const FIXTURE_SOURCE = {
+  subnet: 'POST /api/v1/subnets', port: 'POST /api/v1/ports', port2: 'POST /api/v1/ports',
+  report: 'PUT /api/v1/agents/{host}/status',
+};
 function needFixture(...names) {
   for (const name of names) {
     assert.ok(fixtures[name]?.id, `the fixture ${name} was not created (see ${FIXTURE_SOURCE[name]}); this check cannot run`);
@@ -410,6 +421,7 @@ const SCENARIO_MAIN = [
   'POST /api/v1/subnets', 'GET /api/v1/subnets', 'GET /api/v1/subnets/{subnet_id}', 'PATCH /api/v1/subnets/{subnet_id}',
   'POST /api/v1/ports', 'GET /api/v1/ports', 'GET /api/v1/ports/{port_id}',
   'GET /api/v1/reachability', 'GET /api/v1/agents/{host}/desired',
+  'PUT /api/v1/agents/{host}/status', 'GET /api/v1/agents/{host}/status', 'GET /api/v1/agents',
 ];
 const SCENARIO_DELETES = ['DELETE /api/v1/ports/{port_id}', 'DELETE /api/v1/subnets/{subnet_id}'];
 
@@ -497,6 +509,54 @@ const CUSTOM = {
     const { res, value } = await happy(o.label);
     assert.ok(value.ports.some((p) => p.port_id === fixtures.port.id), `${o.label}: the desired state lacks the fixture port`);
     await call(o, 'If-None-Match with the current ETag', 304, { role: 'viewer', params: { 'If-None-Match': res.headers.etag } });
+  },
+  // The fixture report: before it, host-a has no status (404) and is listed unreported. The documented
+  // request (operator), then the example report at host-a's current generation sent by the agent role,
+  // which puts the host in sync; the scheduler role may not report; a bad port state is named.
+  'PUT /api/v1/agents/{host}/status': async (o) => {
+    needFixture('port');
+    const host = P.HostPath.example;
+    await call(operation('GET /api/v1/agents/{host}/status'), 'before the first report', 404, { role: 'viewer' });
+    const before = await call(operation('GET /api/v1/agents'), 'before the first report', 200, { role: 'viewer' });
+    const row = before.value.items.find((i) => i.host === host);
+    assert.ok(row, `GET /api/v1/agents: ${host} is not listed before its first report`);
+    assert.equal(row.applied_generation, null, `GET /api/v1/agents: ${host} has an applied generation before its first report`);
+    assert.equal(row.in_sync, false, `GET /api/v1/agents: ${host} is in sync before its first report`);
+
+    await happy(o.label);
+    const desired = await call(operation('GET /api/v1/agents/{host}/desired'), 'the generation to report', 200,
+      { role: 'viewer', params: { 'If-None-Match': null } });
+    const example = requestBodyExample(o);
+    const report = { ...example, applied_generation: desired.value.generation };
+    assert.ok(report.ports.some((p) => p.port_id === fixtures.port.id), `${o.label}: the example report does not name the example port`);
+    const { value } = await call(o, 'agent role, current generation', 200, {
+      role: 'agent', body: report, onAnswer: () => { fixtures.report = { id: host, body: report }; } });
+    assert.equal(value.host, host, `${o.label}: the summary is for ${value.host}`);
+    assert.equal(value.applied_generation, report.applied_generation, `${o.label}: applied_generation is not the reported one`);
+    assert.equal(value.desired_generation, desired.value.generation, `${o.label}: desired_generation is not the host's generation`);
+    assert.equal(value.ports_converged, report.ports.filter((p) => p.state === 'converged').length, `${o.label}: ports_converged`);
+    assert.equal(value.in_sync, report.ports.every((p) => p.state === 'converged'), `${o.label}: in_sync`);
+
+    await call(o, 'scheduler token', 403, { role: 'scheduler' });
+    const bad = await call(o, 'unknown port state', 400, {
+      role: 'agent', body: { ...report, ports: [{ ...report.ports[0], state: 'done' }] } });
+    assertNamesField(o, 'unknown port state', bad.value, 'ports[0].state');
+  },
+  'GET /api/v1/agents/{host}/status': async (o) => {
+    needFixture('report');
+    const { value } = await happy(o.label);
+    assert.deepEqual(value.report, fixtures.report.body, `${o.label}: the report answered differs from the report sent`);
+    assert.equal(value.applied_generation, fixtures.report.body.applied_generation, `${o.label}: applied_generation`);
+  },
+  'GET /api/v1/agents': async (o) => {
+    needFixture('report');
+    const { value } = await happy(o.label);
+    const hosts = await call(operation('GET /api/v1/hosts'), 'the hosts to compare with', 200, { role: 'viewer' });
+    assert.deepEqual(value.items.map((i) => i.host).sort(), hosts.value.items.map((h) => h.name).sort(),
+      `${o.label}: the summaries are not one per registered host`);
+    const row = value.items.find((i) => i.host === fixtures.report.id);
+    assert.equal(row.applied_generation, fixtures.report.body.applied_generation, `${o.label}: applied_generation of ${row.host}`);
+    assert.notEqual(row.received_at, null, `${o.label}: ${row.host} reported but has no received_at`);
   },
   'DELETE /api/v1/ports/{port_id}': async (o) => {
     needFixture('port', 'port2');

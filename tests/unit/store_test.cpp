@@ -23,6 +23,9 @@
 namespace hsns::store {
 namespace {
 
+// The newest schema version this binary knows.
+const int kLatest = static_cast<int>(hsns::store::builtin_migrations().size());
+
 namespace fs = std::filesystem;
 using network::HostRegistration;
 using network::NpuInterface;
@@ -195,15 +198,15 @@ TEST_F(DatabaseTest, OpensInWalModeWithPragmasAndAppliesMigrationsOnce) {
     EXPECT_EQ(query_int(c, "PRAGMA foreign_keys"), 1);
     EXPECT_EQ(query_int(c, "PRAGMA synchronous"), 2);  // FULL
     EXPECT_GT(query_int(c, "PRAGMA busy_timeout"), 0);
-    EXPECT_EQ(query_int(c, "SELECT COUNT(*) FROM schema_migrations"), 1);
+    EXPECT_EQ(query_int(c, "SELECT COUNT(*) FROM schema_migrations"), kLatest);
     applied_at = query_text(c, "SELECT applied_at FROM schema_migrations WHERE version = 1");
     EXPECT_EQ(query_int(c, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'ports'"), 1);
   }
   Database db(options());  // reopen: nothing applied again
-  EXPECT_EQ(db.schema_version(), 1);
+  EXPECT_EQ(db.schema_version(), kLatest);
   auto w = db.writer();
   ASSERT_TRUE(w.has_value());
-  EXPECT_EQ(query_int(w->connection(), "SELECT COUNT(*) FROM schema_migrations"), 1);
+  EXPECT_EQ(query_int(w->connection(), "SELECT COUNT(*) FROM schema_migrations"), kLatest);
   EXPECT_EQ(query_text(w->connection(), "SELECT applied_at FROM schema_migrations WHERE version = 1"),
             applied_at);
 }
@@ -211,16 +214,17 @@ TEST_F(DatabaseTest, OpensInWalModeWithPragmasAndAppliesMigrationsOnce) {
 TEST_F(DatabaseTest, AppliesNewMigrationsOnUpgrade) {
   { Database db(options()); }
   std::vector<Migration> migrations = builtin_migrations();
-  migrations.push_back({2, "test table", "CREATE TABLE extra (x INTEGER); INSERT INTO extra VALUES (42);"});
+  migrations.push_back(
+      {kLatest + 1, "test table", "CREATE TABLE extra (x INTEGER); INSERT INTO extra VALUES (42);"});
   DatabaseOptions o = options();
   o.migrations = &migrations;
   {
     Database db(o);
-    EXPECT_EQ(db.schema_version(), 2);
+    EXPECT_EQ(db.schema_version(), kLatest + 1);
     auto w = db.writer();
     ASSERT_TRUE(w.has_value());
     EXPECT_EQ(query_int(w->connection(), "SELECT x FROM extra"), 42);
-    EXPECT_EQ(query_int(w->connection(), "SELECT COUNT(*) FROM schema_migrations"), 2);
+    EXPECT_EQ(query_int(w->connection(), "SELECT COUNT(*) FROM schema_migrations"), kLatest + 1);
   }
   Database again(o);
   auto w = again.writer();
@@ -230,17 +234,19 @@ TEST_F(DatabaseTest, AppliesNewMigrationsOnUpgrade) {
 
 TEST_F(DatabaseTest, FailedMigrationIsRolledBackAndOpenThrows) {
   std::vector<Migration> migrations = builtin_migrations();
-  migrations.push_back({2, "broken", "CREATE TABLE half (x INTEGER); INSERT INTO no_such_table VALUES (1);"});
+  migrations.push_back(
+      {kLatest + 1, "broken", "CREATE TABLE half (x INTEGER); INSERT INTO no_such_table VALUES (1);"});
   DatabaseOptions o = options();
   o.migrations = &migrations;
   try {
     Database db(o);
     FAIL() << "open must fail";
   } catch (const DatabaseOpenError& e) {
-    EXPECT_NE(std::string(e.what()).find("migration 2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("migration " + std::to_string(kLatest + 1)), std::string::npos)
+        << e.what();
   }
   Database db(options());
-  EXPECT_EQ(db.schema_version(), 1);
+  EXPECT_EQ(db.schema_version(), kLatest);
   auto w = db.writer();
   ASSERT_TRUE(w.has_value());
   EXPECT_EQ(query_int(w->connection(), "SELECT COUNT(*) FROM sqlite_master WHERE name = 'half'"), 0);
@@ -259,7 +265,9 @@ TEST_F(DatabaseTest, RefusesDatabaseFromNewerBinary) {
   } catch (const DatabaseOpenError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("schema version 99"), std::string::npos) << what;
-    EXPECT_NE(what.find("newer than this binary supports (1)"), std::string::npos) << what;
+    EXPECT_NE(what.find("newer than this binary supports (" + std::to_string(kLatest) + ")"),
+              std::string::npos)
+        << what;
   }
 }
 
@@ -1023,7 +1031,7 @@ TEST_F(StoreTest, PersistsAcrossCloseAndReopen) {
   ok(store_->create_port(port_spec(v6.id, "node-a", 1, "2001:db8::abcd")));
   const auto before = snapshot(*store_);
   reopen();
-  EXPECT_EQ(db_->schema_version(), 1);
+  EXPECT_EQ(db_->schema_version(), kLatest);
   EXPECT_EQ(snapshot(*store_), before);
   // Allocation continues where it was.
   EXPECT_EQ(ok(store_->create_port(port_spec(s.id, "node-a", 1))).ip_address, ip("10.0.0.11"));
