@@ -16,6 +16,8 @@
 
 namespace hsnsctl {
 
+void add_flow_commands(CLI::App& app, std::function<void(Context&)>& action);  // cli/flows.cpp
+
 namespace {
 
 using Action = std::function<void(Context&)>;
@@ -239,6 +241,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   add_subnet_commands(app, options, action);
   add_port_commands(app, options, action);
   add_other_commands(app, options, action);
+  add_flow_commands(app, action);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Subnet isolation: tc egress (clsact, direct action) on parameter-plane ports.
+ *
+ * Verdicts, for a port present in hsns_iso_ports (an "enforced" port):
+ * - IPv4/IPv6 (also behind up to two 802.1Q/802.1ad tags) to a destination inside one of the port's
+ *   allowed prefixes: TC_ACT_OK, passed_packets += 1.
+ * - IPv4/IPv6 to any other destination, or a frame whose ethertype says IP/VLAN but which ends before
+ *   the destination address: TC_ACT_SHOT, dropped_packets += 1, dropped_bytes += skb->len.
+ * - IPv6 to a link-local scope destination (fe80::/10 unicast, ff02::/16 multicast: neighbour discovery,
+ *   MLD) always passes and counts as passed: it never leaves the link, and IPv6 breaks without it.
+ * - Anything else (ARP, LLDP, ...): TC_ACT_OK, not counted.
+ * A port absent from hsns_iso_ports passes everything and is not counted.
+ * Headers are read by direct packet access after bpf_skb_pull_data of at most HSNS_ISO_PARSE_LEN bytes
+ * when the skb is non-linear; every read is bounds-checked against data_end.
+ */
+#include "isolation.h"
+
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/pkt_cls.h>
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct {
+  __uint(type, BPF_MAP_TYPE_LPM_TRIE);
+  __uint(max_entries, HSNS_ISO_MAX_PREFIXES);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, struct hsns_iso_v4_key);
+  __type(value, __u32);
+} hsns_iso_v4 SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_LPM_TRIE);
+  __uint(max_entries, HSNS_ISO_MAX_PREFIXES);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, struct hsns_iso_v6_key);
+  __type(value, __u32);
+} hsns_iso_v6 SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, HSNS_ISO_MAX_PORTS);
+  __type(key, __u32);
+  __type(value, struct hsns_iso_port);
+} hsns_iso_ports SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, HSNS_ISO_MAX_PORTS);
+  __type(key, __u32);
+  __type(value, struct hsns_iso_counters);
+} hsns_iso_counters SEC(".maps");
+
+#define ETH_P_8021Q_ 0x8100
+#define ETH_P_8021AD_ 0x88A8
+#define IPV4_DADDR_OFF 16
+#define IPV6_DADDR_OFF 24
+/* Ethernet + two VLAN tags + the IPv6 header up to the end of its destination address. */
+#define HSNS_ISO_PARSE_LEN (ETH_HLEN + 8 + IPV6_DADDR_OFF + 16)
+
+static __always_inline int drop(struct __sk_buff* skb, struct hsns_iso_counters* c) {
+  if (c) {
+    c->dropped_packets += 1;
+    c->dropped_bytes += skb->len;
+  }
+  return TC_ACT_SHOT;
+}
+
+SEC("tc")
+int hsns_isolation_egress(struct __sk_buff* skb) {
+  __u32 ifindex = skb->ifindex;
+  struct hsns_iso_port* port = bpf_map_lookup_elem(&hsns_iso_ports, &ifindex);
+  if (!port) return TC_ACT_OK;
+  __u32 slot = port->slot;
+  struct hsns_iso_counters* c = bpf_map_lookup_elem(&hsns_iso_counters, &slot); /* NULL if out of range */
+
+  /* Parse with direct packet access; linearise the few header bytes first when the skb is non-linear,
+   * so a bounds check that fails afterwards means the frame really is that short. */
+  __u32 want = skb->len < HSNS_ISO_PARSE_LEN ? skb->len : HSNS_ISO_PARSE_LEN;
+  if ((long)skb->data + want > (long)skb->data_end) bpf_skb_pull_data(skb, want);
+  void* data = (void*)(long)skb->data;
+  void* data_end = (void*)(long)skb->data_end;
+
+  if (data + ETH_HLEN > data_end) return TC_ACT_OK; /* no ethertype */
+  __u16 proto = bpf_ntohs(((struct ethhdr*)data)->h_proto);
+  void* l3 = data + ETH_HLEN;
+
+#pragma unroll
+  for (int i = 0; i < 2; i++) {
+    if (proto != ETH_P_8021Q_ && proto != ETH_P_8021AD_) break;
+    /* A tag is 4 bytes: TCI then the next ethertype. */
+    if (l3 + 4 > data_end) return drop(skb, c);
+    proto = bpf_ntohs(*(__be16*)(l3 + 2));
+    l3 += 4;
+  }
+
+  if (proto == ETH_P_IP) {
+    struct hsns_iso_v4_key key = {.prefixlen = HSNS_ISO_IFINDEX_BITS + 32, .ifindex = ifindex};
+    if (l3 + IPV4_DADDR_OFF + 4 > data_end) return drop(skb, c);
+    __builtin_memcpy(key.addr, l3 + IPV4_DADDR_OFF, 4);
+    if (!bpf_map_lookup_elem(&hsns_iso_v4, &key)) return drop(skb, c);
+  } else if (proto == ETH_P_IPV6) {
+    struct hsns_iso_v6_key key = {.prefixlen = HSNS_ISO_IFINDEX_BITS + 128, .ifindex = ifindex};
+    if (l3 + IPV6_DADDR_OFF + 16 > data_end) return drop(skb, c);
+    __builtin_memcpy(key.addr, l3 + IPV6_DADDR_OFF, 16);
+    const int link_local = (key.addr[0] == 0xfe && (key.addr[1] & 0xc0) == 0x80) ||
+                           (key.addr[0] == 0xff && (key.addr[1] & 0x0f) == 0x02);
+    if (!link_local && !bpf_map_lookup_elem(&hsns_iso_v6, &key)) return drop(skb, c);
+  } else if (proto == ETH_P_8021Q_ || proto == ETH_P_8021AD_) {
+    return drop(skb, c); /* more than two tags: cannot see the payload, fail closed */
+  } else {
+    return TC_ACT_OK;
+  }
+  if (c) c->passed_packets += 1;
+  return TC_ACT_OK;
+}

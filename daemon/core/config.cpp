@@ -1,0 +1,164 @@
+#include "config.h"
+
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <set>
+
+namespace hsns::daemon {
+namespace {
+
+using Result = tl::expected<void, std::string>;
+
+Result check_keys(const YAML::Node& node, const std::string& where, const std::set<std::string>& allowed) {
+  if (!node.IsMap()) return tl::unexpected(where + ": must be a mapping");
+  for (const auto& kv : node) {
+    const auto key = kv.first.as<std::string>();
+    if (!allowed.count(key)) return tl::unexpected(where + ": unknown key '" + key + "'");
+  }
+  return {};
+}
+
+template <typename T>
+T get(const YAML::Node& node, const std::string& key, const std::string& where) {
+  try {
+    return node[key].as<T>();
+  } catch (const YAML::Exception&) {
+    throw std::invalid_argument(where + key + ": wrong type");
+  }
+}
+
+std::chrono::milliseconds ms(const YAML::Node& node, const std::string& key, const std::string& where) {
+  return std::chrono::milliseconds(get<long>(node, key, where));
+}
+
+Result parse(const YAML::Node& root, DaemonConfig& c) {
+  if (root.IsNull()) return {};
+  if (auto r = check_keys(root, "config",
+                          {"host", "aggregator", "state_dir", "sysfs_root", "procfs_root", "metrics",
+                           "interval_ms", "backoff", "routing", "npus", "qos", "isolation"});
+      !r)
+    return r;
+  if (root["host"]) c.host = get<std::string>(root, "host", "");
+  if (root["state_dir"]) c.state_dir = get<std::string>(root, "state_dir", "");
+  if (root["sysfs_root"]) c.sysfs_root = get<std::string>(root, "sysfs_root", "");
+  if (root["procfs_root"]) c.procfs_root = get<std::string>(root, "procfs_root", "");
+  if (root["interval_ms"]) c.interval = ms(root, "interval_ms", "");
+  if (const auto a = root["aggregator"]) {
+    if (auto r = check_keys(a, "aggregator", {"url", "token_file", "ca_file", "timeout_ms"}); !r) return r;
+    if (a["url"]) c.aggregator_url = get<std::string>(a, "url", "aggregator.");
+    if (a["token_file"]) c.token_file = get<std::string>(a, "token_file", "aggregator.");
+    if (a["ca_file"]) c.ca_file = get<std::string>(a, "ca_file", "aggregator.");
+    if (a["timeout_ms"]) c.request_timeout = ms(a, "timeout_ms", "aggregator.");
+  }
+  if (const auto m = root["metrics"]) {
+    if (auto r = check_keys(m, "metrics", {"listen"}); !r) return r;
+    if (m["listen"]) c.metrics_listen = get<std::string>(m, "listen", "metrics.");
+  }
+  if (const auto b = root["backoff"]) {
+    if (auto r = check_keys(b, "backoff", {"initial_ms", "max_ms"}); !r) return r;
+    if (b["initial_ms"]) c.backoff_initial = ms(b, "initial_ms", "backoff.");
+    if (b["max_ms"]) c.backoff_max = ms(b, "max_ms", "backoff.");
+  }
+  if (const auto r = root["routing"]) {
+    if (auto k = check_keys(r, "routing", {"table_base", "rule_priority_base", "protocol"}); !k) return k;
+    if (r["table_base"]) c.table_base = get<int>(r, "table_base", "routing.");
+    if (r["rule_priority_base"]) c.rule_priority_base = get<int>(r, "rule_priority_base", "routing.");
+    if (r["protocol"]) c.route_protocol = get<int>(r, "protocol", "routing.");
+  }
+  if (const auto n = root["npus"]) {
+    if (!n.IsSequence()) return tl::unexpected(std::string("npus: must be a list of {index, netdev}"));
+    for (const auto& e : n) {
+      if (auto k = check_keys(e, "npus[]", {"index", "netdev"}); !k) return k;
+      if (!e["index"] || !e["netdev"])
+        return tl::unexpected(std::string("npus[]: index and netdev are required"));
+      const int index = get<int>(e, "index", "npus[].");
+      if (c.npus.count(index))
+        return tl::unexpected("npus: index " + std::to_string(index) + " listed twice");
+      c.npus[index] = get<std::string>(e, "netdev", "npus[].");
+    }
+  }
+  if (const auto q = root["qos"]) {
+    if (auto k = check_keys(q, "qos", {"enabled", "pfc_priorities", "trust", "ecn_priorities"}); !k) return k;
+    c.qos.enabled = q["enabled"] ? get<bool>(q, "enabled", "qos.") : true;
+    if (q["pfc_priorities"]) c.qos.pfc_priorities = get<std::vector<int>>(q, "pfc_priorities", "qos.");
+    if (q["ecn_priorities"]) c.qos.ecn_priorities = get<std::vector<int>>(q, "ecn_priorities", "qos.");
+    if (q["trust"]) c.qos.trust = get<std::string>(q, "trust", "qos.");
+  }
+  if (const auto i = root["isolation"]) {
+    if (auto k = check_keys(i, "isolation", {"enabled", "pin_dir"}); !k) return k;
+    if (i["enabled"]) c.isolation_enabled = get<bool>(i, "enabled", "isolation.");
+    if (i["pin_dir"]) c.isolation_pin_dir = get<std::string>(i, "pin_dir", "isolation.");
+  }
+  return {};
+}
+
+bool valid_netdev_name(const std::string& name) {
+  if (name.empty() || name.size() > 15 || name == "." || name == "..") return false;
+  for (char ch : name)
+    if (ch == '/' || ch == ':' || ch <= ' ') return false;
+  return true;
+}
+
+}  // namespace
+
+tl::expected<DaemonConfig, std::string> load_config(const std::string& path, bool required) {
+  DaemonConfig c;
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    if (required) return tl::unexpected("config file " + path + " does not exist");
+    return c;
+  }
+  try {
+    const YAML::Node root = YAML::LoadFile(path);
+    if (auto r = parse(root, c); !r) return tl::unexpected(path + ": " + r.error());
+  } catch (const YAML::Exception& e) {
+    return tl::unexpected(path + ": " + e.what());
+  } catch (const std::invalid_argument& e) {
+    return tl::unexpected(path + ": " + e.what());
+  }
+  if (auto r = validate(c); !r) return tl::unexpected(path + ": " + r.error());
+  return c;
+}
+
+tl::expected<void, std::string> validate(const DaemonConfig& c) {
+  auto fail = [](std::string m) { return tl::unexpected(std::move(m)); };
+  if (c.aggregator_url.rfind("http://", 0) != 0 && c.aggregator_url.rfind("https://", 0) != 0)
+    return fail("aggregator.url must start with http:// or https://");
+  if (c.state_dir.empty()) return fail("state_dir must not be empty");
+  if (c.interval < std::chrono::milliseconds(100) || c.interval > std::chrono::hours(1))
+    return fail("interval_ms must be between 100 and 3600000");
+  if (c.backoff_initial < std::chrono::milliseconds(10) || c.backoff_max < c.backoff_initial)
+    return fail("backoff: need 10 <= initial_ms <= max_ms");
+  if (c.request_timeout < std::chrono::milliseconds(100)) return fail("aggregator.timeout_ms must be >= 100");
+  if (c.table_base < 1 || c.table_base > 0x7fff0000 || c.table_base == 253 || c.table_base == 254 ||
+      c.table_base == 255)
+    return fail("routing.table_base must be a free table number (not 253-255)");
+  if (c.rule_priority_base < 1 || c.rule_priority_base > 32000)
+    return fail("routing.rule_priority_base must be between 1 and 32000 (main is 32766)");
+  if (c.route_protocol < 5 || c.route_protocol > 254)
+    return fail("routing.protocol must be between 5 and 254 (0-4 belong to the kernel)");
+  if (!c.metrics_listen.empty() && c.metrics_listen.rfind(':') == std::string::npos)
+    return fail("metrics.listen must be address:port or empty");
+  for (const auto& [index, netdev] : c.npus) {
+    if (index < 0 || index > 4095)
+      return fail("npus: index " + std::to_string(index) + " out of range 0..4095");
+    if (!valid_netdev_name(netdev)) return fail("npus: '" + netdev + "' is not a valid netdev name");
+  }
+  for (int p : c.qos.pfc_priorities)
+    if (p < 0 || p > 7) return fail("qos.pfc_priorities: " + std::to_string(p) + " is not 0..7");
+  for (int p : c.qos.ecn_priorities)
+    if (p < 0 || p > 7) return fail("qos.ecn_priorities: " + std::to_string(p) + " is not 0..7");
+  if (c.qos.trust != "dscp" && c.qos.trust != "pcp") return fail("qos.trust must be dscp or pcp");
+  return {};
+}
+
+std::string effective_host(const DaemonConfig& config) {
+  if (!config.host.empty()) return config.host;
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "localhost";
+  return name;
+}
+
+}  // namespace hsns::daemon

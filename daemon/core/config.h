@@ -1,0 +1,54 @@
+// hsnsd configuration: the YAML file (/etc/hsns/hsnsd.yaml by default) merged with command-line overrides.
+//
+// Contract:
+// - load_config() reads and validates one file; unknown keys, wrong types and out-of-range values are
+//   errors naming the key (returned as a value; yaml-cpp exceptions never escape). A missing file is an
+//   error only when required (an explicit --config); otherwise the defaults apply.
+// - validate() checks a config assembled from file + flags (called again after overrides).
+// - Plain data: copy freely; no threads, no I/O besides load_config's file read.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <tl/expected.hpp>
+#include <vector>
+
+namespace hsns::daemon {
+
+struct QosProfile {
+  bool enabled = false;             // compare the NICs' QoS with this profile
+  std::vector<int> pfc_priorities;  // priorities with PFC enabled (all others disabled)
+  std::string trust = "dscp";       // "dscp" or "pcp"
+  std::vector<int> ecn_priorities;  // priorities with RoCE ECN (NP and RP) enabled
+};
+
+struct DaemonConfig {
+  std::string host;  // name registered with the aggregator ("" = gethostname)
+  std::string aggregator_url = "http://127.0.0.1:8080";
+  std::string token_file;  // agent bearer token ("" = none)
+  std::string ca_file;     // https only
+  std::chrono::milliseconds request_timeout{5000};
+  std::string state_dir = "/var/lib/hsns";
+  std::string sysfs_root = "/sys";
+  std::string procfs_root = "/proc";
+  std::string metrics_listen = "127.0.0.1:9810";  // "" disables /metrics
+  std::chrono::milliseconds interval{10000};      // fetch + reconcile period
+  std::chrono::milliseconds backoff_initial{1000};
+  std::chrono::milliseconds backoff_max{60000};
+  int table_base = 1000;            // routing table of NPU n = table_base + n
+  int rule_priority_base = 1000;    // priority of NPU n's "from" rule = rule_priority_base + n
+  int route_protocol = 200;         // rtnetlink protocol marking hsnsd's routes and rules
+  std::map<int, std::string> npus;  // NPU index -> netdev
+  QosProfile qos;
+  bool isolation_enabled = false;
+  std::string isolation_pin_dir = "/sys/fs/bpf/hsns/isolation";
+};
+
+tl::expected<DaemonConfig, std::string> load_config(const std::string& path, bool required);
+tl::expected<void, std::string> validate(const DaemonConfig& config);
+// The host name to use: config.host, else the kernel's host name.
+std::string effective_host(const DaemonConfig& config);
+
+}  // namespace hsns::daemon

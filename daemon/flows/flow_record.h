@@ -1,0 +1,33 @@
+// One RoCEv2 flow record: the counts of one flow (bpf/roce_flow.h key) during one harvest interval.
+//
+// Contract: `stats` holds deltas since the previous harvest (the kernel table is drained on every
+// harvest), with first/last seen converted to Unix time (ns). to_json() renders the JSON-lines sink
+// format documented in docs/flow-probe.md; from_json() reads it back (hsnsctl flows, tests) and returns an
+// error message for a line that is not a flow record.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <tl/expected.hpp>
+
+#include "roce_flow.h"
+
+namespace hsns::daemon {
+
+struct FlowRecord {
+  roce_flow_key key{};
+  roce_flow_stats stats{};
+  std::string ifname;
+  std::int64_t first_unix_ns = 0;
+  std::int64_t last_unix_ns = 0;
+};
+
+nlohmann::json to_json(const FlowRecord& record, const std::string& host);
+tl::expected<FlowRecord, std::string> flow_record_from_json(const nlohmann::json& j);
+
+const char* op_class_name(int op_class);
+const char* nak_name(int nak);
+const char* direction_name(int direction);
+
+}  // namespace hsns::daemon

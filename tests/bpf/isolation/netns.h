@@ -1,0 +1,185 @@
+// Test helpers for the isolation end-to-end test: shell commands, network namespaces the test creates
+// (removed in the destructor, and stale ones of dead test processes removed at start), entering a
+// namespace for the current thread, and UDP send/receive inside a namespace.
+#pragma once
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace hsns::test {
+
+struct CommandResult {
+  int status = -1;
+  std::string output;
+};
+
+inline CommandResult sh(const std::string& command) {
+  CommandResult r;
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.output.append(buf, n);
+  r.status = pclose(p);
+  return r;
+}
+
+// Polls pred every 10 ms until it holds or the timeout passes; returns the last result.
+inline bool eventually(const std::function<bool()>& pred,
+                       std::chrono::milliseconds timeout = std::chrono::milliseconds(5000)) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    if (pred()) return true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+// Moves the calling thread into a named namespace (/run/netns/<name>) and back on destruction.
+class NetnsScope {
+ public:
+  explicit NetnsScope(const std::string& name) {
+    self_ = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+    const int target = open(("/run/netns/" + name).c_str(), O_RDONLY | O_CLOEXEC);
+    if (self_ < 0 || target < 0 || setns(target, CLONE_NEWNET) != 0) {
+      if (target >= 0) close(target);
+      throw std::runtime_error("cannot enter netns " + name);
+    }
+    close(target);
+  }
+  ~NetnsScope() {
+    if (setns(self_, CLONE_NEWNET) != 0) std::abort();  // a test thread left in a test namespace is fatal
+    close(self_);
+  }
+  NetnsScope(const NetnsScope&) = delete;
+  NetnsScope& operator=(const NetnsScope&) = delete;
+
+ private:
+  int self_ = -1;
+};
+
+// Namespaces named <prefix>-<pid>-<suffix>; all removed on destruction. Removes leftovers of test
+// processes that no longer run.
+class Namespaces {
+ public:
+  explicit Namespaces(std::string prefix) : prefix_(std::move(prefix)) {
+    const CommandResult list = sh("ip netns list");
+    std::size_t pos = 0;
+    while (pos < list.output.size()) {
+      std::size_t end = list.output.find('\n', pos);
+      if (end == std::string::npos) end = list.output.size();
+      const std::string line = list.output.substr(pos, end - pos);
+      pos = end + 1;
+      const std::string name = line.substr(0, line.find(' '));
+      if (name.rfind(prefix_ + "-", 0) != 0) continue;
+      const int pid = std::atoi(name.c_str() + prefix_.size() + 1);
+      if (pid > 0 && kill(pid, 0) != 0) sh("ip netns del " + name);
+    }
+  }
+  ~Namespaces() {
+    for (const auto& n : created_) sh("ip netns del " + n);
+  }
+  std::string add(const std::string& suffix) {
+    const std::string name = prefix_ + "-" + std::to_string(getpid()) + "-" + suffix;
+    sh("ip netns del " + name);
+    const CommandResult r = sh("ip netns add " + name);
+    if (r.status != 0) throw std::runtime_error("ip netns add " + name + ": " + r.output);
+    created_.push_back(name);
+    sh("ip -n " + name + " link set lo up");
+    return name;
+  }
+
+ private:
+  std::string prefix_;
+  std::vector<std::string> created_;
+};
+
+inline sockaddr_storage socket_address(const std::string& ip, std::uint16_t port, socklen_t& len) {
+  sockaddr_storage ss{};
+  if (ip.find(':') != std::string::npos) {
+    auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+    a->sin6_family = AF_INET6;
+    a->sin6_port = htons(port);
+    inet_pton(AF_INET6, ip.c_str(), &a->sin6_addr);
+    len = sizeof(sockaddr_in6);
+  } else {
+    auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+    a->sin_family = AF_INET;
+    a->sin_port = htons(port);
+    inet_pton(AF_INET, ip.c_str(), &a->sin_addr);
+    len = sizeof(sockaddr_in);
+  }
+  return ss;
+}
+
+// A UDP socket bound to ip:port inside netns; counts the datagrams that arrive.
+class UdpReceiver {
+ public:
+  UdpReceiver(const std::string& netns, const std::string& ip, std::uint16_t port) {
+    NetnsScope in(netns);
+    socklen_t len = 0;
+    const sockaddr_storage ss = socket_address(ip, port, len);
+    fd_ = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd_ < 0 || bind(fd_, reinterpret_cast<const sockaddr*>(&ss), len) != 0) {
+      throw std::runtime_error("bind " + ip + ": " + std::strerror(errno));
+    }
+  }
+  ~UdpReceiver() { close(fd_); }
+  UdpReceiver(const UdpReceiver&) = delete;
+  UdpReceiver& operator=(const UdpReceiver&) = delete;
+
+  // Drains what has arrived, waiting up to wait for the first datagram when none is queued; counts the
+  // datagrams whose payload is tag (late datagrams of an earlier step carry another tag).
+  int drain(std::chrono::milliseconds wait, const std::string& tag) {
+    int n = 0;
+    int any = 0;
+    pollfd p{fd_, POLLIN, 0};
+    while (poll(&p, 1, any == 0 ? static_cast<int>(wait.count()) : 0) > 0) {
+      char buf[2048];
+      ssize_t len;
+      while ((len = recv(fd_, buf, sizeof(buf), 0)) >= 0) {
+        ++any;
+        if (std::string(buf, static_cast<std::size_t>(len)) == tag) ++n;
+      }
+      if (any == 0) break;
+    }
+    return n;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// Sends count datagrams with payload tag from inside netns to ip:port; returns how many sendto() calls
+// did not fail (a datagram dropped by tc still counts as sent).
+inline int send_udp(const std::string& netns, const std::string& ip, std::uint16_t port, int count,
+                    const std::string& tag) {
+  NetnsScope in(netns);
+  socklen_t len = 0;
+  const sockaddr_storage ss = socket_address(ip, port, len);
+  const int fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 0;
+  int sent = 0;
+  for (int i = 0; i < count; ++i) {
+    if (sendto(fd, tag.data(), tag.size(), 0, reinterpret_cast<const sockaddr*>(&ss), len) >= 0) ++sent;
+  }
+  close(fd);
+  return sent;
+}
+
+}  // namespace hsns::test

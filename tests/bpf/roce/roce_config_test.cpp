@@ -1,0 +1,151 @@
+// The flow probe's pure parts: the `flow_probe:` configuration section, flow-record JSON round trip, and
+// the generator's determinism and exact tallies (no root needed).
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "flow_probe_config.h"
+#include "flow_record.h"
+#include "generator.h"
+
+namespace {
+
+using hsns::daemon::AttachMode;
+using hsns::daemon::parse_flow_probe_config;
+
+TEST(FlowProbeConfig, FullSection) {
+  const auto c = parse_flow_probe_config(R"(
+flow_probe:
+  interval_ms: 500
+  table_size: 131072
+  ring_buffer_bytes: 1048576
+  pin_dir: /sys/fs/bpf/hsns/x
+  sink: /tmp/f.jsonl
+  interfaces:
+    - {name: rxe0, attach: tc, direction: egress}
+    - {name: mirror0, attach: xdp, mirror: true}
+)");
+  ASSERT_TRUE(c) << c.error();
+  EXPECT_EQ(c->interval.count(), 500);
+  EXPECT_EQ(c->table_size, 131072u);
+  EXPECT_EQ(c->ring_buffer_bytes, 1048576u);
+  EXPECT_EQ(c->pin_dir, "/sys/fs/bpf/hsns/x");
+  ASSERT_EQ(c->interfaces.size(), 2u);
+  EXPECT_EQ(c->interfaces[0].attach, AttachMode::tc);
+  EXPECT_FALSE(c->interfaces[0].ingress);
+  EXPECT_TRUE(c->interfaces[0].egress);
+  EXPECT_EQ(c->interfaces[1].attach, AttachMode::xdp);
+  EXPECT_TRUE(c->interfaces[1].ingress);
+  EXPECT_FALSE(c->interfaces[1].egress);
+  EXPECT_TRUE(c->interfaces[1].mirror);
+}
+
+TEST(FlowProbeConfig, DefaultsFromBareSection) {
+  const auto c = parse_flow_probe_config("interfaces: []\n");
+  ASSERT_TRUE(c) << c.error();
+  EXPECT_EQ(c->interval.count(), 1000);
+  EXPECT_EQ(c->table_size, 65536u);
+}
+
+TEST(FlowProbeConfig, ErrorsNameTheKey) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"flow_probe: {interval_ms: 5}", "flow_probe.interval_ms"},
+      {"flow_probe: {interval_ms: fast}", "flow_probe.interval_ms"},
+      {"flow_probe: {table_size: 10}", "flow_probe.table_size"},
+      {"flow_probe: {ring_buffer_bytes: 5000}", "flow_probe.ring_buffer_bytes"},
+      {"flow_probe: {pin_dir: /tmp/x}", "flow_probe.pin_dir"},
+      {"flow_probe: {colour: red}", "flow_probe.colour"},
+      {"flow_probe: {interfaces: [{name: a, attach: dpdk}]}", "flow_probe.interfaces[0].attach"},
+      {"flow_probe: {interfaces: [{name: a, direction: sideways}]}", "flow_probe.interfaces[0].direction"},
+      {"flow_probe: {interfaces: [{name: a, attach: xdp, direction: egress}]}",
+       "flow_probe.interfaces[0].direction"},
+      {"flow_probe: {interfaces: [{name: a}, {name: a}]}", "flow_probe.interfaces[1].name"},
+      {"flow_probe: {interfaces: [{attach: tc}]}", "flow_probe.interfaces[0].name"},
+      {"flow_probe: {interfaces: [{name: a, mirror: maybe}]}", "flow_probe.interfaces[0].mirror"},
+      {"flow_probe: [1, 2]", "flow_probe"},
+      {"flow_probe: {a: [}", "flow_probe"},
+  };
+  for (const auto& [yaml, key] : cases) {
+    const auto c = parse_flow_probe_config(yaml);
+    ASSERT_FALSE(c) << yaml;
+    EXPECT_EQ(c.error().rfind(key, 0), 0u) << yaml << " -> " << c.error();
+  }
+}
+
+TEST(FlowRecordJson, RoundTrip) {
+  hsns::daemon::FlowRecord r;
+  r.key.ifindex = 7;
+  r.key.direction = ROCE_DIR_EGRESS;
+  r.key.family = 6;
+  r.key.src[0] = 0x20;
+  r.key.src[1] = 0x01;
+  r.key.src[2] = 0x0d;
+  r.key.src[3] = 0xb8;
+  r.key.src[15] = 1;
+  r.key.dst[0] = 0x20;
+  r.key.dst[1] = 0x01;
+  r.key.dst[2] = 0x0d;
+  r.key.dst[3] = 0xb8;
+  r.key.dst[15] = 2;
+  r.key.sport = 0xC001;
+  r.key.dest_qp = 0x123456;
+  r.stats.packets = 10;
+  r.stats.bytes = 1000;
+  r.stats.op[ROCE_OP_ACK] = 3;
+  r.stats.nak[ROCE_NAK_RNR] = 1;
+  r.stats.ce = 2;
+  r.stats.cnp = 1;
+  r.stats.psn_regressions = 4;
+  r.stats.has_psn = 1;
+  r.stats.max_psn = 99;
+  r.ifname = "rxe0";
+  const auto j = hsns::daemon::to_json(r, "host1");
+  EXPECT_EQ(j.at("src"), "2001:db8::1");
+  EXPECT_EQ(j.at("direction"), "egress");
+  const auto back = hsns::daemon::flow_record_from_json(j);
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_EQ(0, std::memcmp(&back->key, &r.key, sizeof(r.key)));
+  EXPECT_EQ(back->stats.packets, 10u);
+  EXPECT_EQ(back->stats.nak[ROCE_NAK_RNR], 1u);
+  EXPECT_EQ(back->stats.max_psn, 99u);
+  EXPECT_FALSE(hsns::daemon::flow_record_from_json(nlohmann::json::parse(R"({"type":"counters"})")));
+  EXPECT_FALSE(
+      hsns::daemon::flow_record_from_json(nlohmann::json::parse(R"({"type":"flow","ifindex":"x"})")));
+}
+
+TEST(Generator, DeterministicAndTalliesEveryKind) {
+  hsns::roce_gen::MixConfig c;
+  c.seed = 7;
+  c.src = "198.18.0.1";
+  c.dst = "198.18.0.2";
+  c.flows = 16;
+  c.packets_per_flow = 400;
+  ASSERT_EQ(hsns::roce_gen::validate(c), "");
+  const auto a = hsns::roce_gen::plan(c);
+  const auto b = hsns::roce_gen::plan(c);
+  ASSERT_EQ(a.size(), 6400u);
+  EXPECT_EQ(hsns::roce_gen::to_json(hsns::roce_gen::tally(a)),
+            hsns::roce_gen::to_json(hsns::roce_gen::tally(b)));
+  const auto t = hsns::roce_gen::tally(a);
+  EXPECT_EQ(t.size(), 16u);
+  hsns::roce_gen::FlowCounts sum;
+  for (const auto& [k, f] : t) {
+    sum.packets += f.packets;
+    for (std::size_t i = 0; i < 8; ++i) sum.op[i] += f.op[i];
+    for (std::size_t i = 0; i < 6; ++i) sum.nak[i] += f.nak[i];
+    sum.ce += f.ce;
+    sum.ect += f.ect;
+    sum.cnp += f.cnp;
+    sum.psn_regressions += f.psn_regressions;
+  }
+  EXPECT_EQ(sum.packets, 6400u);
+  for (std::size_t i = 0; i < 7; ++i) EXPECT_GT(sum.op[i], 0u) << "class " << i;  // all but "other"
+  for (std::size_t i = 0; i < 5; ++i) EXPECT_GT(sum.nak[i], 0u) << "nak " << i;
+  EXPECT_GT(sum.ce, 0u);
+  EXPECT_GT(sum.ect, 0u);
+  EXPECT_GT(sum.psn_regressions, 0u);
+  c.dst = "2001:db8::1";
+  EXPECT_NE(hsns::roce_gen::validate(c), "");
+}
+
+}  // namespace

@@ -1,0 +1,302 @@
+// End-to-end tests of the flow probe over veth pairs in namespaces the test creates: hsns-roce-gen sends
+// a known mix (UDP over IPv4 and IPv6, raw VLAN / QinQ / ERSPAN II / ERSPAN III frames), hsns-flowprobe
+// (tc ingress, tc with ERSPAN decapsulation, XDP with ERSPAN decapsulation) writes flow records, and a
+// tshark capture of the same interfaces is an independent count. A second test kills the probe with
+// SIGKILL mid-run, restarts it, and checks that the per-flow totals are still exact.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "lab.h"
+
+namespace {
+
+using hsns::test::Lab;
+using hsns::test::sh;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+const std::string kBuild = HSNS_TEST_BUILD_DIR;
+const std::string kGen = kBuild + "/lab/roce_gen/hsns-roce-gen";
+const std::string kProbe = kBuild + "/daemon/flows/hsns-flowprobe";
+
+struct Totals {
+  std::map<std::string, std::uint64_t> v;
+};
+
+std::string flow_id(const std::string& ifname, const json& f) {
+  return ifname + "|" + f.at("src").get<std::string>() + "|" + f.at("dst").get<std::string>() + "|" +
+         std::to_string(f.at("sport").get<int>()) + "|" +
+         std::to_string(f.at("dest_qp").get<std::uint32_t>());
+}
+
+void add(Totals& t, const json& f) {
+  for (const char* k : {"packets", "bytes", "ect", "ce", "cnp", "psn_regressions"})
+    t.v[k] += f.at(k).get<std::uint64_t>();
+  for (const auto& [k, val] : f.at("op").items()) t.v["op." + k] += val.get<std::uint64_t>();
+  for (const auto& [k, val] : f.at("nak").items()) t.v["nak." + k] += val.get<std::uint64_t>();
+}
+
+// Sums the sink's flow records per flow id; returns the last counters line in *counters.
+std::map<std::string, Totals> read_sink(const std::string& path, json* counters) {
+  std::map<std::string, Totals> out;
+  std::istringstream in(hsns::test::read_file(path));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const json j = json::parse(line);
+    if (j.at("type") == "counters") {
+      if (counters != nullptr) *counters = j.at("counters");
+      continue;
+    }
+    add(out[flow_id(j.at("ifname"), j)], j);
+  }
+  return out;
+}
+
+struct Feed {
+  std::string ifname_tx;  // in namespace A
+  std::string ifname_rx;  // in namespace B, where the probe sees it
+  std::vector<std::string> args;
+};
+
+class RoceE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root";
+    char tmpl[] = "/tmp/hsns-roce-e2e-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    pin_dir_ = "/sys/fs/bpf/hsns-test-roce-" + std::to_string(getpid());
+    a_ = lab_.ns("a");
+    b_ = lab_.ns("b");
+    ASSERT_TRUE(lab_.veth(a_, "va", b_, "vb", {"198.18.40.1/24", "2001:db8:40::1/64"},
+                          {"198.18.40.2/24", "2001:db8:40::2/64"}));
+    ASSERT_TRUE(lab_.veth(a_, "ra", b_, "rb"));
+    ASSERT_TRUE(lab_.veth(a_, "xa", b_, "xb"));
+    // Resolve neighbours first, so no datagram waits (or is dropped) in an unresolved neighbour queue.
+    ASSERT_TRUE(hsns::test::wait_for(
+        [&] {
+          return sh(Lab::in(a_, "ping -c1 -W1 198.18.40.2")).status == 0 &&
+                 sh(Lab::in(a_, "ping -6 -c1 -W1 2001:db8:40::2")).status == 0;
+        },
+        10s));
+  }
+
+  void TearDown() override {
+    probe_.kill9();
+    if (!pin_dir_.empty()) sh("rm -rf " + pin_dir_);
+    // Detach whatever a killed probe left (the namespaces are deleted by ~Lab anyway).
+    if (!dir_.empty() && !HasFailure()) sh("rm -rf " + dir_);
+  }
+
+  void write_config(const std::string& interfaces) {
+    std::ofstream(dir_ + "/hsnsd.yaml")
+        << "flow_probe:\n  interval_ms: 200\n  table_size: 4096\n  pin_dir: " << pin_dir_
+        << "\n  sink: " << dir_ << "/flows.jsonl\n  interfaces:\n"
+        << interfaces;
+  }
+
+  void start_probe() {
+    const std::string ready = dir_ + "/ready";
+    std::remove(ready.c_str());
+    probe_ = hsns::test::spawn(Lab::in(b_, std::vector<std::string>{kProbe, "--config", dir_ + "/hsnsd.yaml",
+                                                                    "--ready-file", ready}),
+                               dir_ + "/probe.out", dir_ + "/probe.err");
+    ASSERT_TRUE(hsns::test::wait_for([&] { return !hsns::test::read_file(ready).empty(); }, 20s))
+        << hsns::test::read_file(dir_ + "/probe.err");
+  }
+
+  void stop_probe(bool purge) {
+    probe_.signal(SIGTERM);
+    EXPECT_EQ(probe_.wait(20s), 0) << hsns::test::read_file(dir_ + "/probe.err");
+    if (purge) sh("rm -rf " + pin_dir_);
+  }
+
+  // Runs one generator feed in namespace A; records its per-flow counts under the receiving interface.
+  json run_feed(const Feed& f) {
+    std::string cmd = kGen;
+    for (const auto& a : f.args) cmd += " " + a;
+    const auto r = sh(Lab::in(a_, cmd));
+    EXPECT_EQ(r.status, 0) << r.out;
+    const json j = json::parse(r.out.substr(0, r.out.find('\n')));
+    EXPECT_TRUE(j.at("complete").get<bool>());
+    for (const auto& fl : j.at("flows")) {
+      Totals t;
+      add(t, fl);
+      expected_[flow_id(f.ifname_rx, fl)] = t;
+    }
+    sent_ += j.at("sent").get<std::uint64_t>();
+    return j;
+  }
+
+  void expect_sink_matches_generator(json* counters) {
+    const auto got = read_sink(dir_ + "/flows.jsonl", counters);
+    EXPECT_EQ(got.size(), expected_.size());
+    for (const auto& [id, want] : expected_) {
+      SCOPED_TRACE(id);
+      const auto it = got.find(id);
+      ASSERT_NE(it, got.end()) << "flow missing from the sink";
+      for (const auto& [k, v] : want.v) EXPECT_EQ(it->second.v.at(k), v) << k;
+    }
+    for (const auto& [id, t] : got) EXPECT_TRUE(expected_.count(id)) << "unexpected flow " << id;
+  }
+
+  Lab lab_{"hrf"};
+  std::string a_;
+  std::string b_;
+  std::string dir_;
+  std::string pin_dir_;
+  hsns::test::Proc probe_;
+  std::map<std::string, Totals> expected_;
+  std::uint64_t sent_ = 0;
+};
+
+TEST_F(RoceE2E, GeneratorProbeAndTsharkAgree) {
+  if (sh("tshark -v").status != 0) GTEST_SKIP() << "tshark is not installed";
+  write_config(
+      "    - {name: vb, attach: tc, direction: both}\n"
+      "    - {name: rb, attach: tc, direction: ingress, mirror: true}\n"
+      "    - {name: xb, attach: xdp, mirror: true}\n");
+  // Independent capture of the same interfaces.
+  const std::string cap = dir_ + "/cap.pcapng";
+  hsns::test::Proc tshark = hsns::test::spawn(
+      Lab::in(b_, std::vector<std::string>{"tshark", "-n", "-i", "vb", "-i", "rb", "-i", "xb", "-w", cap}),
+      dir_ + "/tshark.out", dir_ + "/tshark.err");
+  ASSERT_TRUE(hsns::test::wait_for(
+      [&] {
+        const auto e = hsns::test::read_file(dir_ + "/tshark.err");
+        return e.find("Capturing on") != std::string::npos;
+      },
+      20s));
+  start_probe();
+
+  const std::vector<Feed> feeds = {
+      {"va",
+       "vb",
+       {"--mode udp --src 198.18.40.1 --dst 198.18.40.2 --seed 11 --flows 8 --packets 60 --rate 20000"}},
+      {"va",
+       "vb",
+       {"--mode udp --src 2001:db8:40::1 --dst 2001:db8:40::2 --seed 12 --flows 4 --packets 60 --rate "
+        "20000"}},
+      {"ra",
+       "rb",
+       {"--mode raw --iface ra --encap vlan --src 198.18.41.1 --dst 198.18.41.2 --seed 13 --flows 2 "
+        "--packets 60 --rate 20000"}},
+      {"ra",
+       "rb",
+       {"--mode raw --iface ra --encap qinq --src 2001:db8:41::1 --dst 2001:db8:41::2 --seed 14 --flows 2 "
+        "--packets 60 --rate 20000"}},
+      {"ra",
+       "rb",
+       {"--mode raw --iface ra --encap erspan3 --src 2001:db8:42::1 --dst 2001:db8:42::2 --seed 15 --flows 2 "
+        "--packets 60 --rate 20000"}},
+      {"xa",
+       "xb",
+       {"--mode raw --iface xa --encap erspan2 --src 198.18.42.1 --dst 198.18.42.2 --seed 16 --flows 2 "
+        "--packets 60 --rate 20000"}},
+  };
+  for (const auto& f : feeds) run_feed(f);
+  ASSERT_GE(expected_.size(), 16u);
+
+  // Wait until the capture holds every RoCE frame, then stop it and the probe.
+  // (ICMP errors quoting a RoCE datagram are decoded as infiniband too: not RoCE traffic.)
+  const std::string filter = "'infiniband && !icmp && !icmpv6'";
+  const std::string count_cmd =
+      "tshark -n -r " + cap + " -Y " + filter + " -T fields -e frame.number 2>/dev/null | wc -l";
+  const bool captured =
+      hsns::test::wait_for([&] { return std::stoull("0" + sh(count_cmd, false).out) >= sent_; }, 30s);
+  tshark.signal(SIGINT);
+  tshark.wait(20s);
+  stop_probe(true);
+  EXPECT_TRUE(captured) << "tshark saw " << sh(count_cmd).out << " of " << sent_;
+
+  json counters;
+  expect_sink_matches_generator(&counters);
+  EXPECT_EQ(counters.at("roce").get<std::uint64_t>(), sent_);
+  for (const char* bad : {"table_full", "ringbuf_drop", "trunc_l2", "trunc_l3", "bad_ip", "trunc_udp",
+                          "bad_udp_len", "trunc_bth", "trunc_aeth", "gre_not_erspan", "trunc_erspan"})
+    EXPECT_EQ(counters.at(bad).get<std::uint64_t>(), 0u) << bad;
+  EXPECT_EQ(counters.at("erspan").get<std::uint64_t>(), 4u * 60u);
+
+  // tshark: per (interface, inner source, UDP source port, destination QP): packets, CNPs, CE marks.
+  const auto fields =
+      sh("tshark -n -r " + cap + " -Y " + filter +
+             " -T fields -E occurrence=l -E separator=/t -e frame.interface_name "
+             "-e ip.src -e ipv6.src -e ip.dst -e ipv6.dst -e udp.srcport -e infiniband.bth.destqp "
+             "-e infiniband.bth.opcode -e ip.dsfield.ecn -e ipv6.tclass.ecn 2>/dev/null",
+         false);
+  std::map<std::string, std::array<std::uint64_t, 3>> ts;
+  std::istringstream in(fields.out);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> c;
+    std::stringstream ls(line);
+    std::string cell;
+    while (std::getline(ls, cell, '\t')) c.push_back(cell);
+    if (c.size() < 8) continue;
+    c.resize(10);
+    // The innermost header wins: an IPv6 header is always the inner one here (ERSPAN outers are IPv4).
+    const std::string src = c[2].empty() ? c[1] : c[2];
+    const std::string dst = c[4].empty() ? c[3] : c[4];
+    const std::string ecn = c[9].empty() ? c[8] : c[9];
+    const std::string id =
+        c[0] + "|" + src + "|" + dst + "|" + c[5] + "|" + std::to_string(std::stoul(c[6], nullptr, 0));
+    auto& t = ts[id];
+    ++t[0];
+    if (std::stoul(c[7], nullptr, 0) == 0x81) ++t[1];
+    if (!ecn.empty() && std::stoul(ecn, nullptr, 0) == 3) ++t[2];
+  }
+  EXPECT_EQ(ts.size(), expected_.size());
+  for (const auto& [id, want] : expected_) {
+    SCOPED_TRACE("tshark " + id);
+    const auto it = ts.find(id);
+    ASSERT_NE(it, ts.end());
+    EXPECT_EQ(it->second[0], want.v.at("packets"));
+    EXPECT_EQ(it->second[1], want.v.at("cnp"));
+    EXPECT_EQ(it->second[2], want.v.at("ce"));
+  }
+  // Detach left nothing behind.
+  EXPECT_EQ(sh(Lab::in(b_, "tc qdisc show dev vb")).out.find("clsact"), std::string::npos);
+  EXPECT_EQ(sh(Lab::in(b_, "ip link show dev xb")).out.find("xdp"), std::string::npos);
+}
+
+TEST_F(RoceE2E, KillNineMidRunKeepsTotalsExact) {
+  write_config("    - {name: vb, attach: tc, direction: ingress}\n");
+  start_probe();
+  // ~2.4 s of traffic: 16 flows x 300 packets at 2000 packets/s, in the background.
+  const std::string gen_out = dir_ + "/gen.json";
+  hsns::test::Proc gen = hsns::test::spawn(
+      Lab::in(a_, std::vector<std::string>{kGen, "--mode", "udp", "--src", "198.18.40.1", "--dst",
+                                           "198.18.40.2", "--seed", "21", "--flows", "16", "--packets", "300",
+                                           "--rate", "2000"}),
+      gen_out, dir_ + "/gen.err");
+  // Kill -9 once the probe has written records of this run.
+  ASSERT_TRUE(hsns::test::wait_for(
+      [&] {
+        return hsns::test::read_file(dir_ + "/flows.jsonl").find("\"type\":\"flow\"") != std::string::npos;
+      },
+      10s));
+  probe_.kill9();
+  // The orphaned tc filter keeps counting into the pinned maps; the restarted probe takes over.
+  start_probe();
+  ASSERT_EQ(gen.wait(30s), 0) << hsns::test::read_file(dir_ + "/gen.err");
+  stop_probe(true);
+  const json j = json::parse(hsns::test::read_file(gen_out));
+  for (const auto& fl : j.at("flows")) {
+    Totals t;
+    add(t, fl);
+    expected_[flow_id("vb", fl)] = t;
+  }
+  ASSERT_EQ(expected_.size(), 16u);
+  json counters;
+  expect_sink_matches_generator(&counters);
+  EXPECT_EQ(counters.at("roce").get<std::uint64_t>(), 16u * 300u);
+  EXPECT_EQ(sh(Lab::in(b_, "tc qdisc show dev vb")).out.find("clsact"), std::string::npos);
+}
+
+}  // namespace

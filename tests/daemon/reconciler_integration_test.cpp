@@ -1,0 +1,428 @@
+// Integration tests: the real hsnsd inside a network namespace reconciling real veth ports over rtnetlink,
+// against the real hsns-aggregator bound to the root side of a management veth. Needs root and ip(8).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "aggregator_process.h"
+#include "daemon_harness.h"
+#include "hsns/http_client.h"
+
+namespace hsns::testing {
+namespace {
+
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+constexpr int kIntervalMs = 300;
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class DaemonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root (network namespaces, rtnetlink)";
+    std::ofstream(work.path() / "tokens.yaml")
+        << "tokens:\n"
+        << "  - {name: ops, role: operator, token: " << kOperatorToken << "}\n"
+        << "  - {name: hsnsd, role: agent, token: " << kAgentToken << "}\n";
+    std::ofstream(work.path() / "agent.token") << kAgentToken << "\n";
+    std::ofstream(work.path() / "aggregator.yaml") << "{}\n";
+  }
+
+  void start_aggregator() {
+    const auto ready = work.path() / "ready";
+    std::filesystem::remove(ready);
+    aggregator = std::make_unique<Process>(
+        std::vector<std::string>{build_path("aggregator/hsns-aggregator").string(), "run", "--config",
+                                 (work.path() / "aggregator.yaml").string(), "--listen",
+                                 ns.root_address() + ":" + std::to_string(agg_port), "--database",
+                                 (work.path() / "agg.db").string(), "--tokens-file",
+                                 (work.path() / "tokens.yaml").string(), "--ready-file", ready.string(),
+                                 "--threads", "2"},
+        work.path() / "aggregator.log");
+    ASSERT_TRUE(wait_for([&] { return !slurp(ready).empty() || aggregator->exited(); }, 20s))
+        << "aggregator not ready:\n"
+        << aggregator->log();
+    ASSERT_FALSE(aggregator->exited()) << aggregator->log();
+    std::istringstream in(slurp(ready));
+    std::string addr;
+    in >> addr >> agg_port;
+    ASSERT_GT(agg_port, 0);
+    op = std::make_unique<HttpClient>("http://" + ns.root_address() + ":" + std::to_string(agg_port),
+                                      std::string(kOperatorToken));
+  }
+
+  void write_config(const std::map<int, std::string>& npus, const std::string& metrics = "",
+                    const std::string& extra = "") {
+    std::ofstream c(work.path() / "hsnsd.yaml");
+    c << extra;
+    c << "host: node-a\n"
+      << "aggregator: {url: \"http://" << ns.root_address() << ":" << agg_port << "\", token_file: \""
+      << (work.path() / "agent.token").string() << "\", timeout_ms: 2000}\n"
+      << "state_dir: " << state_dir().string() << "\n"
+      << "metrics: {listen: \"" << metrics << "\"}\n"
+      << "interval_ms: " << kIntervalMs << "\n"
+      << "backoff: {initial_ms: 100, max_ms: 1000}\n"
+      << "npus:\n";
+    for (const auto& [i, d] : npus) c << "  - {index: " << i << ", netdev: " << d << "}\n";
+  }
+
+  void start_hsnsd() {
+    hsnsd = std::make_unique<Process>(
+        std::vector<std::string>{"ip", "netns", "exec", ns.name(), build_path("daemon/core/hsnsd").string(),
+                                 "run", "--config", (work.path() / "hsnsd.yaml").string()},
+        work.path() / "hsnsd.log");
+  }
+
+  std::filesystem::path state_dir() const { return work.path() / "state"; }
+
+  json status() {
+    const json j = json::parse(slurp(state_dir() / "status.json"), nullptr, false);
+    return j.is_discarded() ? json() : j;
+  }
+  json port(const json& st, const std::string& netdev) {
+    if (!st.is_object()) return json();
+    for (const auto& p : st["ports"])
+      if (p["netdev"] == netdev) return p;
+    return json();
+  }
+  std::uint64_t pass_of(const json& st) {
+    return st.is_object() ? st["local"]["pass"].get<std::uint64_t>() : 0;
+  }
+
+  void wait_registered(std::size_t npus) {
+    ASSERT_TRUE(wait_for(
+        [&] {
+          auto r = op->get("/api/v1/hosts/node-a");
+          return r && r->status == 200 && json::parse(r->body)["npus"].size() == npus;
+        },
+        20s))
+        << hsnsd->log();
+  }
+
+  std::string create_subnet(const std::string& name, const std::string& cidr, int mtu,
+                            const std::string& gw = "") {
+    json body = {{"name", name}, {"cidr", cidr}, {"mtu", mtu}};
+    if (!gw.empty()) body["gateway_ip"] = gw;
+    auto r = op->post("/api/v1/subnets", body.dump());
+    EXPECT_TRUE(r && r->status == 201) << (r ? r->body : r.error());
+    return r ? json::parse(r->body).value("id", "") : "";
+  }
+  std::string create_port(const std::string& subnet, int npu, const std::string& ip) {
+    auto r =
+        op->post("/api/v1/ports",
+                 json{{"subnet_id", subnet}, {"host", "node-a"}, {"npu", npu}, {"ip_address", ip}}.dump());
+    EXPECT_TRUE(r && r->status == 201) << (r ? r->body : r.error());
+    return r ? json::parse(r->body).value("id", "") : "";
+  }
+  std::int64_t generation() {
+    auto r = op->get("/api/v1/agents/node-a/desired");
+    return r && r->status == 200 ? json::parse(r->body)["generation"].get<std::int64_t>() : -1;
+  }
+  bool converged(const std::vector<std::string>& netdevs) {
+    const auto st = status();
+    if (!st.is_object() || st["applied_generation"] != generation()) return false;
+    for (const auto& d : netdevs)
+      if (port(st, d).value("state", "") != "converged") return false;
+    return true;
+  }
+  bool has_addr(const std::string& dev, const std::string& cidr) {
+    return sh({"ip", "-n", ns.name(), "addr", "show", "dev", dev}).out.find(cidr) != std::string::npos;
+  }
+
+  TempDir work;
+  TestNetns ns;
+  int agg_port = 0;
+  std::unique_ptr<Process> aggregator;
+  std::unique_ptr<Process> hsnsd;
+  std::unique_ptr<HttpClient> op;
+};
+
+TEST_F(DaemonTest, ConvergesRepairsSurvivesAggregatorLossAndRemovesOnlyItsOwn) {
+  ns.add_port("npu0");
+  ns.add_port("npu1");
+  // Things hsnsd did not add and must never remove.
+  ns.ip({"addr", "add", "198.18.10.200/24", "dev", "npu0"});
+  ns.ip({"route", "add", "198.18.77.0/24", "dev", "npu0", "table", "1000"});
+  ns.ip({"route", "add", "198.18.78.0/24", "dev", "npu0"});
+  start_aggregator();
+  write_config({{0, "npu0"}, {1, "npu1"}});
+  start_hsnsd();
+  wait_registered(2);
+  const auto s4 = create_subnet("a", "198.18.10.0/24", 9000, "198.18.10.1");
+  const auto s6 = create_subnet("b", "2001:db8:10::/64", 4000);
+  create_port(s4, 0, "198.18.10.11");
+  const auto p6 = create_port(s6, 1, "2001:db8:10::11");
+
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(wait_for([&] { return converged({"npu0", "npu1"}); }, 10s)) << status().dump(2) << hsnsd->log();
+  std::cout
+      << "converged in "
+      << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count()
+      << " ms after the last port was created\n";
+
+  // The kernel really has it.
+  EXPECT_TRUE(has_addr("npu0", "198.18.10.11/24"));
+  EXPECT_TRUE(has_addr("npu1", "2001:db8:10::11/64"));
+  EXPECT_NE(ns.ip({"link", "show", "npu0"}).find("mtu 9000"), std::string::npos);
+  EXPECT_NE(ns.ip({"link", "show", "npu1"}).find("mtu 4000"), std::string::npos);
+  EXPECT_NE(ns.ip({"rule", "show"}).find("from 198.18.10.11 lookup 1000 proto 200"), std::string::npos)
+      << ns.ip({"rule", "show"});
+  EXPECT_NE(ns.ip({"-6", "rule", "show"}).find("from 2001:db8:10::11 lookup 1001"), std::string::npos);
+  const auto table = ns.ip({"route", "show", "table", "1000"});
+  EXPECT_NE(table.find("default via 198.18.10.1 dev npu0 proto 200"), std::string::npos) << table;
+  EXPECT_NE(table.find("198.18.10.0/24 dev npu0 proto 200 scope link src 198.18.10.11"), std::string::npos)
+      << table;
+  EXPECT_EQ(ns.cat("/proc/sys/net/ipv4/conf/npu0/arp_ignore"), "1\n");
+  EXPECT_EQ(ns.cat("/proc/sys/net/ipv4/conf/npu1/arp_announce"), "2\n");
+
+  // The aggregator received the report (PUT /api/v1/agents/{host}/status).
+  ASSERT_TRUE(wait_for(
+      [&] {
+        auto r = op->get("/api/v1/agents/node-a/status");
+        if (!r || r->status != 200) return false;
+        const auto j = json::parse(r->body, nullptr, false);
+        return j.is_object() && j.value("in_sync", false) && j.value("ports_converged", 0) == 2;
+      },
+      5s))
+      << hsnsd->log();
+
+  // Idempotent: three more passes make no netlink change.
+  auto st = status();
+  const auto base_pass = pass_of(st);
+  const auto base_changes = st["local"]["changes_total"].get<std::uint64_t>();
+  ASSERT_TRUE(wait_for([&] { return pass_of(status()) >= base_pass + 3; }, 5s));
+  EXPECT_EQ(status()["local"]["changes_total"].get<std::uint64_t>(), base_changes) << status().dump(2);
+
+  // Hand-made changes are repaired and reported within one interval.
+  ns.ip({"addr", "del", "198.18.10.11/24", "dev", "npu0"});
+  ns.ip({"link", "set", "npu1", "mtu", "1500"});
+  const auto t_drift = std::chrono::steady_clock::now();
+  bool saw0 = false, saw1 = false;
+  ASSERT_TRUE(wait_for(
+      [&] {
+        const auto s = status();
+        for (const auto& d : port(s, "npu0").value("drift", json::array()))
+          saw0 |= d == "address 198.18.10.11/24 added on npu0";
+        for (const auto& d : port(s, "npu1").value("drift", json::array()))
+          saw1 |= d == "mtu of npu1 set to 4000";
+        return saw0 && saw1;
+      },
+      5s))
+      << status().dump(2);
+  EXPECT_LT(std::chrono::steady_clock::now() - t_drift, std::chrono::milliseconds(2 * kIntervalMs + 500));
+  EXPECT_TRUE(has_addr("npu0", "198.18.10.11/24"));
+  EXPECT_NE(ns.ip({"link", "show", "npu1"}).find("mtu 4000"), std::string::npos);
+
+  // Aggregator gone: nothing is flushed, passes go on.
+  aggregator->kill9();
+  const auto pass_before = pass_of(status());
+  ASSERT_TRUE(wait_for([&] { return pass_of(status()) >= pass_before + 4; }, 10s));
+  EXPECT_EQ(status()["local"]["aggregator_up"], false);
+  EXPECT_TRUE(has_addr("npu0", "198.18.10.11/24"));
+  EXPECT_TRUE(has_addr("npu1", "2001:db8:10::11/64"));
+  EXPECT_EQ(port(status(), "npu0")["state"], "converged");
+
+  // hsnsd restarted while the aggregator is still down: it re-applies the state it stored (here it
+  // restores an address deleted while it was stopped) and removes nothing.
+  ASSERT_EQ(hsnsd->stop(), 0) << hsnsd->log();
+  ns.ip({"addr", "del", "198.18.10.11/24", "dev", "npu0"});
+  start_hsnsd();
+  ASSERT_TRUE(wait_for([&] { return has_addr("npu0", "198.18.10.11/24"); }, 5s)) << hsnsd->log();
+  EXPECT_TRUE(has_addr("npu1", "2001:db8:10::11/64"));
+  EXPECT_EQ(status()["local"]["aggregator_up"], false);
+
+  // Back again: hsnsd resynchronises and applies a change made there.
+  start_aggregator();
+  auto del = op->del("/api/v1/ports/" + p6);
+  ASSERT_TRUE(del && del->status == 204);
+  ASSERT_TRUE(wait_for([&] { return !has_addr("npu1", "2001:db8:10::11"); }, 10s)) << hsnsd->log();
+  ASSERT_TRUE(wait_for([&] { return converged({"npu0"}) && status()["ports"].size() == 1; }, 5s));
+  EXPECT_EQ(ns.ip({"-6", "rule", "show"}).find("lookup 1001"), std::string::npos);
+  EXPECT_EQ(ns.ip({"-6", "route", "show", "table", "1001"}), "");
+
+  // The foreign address and routes are untouched.
+  EXPECT_TRUE(has_addr("npu0", "198.18.10.200/24"));
+  EXPECT_NE(ns.ip({"route", "show", "table", "1000"}).find("198.18.77.0/24 dev npu0"), std::string::npos);
+  EXPECT_NE(ns.ip({"route", "show"}).find("198.18.78.0/24 dev npu0"), std::string::npos);
+
+  // SIGTERM: clean exit 0, configuration stays.
+  EXPECT_EQ(hsnsd->stop(), 0) << hsnsd->log();
+  EXPECT_TRUE(has_addr("npu0", "198.18.10.11/24"));
+}
+
+TEST_F(DaemonTest, FailedPortsAreReportedWhileTheOthersConverge) {
+  ns.add_port("npu0");
+  ns.add_port("base1");
+  ns.ip({"link", "add", "link", "base1", "name", "npu1", "type", "macvlan"});  // MTU capped by base1
+  ns.ip({"link", "set", "npu1", "up"});
+  ns.add_port("npu3");
+  ns.ip({"addr", "add", "198.18.20.13/32", "dev", "lo"});  // conflicts with NPU 3's address
+  start_aggregator();
+  write_config({{0, "npu0"}, {1, "npu1"}, {2, "nosuch0"}, {3, "npu3"}});
+  start_hsnsd();
+  wait_registered(4);
+  const auto s = create_subnet("c", "198.18.20.0/24", 9000);
+  create_port(s, 0, "198.18.20.10");
+  create_port(s, 1, "198.18.20.11");
+  create_port(s, 2, "198.18.20.12");
+  create_port(s, 3, "198.18.20.13");
+  ASSERT_TRUE(wait_for(
+      [&] {
+        const auto st = status();
+        return converged({"npu0"}) && port(st, "npu1").value("state", "") == "failed" &&
+               port(st, "nosuch0").value("state", "") == "failed" &&
+               port(st, "npu3").value("state", "") == "failed";
+      },
+      10s))
+      << status().dump(2) << hsnsd->log();
+  const auto st = status();
+  EXPECT_NE(port(st, "npu1")["reason"].get<std::string>().find("mtu of npu1 set to 9000 failed"),
+            std::string::npos)
+      << st.dump(2);
+  EXPECT_EQ(port(st, "nosuch0")["reason"], "netdev nosuch0 does not exist");
+  EXPECT_NE(port(st, "npu3")["reason"].get<std::string>().find(
+                "address conflict: 198.18.20.13 is already configured on lo"),
+            std::string::npos);
+  EXPECT_TRUE(has_addr("npu0", "198.18.20.10/24"));
+  EXPECT_TRUE(has_addr("lo", "198.18.20.13/32"));
+  EXPECT_FALSE(has_addr("npu3", "198.18.20.13"));
+  EXPECT_EQ(hsnsd->stop(), 0);
+}
+
+TEST_F(DaemonTest, CorruptStateFileIsSetAsideAndRebuiltFromTheLiveSystem) {
+  ns.add_port("npu0");
+  ns.ip({"addr", "add", "198.18.30.200/24", "dev", "npu0"});
+  start_aggregator();
+  write_config({{0, "npu0"}});
+  start_hsnsd();
+  wait_registered(1);
+  const auto s = create_subnet("d", "198.18.30.0/24", 9000);
+  const auto p = create_port(s, 0, "198.18.30.10");
+  ASSERT_TRUE(wait_for([&] { return converged({"npu0"}); }, 10s)) << hsnsd->log();
+  ASSERT_EQ(hsnsd->stop(), 0);
+
+  std::ofstream(state_dir() / "state.json", std::ios::trunc) << "{\"version\": 1, \"owned\": {\"npu0\": [tru";
+  auto del = op->del("/api/v1/ports/" + p);
+  ASSERT_TRUE(del && del->status == 204);
+  start_hsnsd();
+  ASSERT_TRUE(wait_for([&] { return !has_addr("npu0", "198.18.30.10/24"); }, 10s)) << hsnsd->log();
+  bool set_aside = false;
+  for (const auto& e : std::filesystem::directory_iterator(state_dir()))
+    set_aside |= e.path().filename().string().rfind("state.json.corrupt-", 0) == 0;
+  EXPECT_TRUE(set_aside);
+  EXPECT_NE(hsnsd->log().find("state file was corrupt"), std::string::npos);
+  EXPECT_TRUE(has_addr("npu0", "198.18.30.200/24")) << "a foreign address must survive the rebuild";
+  EXPECT_EQ(ns.ip({"route", "show", "table", "1000"}), "");
+  ASSERT_TRUE(wait_for(
+      [&] { return json::parse(slurp(state_dir() / "state.json"), nullptr, false).is_object(); }, 5s));
+  EXPECT_EQ(hsnsd->stop(), 0);
+}
+
+// systemd protocol, /metrics, SIGHUP reload (good and bad file) and SIGTERM, on the real binary.
+TEST_F(DaemonTest, NotifiesSystemdServesMetricsAndReloadsOnSighup) {
+  ns.add_port("npu0");
+  ns.add_port("npu1");
+  start_aggregator();
+  write_config({{0, "npu0"}}, "127.0.0.1:9810");  // loopback of the test namespace
+  const auto sock_path = work.path() / "notify.sock";
+  const int sock = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  ASSERT_GE(sock, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", sock_path.c_str());
+  ASSERT_EQ(::bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  std::string notes;
+  auto drain = [&] {
+    char buf[512];
+    for (;;) {
+      const ssize_t n = ::recv(sock, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      notes.append(buf, static_cast<std::size_t>(n)).push_back('\n');
+    }
+    return notes;
+  };
+  ::setenv("NOTIFY_SOCKET", sock_path.c_str(), 1);
+  start_hsnsd();
+  ::unsetenv("NOTIFY_SOCKET");
+  EXPECT_TRUE(wait_for([&] { return drain().find("READY=1") != std::string::npos; }, 10s)) << hsnsd->log();
+  EXPECT_TRUE(wait_for([&] { return drain().find("WATCHDOG=1") != std::string::npos; }, 10s));
+  wait_registered(1);
+
+  std::string metrics;
+  ASSERT_TRUE(wait_for(
+      [&] {
+        metrics = sh({"ip", "netns", "exec", ns.name(), "curl", "-sf", "http://127.0.0.1:9810/metrics"}).out;
+        return metrics.find("hsns_daemon_reconcile_passes_total") != std::string::npos;
+      },
+      10s))
+      << metrics << hsnsd->log();
+  EXPECT_NE(metrics.find("hsns_daemon_info{version="), std::string::npos);
+  EXPECT_NE(metrics.find("hsns_daemon_aggregator_up 1"), std::string::npos) << metrics;
+  std::ofstream(work.path() / "metrics.txt") << metrics;
+  if (sh({"sh", "-c", "command -v promtool"}).status == 0) {
+    const auto lint = sh({"sh", "-c", "promtool check metrics < " + (work.path() / "metrics.txt").string()});
+    EXPECT_EQ(lint.status, 0) << lint.out;
+  }
+
+  // A broken file is refused and the daemon keeps running.
+  std::ofstream(work.path() / "hsnsd.yaml", std::ios::trunc) << "interval_ms: [\n";
+  ::kill(hsnsd->pid(), SIGHUP);
+  EXPECT_TRUE(wait_for([&] { return hsnsd->log().find("reload failed") != std::string::npos; }, 5s))
+      << hsnsd->log();
+  EXPECT_FALSE(hsnsd->exited());
+  // A good file with a second NPU: re-registered after SIGHUP.
+  write_config({{0, "npu0"}, {1, "npu1"}}, "127.0.0.1:9810");
+  ::kill(hsnsd->pid(), SIGHUP);
+  wait_registered(2);
+  EXPECT_NE(hsnsd->log().find("configuration reloaded"), std::string::npos);
+
+  EXPECT_EQ(hsnsd->stop(), 0) << hsnsd->log();
+  EXPECT_TRUE(wait_for([&] { return drain().find("STOPPING=1") != std::string::npos; }, 5s)) << notes;
+  ::close(sock);
+}
+
+// The reconciler hands each port's allowed prefixes to the isolation program (daemon/isolation) and
+// reports its drop counter; SIGTERM detaches it.
+TEST_F(DaemonTest, IsolationGetsEachPortsPrefixesAndItsDropsAreReported) {
+  ns.add_port("npu0");
+  start_aggregator();
+  const std::string pin = "/sys/fs/bpf/hsns-test-" + ns.name();
+  write_config({{0, "npu0"}}, "", "isolation: {enabled: true, pin_dir: " + pin + "}\n");
+  start_hsnsd();
+  if (wait_for([&] { return hsnsd->exited(); }, 500ms) &&
+      hsnsd->log().find("built without isolation support") != std::string::npos)
+    GTEST_SKIP() << "hsnsd was built without daemon/isolation";
+  wait_registered(1);
+  const auto s = create_subnet("iso", "198.18.40.0/24", 1500);
+  create_port(s, 0, "198.18.40.10");
+  ASSERT_TRUE(wait_for([&] { return converged({"npu0"}); }, 10s)) << status().dump(2) << hsnsd->log();
+  EXPECT_NE(sh({"tc", "-n", ns.name(), "filter", "show", "dev", "npu0", "egress"}).out.find("bpf"),
+            std::string::npos);
+  // Static neighbours so the pings leave as IP packets without ARP answers.
+  ns.ip({"route", "add", "198.18.41.0/24", "dev", "npu0"});
+  ns.ip({"neigh", "add", "198.18.41.1", "lladdr", "02:00:00:00:00:99", "dev", "npu0"});
+  (void)sh({"ip", "netns", "exec", ns.name(), "ping", "-c3", "-i0.2", "-W1", "198.18.41.1"});
+  ASSERT_TRUE(wait_for([&] { return port(status(), "npu0").value("isolation_dropped_packets", 0) >= 3; }, 5s))
+      << status().dump(2);
+  EXPECT_EQ(hsnsd->stop(), 0) << hsnsd->log();
+  EXPECT_EQ(sh({"tc", "-n", ns.name(), "filter", "show", "dev", "npu0", "egress"}).out.find("bpf"),
+            std::string::npos);
+  (void)sh({"rm", "-rf", pin});
+}
+
+}  // namespace
+}  // namespace hsns::testing

@@ -1,0 +1,125 @@
+// Max-min fair flow simulator and the collective phase builders.
+#include "scheduling/cost/flow_sim.h"
+
+#include <gtest/gtest.h>
+
+#include "scheduling/cost/collective_flows.h"
+
+namespace hsns::cost {
+namespace {
+
+TEST(MaxMin, WaterFillingGivesTheTextbookRates) {
+  // Link 0 (10) carries f0 and f1; link 1 (4) carries f1 and f2. Link 1 is the bottleneck: f1 = f2 = 2;
+  // f0 takes the rest of link 0: 8.
+  const std::vector<double> cap{10, 4};
+  const std::vector<SimFlow> flows{{{0}, 1}, {{0, 1}, 1}, {{1}, 1}};
+  auto r = max_min_rates(cap, flows, {true, true, true});
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_DOUBLE_EQ((*r)[0], 8);
+  EXPECT_DOUBLE_EQ((*r)[1], 2);
+  EXPECT_DOUBLE_EQ((*r)[2], 2);
+  auto inactive = max_min_rates(cap, flows, {true, false, true});
+  ASSERT_TRUE(inactive);
+  EXPECT_DOUBLE_EQ((*inactive)[0], 10);
+  EXPECT_DOUBLE_EQ((*inactive)[1], 0);
+  EXPECT_DOUBLE_EQ((*inactive)[2], 4);
+}
+
+TEST(MaxMin, CompletionTimesFollowTheFreedBandwidth) {
+  // Three flows of 10, 20, 30 bytes on one 10 B/s link: 10/3 each until t = 3 (first done), then 5 each
+  // until t = 5, then 10 for the last 10 bytes: t = 6.
+  const std::vector<double> cap{10};
+  auto r = simulate(cap, {{{0}, 10}, {{0}, 20}, {{0}, 30}});
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_NEAR(r->completion[0], 3, 1e-12);
+  EXPECT_NEAR(r->completion[1], 5, 1e-12);
+  EXPECT_NEAR(r->completion[2], 6, 1e-12);
+  EXPECT_NEAR(r->makespan, 6, 1e-12);
+}
+
+TEST(MaxMin, PhasesRunBackToBackWithTheirLatency) {
+  const std::vector<double> cap{10};
+  std::vector<SimPhase> phases{{{{{0}, 10}, {{0}, 20}, {{0}, 30}}, 0.5}, {{{{0}, 10}}, 0}};
+  auto r = simulate_phases(cap, phases);
+  ASSERT_TRUE(r) << r.error();
+  ASSERT_EQ(r->phase_seconds.size(), 2u);
+  EXPECT_NEAR(r->phase_seconds[0], 6.5, 1e-12);
+  EXPECT_NEAR(r->phase_seconds[1], 1, 1e-12);
+  EXPECT_NEAR(r->makespan, 7.5, 1e-12);
+}
+
+TEST(MaxMin, ZeroByteFlowsFinishAtOnce) {
+  auto r = simulate({10}, {{{0}, 0}, {{}, 0}});
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(r->makespan, 0);
+}
+
+TEST(MaxMin, RejectsBadInput) {
+  const std::pair<std::vector<SimFlow>, const char*> cases[] = {
+      {{{{}, 5}}, "needs a path"},
+      {{{{3}, 5}}, "out of range"},
+      {{{{0, 0}, 5}}, "appears twice"},
+      {{{{0}, -1}}, "bytes must be"},
+  };
+  for (const auto& [flows, message] : cases) {
+    auto r = simulate({10}, flows);
+    ASSERT_FALSE(r) << message;
+    EXPECT_NE(r.error().find(message), std::string::npos) << r.error();
+  }
+  auto cap = simulate({0}, {{{0}, 1}});
+  ASSERT_FALSE(cap);
+  EXPECT_NE(cap.error().find("capacity"), std::string::npos);
+  EXPECT_FALSE(simulate_phases({10}, {{{{{0}, 1}}, -1}}));
+}
+
+TEST(CollectivePhases, RingAllReduceIsTwoNMinusOneStepsOfNTransfers) {
+  auto p = ring_all_reduce_phases(4, 8);
+  ASSERT_TRUE(p) << p.error();
+  ASSERT_EQ(p->size(), 6u);
+  for (const auto& phase : *p) {
+    ASSERT_EQ(phase.size(), 4u);
+    for (std::uint32_t r = 0; r < 4; ++r) {
+      EXPECT_EQ(phase[r].src, r);
+      EXPECT_EQ(phase[r].dst, (r + 1) % 4);
+      EXPECT_DOUBLE_EQ(phase[r].bytes, 2);
+    }
+  }
+  EXPECT_FALSE(ring_all_reduce_phases(1, 8));
+}
+
+TEST(CollectivePhases, HalvingDoublingHalvesThenDoubles) {
+  auto p = halving_doubling_all_reduce_phases(8, 16);
+  ASSERT_TRUE(p) << p.error();
+  ASSERT_EQ(p->size(), 6u);
+  const std::uint32_t dist[] = {4, 2, 1, 1, 2, 4};
+  const double size[] = {8, 4, 2, 2, 4, 8};
+  for (std::size_t s = 0; s < 6; ++s) {
+    ASSERT_EQ((*p)[s].size(), 8u);
+    for (const auto& t : (*p)[s]) {
+      EXPECT_EQ(t.dst, t.src ^ dist[s]);
+      EXPECT_DOUBLE_EQ(t.bytes, size[s]);
+    }
+  }
+  EXPECT_FALSE(halving_doubling_all_reduce_phases(6, 16));
+}
+
+TEST(CollectivePhases, SimulatedRingMatchesTheAlphaBetaRingOnANonBlockingFabric) {
+  // 4 ranks, 4 GB, 400 Gbit/s NICs (50e9 B/s): 2 * 3/4 * 4e9 / 50e9 = 0.12 s.
+  auto fabric = make_clos(1, 1, 4, 400, 1, EcmpHashModel{});
+  ASSERT_TRUE(fabric) << fabric.error();
+  std::vector<Endpoint> eps;
+  for (int i = 0; i < 4; ++i) eps.push_back({*IpAddress::parse("198.18.0." + std::to_string(i + 1)), 0});
+  auto phases = ring_all_reduce_phases(4, 4e9);
+  ASSERT_TRUE(phases);
+  auto demands = demands_of(eps, *phases, 1);
+  ASSERT_TRUE(demands);
+  EXPECT_EQ(demands->size(), 4u);
+  auto plan = plan_routes(*fabric, *demands);
+  ASSERT_TRUE(plan) << plan.error();
+  auto r = simulate_collective(*fabric, eps, *phases, *plan, false);
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_NEAR(r->makespan, 0.12, 1e-12);
+}
+
+}  // namespace
+}  // namespace hsns::cost
