@@ -20,6 +20,8 @@
 #include "store/instrumented_network_store.h"
 #include "store/sqlite_agent_store.h"
 #include "store/sqlite_network_store.h"
+#include "store/sqlite_topology_store.h"
+#include "topology_api.h"
 
 namespace {
 
@@ -105,6 +107,8 @@ int run(const AggregatorConfig& c) {
   hsns::store::SqliteAgentStore agent_store(*db);
   hsns::network::register_network_routes(service.router(), store);
   hsns::network::register_agent_routes(service.router(), store, agent_store);
+  hsns::store::SqliteTopologyStore topology_store(*db);
+  hsns::topology_api::register_topology_routes(service.router(), topology_store);
 
   net::io_context ioc(c.threads);
   std::unique_ptr<net::ssl::context> tls;

@@ -4,10 +4,10 @@
  * Contract:
  * - Never modifies or drops a packet: tc programs return TC_ACT_UNSPEC (the next filter runs), XDP programs
  *   return XDP_PASS. The *_mirror variants also decapsulate GRE/ERSPAN (collector ports).
- * - Flow key and record layout: bpf/roce_flow.h. The flow table (roce_flows, hash, size set by userspace
- *   before load) is drained by userspace with bpf_map_lookup_and_delete_batch. When an insert fails the
- *   packet's one-packet record goes to the roce_overflow ring buffer; when that fails too, the per-CPU
- *   ROCE_CNT_RINGBUF_DROP counter. Every malformed case has its own counter in roce_counters.
+ * - Flow key and record layout: bpf/roce_flow.h. The flow table (the active one of roce_flows_a/_b, hash,
+ *   size set by userspace before load) is drained by userspace with bpf_map_lookup_and_delete_batch. When an
+ * insert fails the packet's one-packet record goes to the roce_overflow ring buffer; when that fails too, the
+ * per-CPU ROCE_CNT_RINGBUF_DROP counter. Every malformed case has its own counter in roce_counters.
  * - ROCE_CNT_PACKETS is not counted here (it would cost a map update per packet): userspace derives it
  *   as the sum of the outcome counters (roce_counter_is_outcome).
  * - first/last seen use bpf_ktime_get_coarse_ns (CLOCK_MONOTONIC_COARSE, one tick resolution).
@@ -24,12 +24,24 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-struct {
+/* Two flow tables; roce_tables[0] names the active one. The harvester flips the slot (the kernel waits for
+ * running programs: synchronize_rcu on a map-in-map update) and then drains the inactive table with no
+ * concurrent writer, so no packet's update is split by the drain. */
+struct roce_table {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, 65536);
   __type(key, struct roce_flow_key);
   __type(value, struct roce_flow_stats);
-} roce_flows SEC(".maps");
+} roce_flows_a SEC(".maps"), roce_flows_b SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __array(values, struct roce_table);
+} roce_tables SEC(".maps") = {
+    .values = {[0] = &roce_flows_a},
+};
 
 struct {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -123,7 +135,9 @@ static __always_inline void roce_account(struct roce_pkt* pkt, __u32 ifindex, __
   __u64 now = bpf_ktime_get_coarse_ns(); /* tick resolution; the precise clock costs ~40 ns */
   __u32 psn = pkt->psn & ROCE_PSN_MASK;
 
-  struct roce_flow_stats* s = bpf_map_lookup_elem(&roce_flows, &key);
+  __u32 zero = 0;
+  void* table = bpf_map_lookup_elem(&roce_tables, &zero);
+  struct roce_flow_stats* s = table ? bpf_map_lookup_elem(table, &key) : 0;
   if (!s) {
     struct roce_flow_stats fresh;
     __builtin_memset(&fresh, 0, sizeof(fresh));
@@ -142,12 +156,12 @@ static __always_inline void roce_account(struct roce_pkt* pkt, __u32 ifindex, __
       fresh.max_psn = psn;
       fresh.has_psn = 1;
     }
-    long err = bpf_map_update_elem(&roce_flows, &key, &fresh, BPF_NOEXIST);
+    long err = table ? bpf_map_update_elem(table, &key, &fresh, BPF_NOEXIST) : -2;
     if (err == 0) {
       roce_count(ROCE_CNT_ROCE);
       return;
     }
-    if (err == -17 /* EEXIST: another CPU inserted it */) s = bpf_map_lookup_elem(&roce_flows, &key);
+    if (err == -17 /* EEXIST: another CPU inserted it */) s = bpf_map_lookup_elem(table, &key);
     if (!s) {
       roce_count(ROCE_CNT_TABLE_FULL);
       struct roce_overflow_event* ev = bpf_ringbuf_reserve(&roce_overflow, sizeof(*ev), 0);

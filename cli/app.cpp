@@ -16,7 +16,8 @@
 
 namespace hsnsctl {
 
-void add_flow_commands(CLI::App& app, std::function<void(Context&)>& action);  // cli/flows.cpp
+void add_flow_commands(CLI::App& app, std::function<void(Context&)>& action);      // cli/flows.cpp
+void add_topology_commands(CLI::App& app, std::function<void(Context&)>& action);  // cli/topology.cpp
 
 namespace {
 
@@ -242,6 +243,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   add_port_commands(app, options, action);
   add_other_commands(app, options, action);
   add_flow_commands(app, action);
+  add_topology_commands(app, action);
 
   try {
     app.parse(argc, argv);

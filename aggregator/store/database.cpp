@@ -90,10 +90,33 @@ CREATE TABLE agent_status (
 );
 )sql";
 
+// One current topology (a single row, id 1) in the import file schema, and the LLDP neighbours daemons
+// reported, keyed by (host, "port:<netdev>" or "npu:<index>").
+constexpr const char* kSchemaV3 = R"sql(
+CREATE TABLE topology (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  revision INTEGER NOT NULL,
+  document TEXT NOT NULL,
+  source TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+CREATE TABLE lldp_observations (
+  host TEXT NOT NULL,
+  port_key TEXT NOT NULL,
+  port TEXT NOT NULL,
+  npu INTEGER,
+  neighbor_system TEXT NOT NULL,
+  neighbor_port TEXT NOT NULL,
+  observed_at TEXT NOT NULL,
+  PRIMARY KEY (host, port_key)
+);
+)sql";
+
 const std::vector<Migration>& builtin_migrations() {
   static const std::vector<Migration> migrations = {
       {1, "hosts, NPUs, subnets, allocation pools, ports", kSchemaV1},
       {2, "agent status reports", kSchemaV2},
+      {3, "cluster topology and LLDP observations", kSchemaV3},
   };
   return migrations;
 }

@@ -136,7 +136,19 @@ int main(int argc, char** argv) {
   const long rss_before = rss_kib();
   auto probe = hsns::daemon::FlowProbe::start(config);
   if (!probe) return std::cerr << probe.error() << "\n", 1;
-  const int fd = bpf_obj_get((config.pin_dir + "/roce_flows").c_str());
+  const int fd_a = bpf_obj_get((config.pin_dir + "/roce_flows_a").c_str());
+  const int fd_b = bpf_obj_get((config.pin_dir + "/roce_flows_b").c_str());
+  const int fd_outer = bpf_obj_get((config.pin_dir + "/roce_tables").c_str());
+  bpf_map_info info_a{};
+  std::uint32_t info_len = sizeof(info_a);
+  bpf_obj_get_info_by_fd(fd_a, &info_a, &info_len);
+  // The table the program writes now (the harvester flips them).
+  auto active_fd = [&] {
+    std::uint32_t zero = 0;
+    std::uint32_t id = 0;
+    bpf_map_lookup_elem(fd_outer, &zero, &id);
+    return id == info_a.id ? fd_a : fd_b;
+  };
   std::vector<roce_flow_key> keys(flows);
   std::vector<roce_flow_stats> vals(flows);
   for (std::uint32_t i = 0; i < flows; ++i) {
@@ -168,7 +180,7 @@ int main(int argc, char** argv) {
   for (int r = 0; r < rounds; ++r) {
     std::uint32_t n = flows;
     LIBBPF_OPTS(bpf_map_batch_opts, opts);
-    if (bpf_map_update_batch(fd, keys.data(), vals.data(), &n, &opts) != 0 || n != flows)
+    if (bpf_map_update_batch(active_fd(), keys.data(), vals.data(), &n, &opts) != 0 || n != flows)
       return std::cerr << "fill failed at " << n << ": " << std::strerror(errno) << "\n", 1;
     const auto t0 = std::chrono::steady_clock::now();
     auto recs = (*probe)->harvest();
@@ -186,7 +198,7 @@ int main(int argc, char** argv) {
   {
     std::uint32_t n = flows;
     LIBBPF_OPTS(bpf_map_batch_opts, opts);
-    bpf_map_update_batch(fd, keys.data(), vals.data(), &n, &opts);
+    bpf_map_update_batch(active_fd(), keys.data(), vals.data(), &n, &opts);
   }
   keys = {};
   vals = {};
@@ -197,7 +209,9 @@ int main(int argc, char** argv) {
       "started)\n",
       recs ? recs->size() : 0, static_cast<double>(rss_after) / 1024.0,
       static_cast<double>(rss_before) / 1024.0);
-  close(fd);
+  close(fd_a);
+  close(fd_b);
+  close(fd_outer);
   (*probe)->stop(true);
   return 0;
 }

@@ -114,7 +114,8 @@ class RoceFlowProbe final : public FlowProbe {
     if (auto r = mkdirs(config_.pin_dir); !r) return r;
     skel_.reset(roce_flow__open());
     if (!skel_) return tl::unexpected("open roce_flow: " + err_text(errno));
-    bpf_map__set_max_entries(skel_->maps.roce_flows, config_.table_size);
+    bpf_map__set_max_entries(skel_->maps.roce_flows_a, config_.table_size);
+    bpf_map__set_max_entries(skel_->maps.roce_flows_b, config_.table_size);
     bpf_map__set_max_entries(skel_->maps.roce_overflow, config_.ring_buffer_bytes);
     bpf_map__set_max_entries(skel_->maps.roce_psn_last, config_.table_size);
     for (bpf_map* m : pinned_maps()) {
@@ -128,6 +129,7 @@ class RoceFlowProbe final : public FlowProbe {
     rb_.reset(
         ring_buffer__new(bpf_map__fd(skel_->maps.roce_overflow), &RoceFlowProbe::on_event, this, nullptr));
     if (!rb_) return tl::unexpected("ring buffer: " + err_text(errno));
+    id_a_ = map_id(bpf_map__fd(skel_->maps.roce_flows_a));
     load_psn_state();
     for (const auto& itf : config_.interfaces) {
       if (auto r = attach(itf); !r) {
@@ -142,7 +144,19 @@ class RoceFlowProbe final : public FlowProbe {
     if (!skel_) return tl::unexpected(std::string("flow probe stopped"));
     std::vector<FlowRecord> out;
     out.reserve(last_count_ + last_count_ / 8 + 64);
-    const int fd = bpf_map__fd(skel_->maps.roce_flows);
+    // Flip the active table; the update returns once running programs are done with the old one.
+    const int outer = bpf_map__fd(skel_->maps.roce_tables);
+    std::uint32_t zero = 0;
+    std::uint32_t active_id = 0;
+    if (bpf_map_lookup_elem(outer, &zero, &active_id) != 0)
+      return tl::unexpected("read active table: " + err_text(errno));
+    const int fa = bpf_map__fd(skel_->maps.roce_flows_a);
+    const int fb = bpf_map__fd(skel_->maps.roce_flows_b);
+    const bool a_active = active_id == id_a_;
+    const int fd = a_active ? fa : fb;
+    int next = a_active ? fb : fa;
+    if (bpf_map_update_elem(outer, &zero, &next, BPF_ANY) != 0)
+      return tl::unexpected("flip active table: " + err_text(errno));
     constexpr std::uint32_t kBatch = 4096;
     keys_.resize(kBatch);
     vals_.resize(kBatch);
@@ -269,9 +283,16 @@ class RoceFlowProbe final : public FlowProbe {
   }
 
  private:
-  std::array<bpf_map*, 5> pinned_maps() const {
-    return {skel_->maps.roce_flows, skel_->maps.roce_overflow, skel_->maps.roce_counters,
-            skel_->maps.roce_qdisc_owner, skel_->maps.roce_psn_last};
+  std::array<bpf_map*, 7> pinned_maps() const {
+    return {skel_->maps.roce_flows_a,  skel_->maps.roce_flows_b,  skel_->maps.roce_tables,
+            skel_->maps.roce_overflow, skel_->maps.roce_counters, skel_->maps.roce_qdisc_owner,
+            skel_->maps.roce_psn_last};
+  }
+
+  static std::uint32_t map_id(int fd) {
+    bpf_map_info info{};
+    std::uint32_t len = sizeof(info);
+    return bpf_obj_get_info_by_fd(fd, &info, &len) == 0 ? info.id : 0;
   }
 
   // PSN state left by a previous process (pinned), so a restart keeps cross-harvest regression checks.
@@ -387,6 +408,7 @@ class RoceFlowProbe final : public FlowProbe {
   std::vector<std::uint32_t> psn_vals_;
   std::uint64_t generation_ = 0;
   std::size_t last_count_ = 0;
+  std::uint32_t id_a_ = 0;
 };
 
 }  // namespace

@@ -10,15 +10,17 @@
 //   filter, returning TC_ACT_UNSPEC), replacing a filter left by a previous process; XDP replaces any
 //   program. A clsact qdisc is created only when missing, and remembered in a pinned map so that stop()
 //   (even of a later process) removes only qdiscs the probe made. Any failure detaches what was attached.
-// - harvest() drains the table with bpf_map_lookup_and_delete_batch, merges the overflow ring buffer's
+// - harvest() flips the program to the other of two flow tables (a map-in-map update, which waits for
+//   running programs), drains the previous one with bpf_map_lookup_and_delete_batch (no concurrent
+//   writer, so no packet's update is split), merges the overflow ring buffer's
 //   records, and returns the deltas since the previous harvest. A PSN regression across two harvests is
 //   detected from the previous record's last PSN (kept in memory; lost on restart).
 // - counters() returns the program's counters (enum roce_counter) summed over CPUs, cumulative since the
 //   maps were created.
 // - stop(purge) detaches everything (no filters, programs or probe-made qdiscs left); pinned maps stay
 //   unless purge. The destructor calls stop(false) if stop was not called.
-// - Thread-compatible: one owner thread. Known loss window: a packet updating a flow at the instant the
-//   batch deletes it, and records drained but not yet written when the process is killed.
+// - Thread-compatible: one owner thread. Known loss window: records drained but not yet written when the
+//   process is killed (a kill between the flip and the drain loses nothing: the next harvests drain both).
 #pragma once
 
 #include <array>

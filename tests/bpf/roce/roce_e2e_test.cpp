@@ -164,9 +164,10 @@ TEST_F(RoceE2E, GeneratorProbeAndTsharkAgree) {
       "    - {name: xb, attach: xdp, mirror: true}\n");
   // Independent capture of the same interfaces.
   const std::string cap = dir_ + "/cap.pcapng";
-  hsns::test::Proc tshark = hsns::test::spawn(
-      Lab::in(b_, std::vector<std::string>{"tshark", "-n", "-i", "vb", "-i", "rb", "-i", "xb", "-w", cap}),
-      dir_ + "/tshark.out", dir_ + "/tshark.err");
+  hsns::test::Proc tshark =
+      hsns::test::spawn(Lab::in(b_, std::vector<std::string>{"tshark", "-n", "-B", "64", "-i", "vb", "-i",
+                                                             "rb", "-i", "xb", "-w", cap}),
+                        dir_ + "/tshark.out", dir_ + "/tshark.err");
   ASSERT_TRUE(hsns::test::wait_for(
       [&] {
         const auto e = hsns::test::read_file(dir_ + "/tshark.err");
@@ -178,7 +179,7 @@ TEST_F(RoceE2E, GeneratorProbeAndTsharkAgree) {
   const std::vector<Feed> feeds = {
       {"va",
        "vb",
-       {"--mode udp --src 198.18.40.1 --dst 198.18.40.2 --seed 11 --flows 8 --packets 60 --rate 20000"}},
+       {"--mode udp --src 198.18.40.1 --dst 198.18.40.2 --seed 11 --flows 8 --packets 60 --rate 5000"}},
       {"va",
        "vb",
        {"--mode udp --src 2001:db8:40::1 --dst 2001:db8:40::2 --seed 12 --flows 4 --packets 60 --rate "
@@ -186,19 +187,19 @@ TEST_F(RoceE2E, GeneratorProbeAndTsharkAgree) {
       {"ra",
        "rb",
        {"--mode raw --iface ra --encap vlan --src 198.18.41.1 --dst 198.18.41.2 --seed 13 --flows 2 "
-        "--packets 60 --rate 20000"}},
+        "--packets 60 --rate 5000"}},
       {"ra",
        "rb",
        {"--mode raw --iface ra --encap qinq --src 2001:db8:41::1 --dst 2001:db8:41::2 --seed 14 --flows 2 "
-        "--packets 60 --rate 20000"}},
+        "--packets 60 --rate 5000"}},
       {"ra",
        "rb",
        {"--mode raw --iface ra --encap erspan3 --src 2001:db8:42::1 --dst 2001:db8:42::2 --seed 15 --flows 2 "
-        "--packets 60 --rate 20000"}},
+        "--packets 60 --rate 5000"}},
       {"xa",
        "xb",
        {"--mode raw --iface xa --encap erspan2 --src 198.18.42.1 --dst 198.18.42.2 --seed 16 --flows 2 "
-        "--packets 60 --rate 20000"}},
+        "--packets 60 --rate 5000"}},
   };
   for (const auto& f : feeds) run_feed(f);
   ASSERT_GE(expected_.size(), 16u);

@@ -43,7 +43,8 @@ class RoceFixture : public ::testing::Test {
     roce_flow* s = roce_flow::open();
     if (s == nullptr) return nullptr;
     if (table_size != 0) {
-      bpf_map__set_max_entries(s->maps.roce_flows, table_size);
+      bpf_map__set_max_entries(s->maps.roce_flows_a, table_size);
+      bpf_map__set_max_entries(s->maps.roce_flows_b, table_size);
       bpf_map__set_max_entries(s->maps.roce_overflow, 4096);
     }
     if (roce_flow::load(s) != 0) {
@@ -59,7 +60,7 @@ class RoceFixture : public ::testing::Test {
   }
 
   static void reset(roce_flow* s) {
-    const int fd = bpf_map__fd(s->maps.roce_flows);
+    const int fd = bpf_map__fd(s->maps.roce_flows_a);
     roce_flow_key key{};
     while (bpf_map_get_next_key(fd, nullptr, &key) == 0) bpf_map_delete_elem(fd, &key);
     const int cfd = bpf_map__fd(s->maps.roce_counters);
@@ -110,7 +111,7 @@ class RoceFixture : public ::testing::Test {
 
   static Result read(roce_flow* s) {
     Result r;
-    const int fd = bpf_map__fd(s->maps.roce_flows);
+    const int fd = bpf_map__fd(s->maps.roce_flows_a);
     roce_flow_key key{};
     roce_flow_key next{};
     roce_flow_key* prev = nullptr;

@@ -1,0 +1,123 @@
+#include "store/sqlite_topology_store.h"
+
+#include "store/sql_helpers.h"
+#include "store/sqlite_network_store.h"
+
+namespace hsns::store {
+namespace {
+
+StoreResult<std::optional<TopologyRecord>> read_topology(Connection& c) {
+  HSNS_STORE_ASSIGN(st, sql::prepare(c,
+                                     "SELECT revision, document, source, updated_at FROM topology "
+                                     "WHERE id = 1"));
+  HSNS_STORE_ASSIGN(row, sql::step(*st));
+  if (!*row) return std::optional<TopologyRecord>();
+  return std::optional<TopologyRecord>(
+      TopologyRecord{st->column_int64(0), st->column_text(1), st->column_text(2), st->column_text(3)});
+}
+
+StoreResult<std::int64_t> read_revision(Connection& c) {
+  HSNS_STORE_ASSIGN(st, sql::prepare(c, "SELECT COALESCE(MAX(revision), 0) FROM topology"));
+  HSNS_STORE_ASSIGN(row, sql::step(*st));
+  return *row ? st->column_int64(0) : 0;
+}
+
+// The key that makes (host, port) or (host, NPU) observations replace each other.
+std::string port_key(const LldpRecord& r) {
+  return r.port.empty() ? "npu:" + std::to_string(r.npu.value_or(-1)) : "port:" + r.port;
+}
+
+}  // namespace
+
+StoreResult<TopologyRecord> SqliteTopologyStore::get_topology() {
+  HSNS_STORE_ASSIGN(lease, sql::reader(db_));
+  HSNS_STORE_ASSIGN(record, read_topology(lease->connection()));
+  if (!*record) return tl::unexpected(StoreError::not_found("no topology has been imported or generated"));
+  return std::move(**record);
+}
+
+StoreResult<std::int64_t> SqliteTopologyStore::topology_revision() {
+  HSNS_STORE_ASSIGN(lease, sql::reader(db_));
+  return read_revision(lease->connection());
+}
+
+StoreResult<TopologyRecord> SqliteTopologyStore::write_topology(std::int64_t expected_revision,
+                                                                const std::optional<std::string>& document,
+                                                                const std::string& source,
+                                                                const std::vector<LldpRecord>& observations) {
+  HSNS_STORE_ASSIGN(lease, sql::writer(db_));
+  Connection& c = lease->connection();
+  HSNS_STORE_ASSIGN(txn, sql::begin(c, Transaction::Mode::write));
+  HSNS_STORE_ASSIGN(current, read_topology(c));
+  const std::int64_t revision = *current ? (*current)->revision : 0;
+  if (revision != expected_revision) {
+    return tl::unexpected(StoreError::conflict("revision", "the topology changed meanwhile (revision " +
+                                                               std::to_string(revision) + ", expected " +
+                                                               std::to_string(expected_revision) + ")"));
+  }
+  if (!document && !*current)
+    return tl::unexpected(StoreError::not_found("no topology has been imported or generated"));
+  const std::string now = format_rfc3339_utc(std::chrono::system_clock::now());
+  TopologyRecord record;
+  if (document) {
+    record = {revision + 1, *document, source, now};
+    HSNS_STORE_ASSIGN(st, sql::prepare(c,
+                                       "INSERT INTO topology (id, revision, document, source, updated_at) "
+                                       "VALUES (1, ?1, ?2, ?3, ?4) ON CONFLICT(id) DO UPDATE SET "
+                                       "revision = excluded.revision, document = excluded.document, "
+                                       "source = excluded.source, updated_at = excluded.updated_at"));
+    st->bind_int64(1, record.revision)
+        .bind_text(2, record.document)
+        .bind_text(3, record.source)
+        .bind_text(4, record.updated_at);
+    HSNS_STORE_TRY(sql::run(*st));
+  } else {
+    record = std::move(**current);
+  }
+  if (!observations.empty()) {
+    HSNS_STORE_ASSIGN(st, sql::prepare(c,
+                                       "INSERT INTO lldp_observations (host, port_key, port, npu, "
+                                       "neighbor_system, neighbor_port, observed_at) VALUES "
+                                       "(?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(host, port_key) DO "
+                                       "UPDATE SET port = excluded.port, npu = excluded.npu, "
+                                       "neighbor_system = excluded.neighbor_system, "
+                                       "neighbor_port = excluded.neighbor_port, "
+                                       "observed_at = excluded.observed_at"));
+    for (const auto& o : observations) {
+      st->reset();
+      st->bind_text(1, o.host).bind_text(2, port_key(o)).bind_text(3, o.port);
+      if (o.npu) {
+        st->bind_int64(4, *o.npu);
+      } else {
+        st->bind_null(4);
+      }
+      st->bind_text(5, o.neighbor_system).bind_text(6, o.neighbor_port).bind_text(7, now);
+      HSNS_STORE_TRY(sql::run(*st));
+    }
+  }
+  HSNS_STORE_TRY(sql::commit(*txn));
+  return record;
+}
+
+StoreResult<std::vector<LldpRecord>> SqliteTopologyStore::list_observations() {
+  HSNS_STORE_ASSIGN(lease, sql::reader(db_));
+  HSNS_STORE_ASSIGN(st, sql::prepare(lease->connection(),
+                                     "SELECT host, port, npu, neighbor_system, neighbor_port, observed_at "
+                                     "FROM lldp_observations ORDER BY host, port_key"));
+  std::vector<LldpRecord> out;
+  for (;;) {
+    HSNS_STORE_ASSIGN(row, sql::step(*st));
+    if (!*row) break;
+    LldpRecord r;
+    r.host = st->column_text(0);
+    r.port = st->column_text(1);
+    if (!st->column_is_null(2)) r.npu = st->column_int64(2);
+    r.neighbor_system = st->column_text(3);
+    r.neighbor_port = st->column_text(4);
+    r.observed_at = st->column_text(5);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace hsns::store

@@ -1,0 +1,28 @@
+// SQLite implementation of TopologyStore (tables topology and lldp_observations, schema migration 3).
+//
+// Contract: as TopologyStore; writes go through the Database's writer connection in one BEGIN IMMEDIATE
+// transaction (the revision check happens under the write lock), reads through a pooled read connection.
+// The Database must outlive the store.
+#pragma once
+
+#include "store/database.h"
+#include "store/topology_store.h"
+
+namespace hsns::store {
+
+class SqliteTopologyStore final : public TopologyStore {
+ public:
+  explicit SqliteTopologyStore(Database& db) : db_(db) {}
+  StoreResult<TopologyRecord> get_topology() override;
+  StoreResult<std::int64_t> topology_revision() override;
+  StoreResult<TopologyRecord> write_topology(std::int64_t expected_revision,
+                                             const std::optional<std::string>& document,
+                                             const std::string& source,
+                                             const std::vector<LldpRecord>& observations) override;
+  StoreResult<std::vector<LldpRecord>> list_observations() override;
+
+ private:
+  Database& db_;
+};
+
+}  // namespace hsns::store

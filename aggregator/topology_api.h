@@ -1,0 +1,41 @@
+// REST handlers for the cluster topology model: the one current topology (import, generate, show,
+// export), LLDP discovery merged into it and device state changes.
+//
+// Routes (see docs/rest-api.md, "Topology"):
+//   PUT   /api/v1/topology                  import a topology document (JSON, or YAML with a YAML media
+//                                           type), replacing the current one; 200 with the summary
+//   POST  /api/v1/topology/generate         generate a rail-optimised Clos cluster (ClosParams as JSON)
+//   GET   /api/v1/topology                  the summary; 404 while no topology exists
+//   GET   /api/v1/topology/export?format=F  json | slurm-tree | slurm-block | volcano | kueue |
+//                                           node-labels | yaml, each with its media type
+//   POST  /api/v1/topology/lldp             merge LLDP observations (role agent or operator); the report
+//   GET   /api/v1/topology/lldp             the stored observations
+//   PATCH /api/v1/topology/devices/{name}   set the state of a host, switch or (with "npu") an NPU
+// Contract: writes need manage_network (LLDP also agent_report), reads need read. Every input is validated
+// (unknown fields and query parameters, types, ranges, the import schema) before anything is stored; a
+// rejected request changes nothing. Each accepted write stores the model in the import file schema
+// (export_topology_yaml) with the revision incremented; LLDP conflicts are reported, never applied.
+// Writes are serialised in-process and checked against the stored revision (409 if another process
+// wrote meanwhile). The parsed model is cached per revision, so reads do not re-parse. The store must
+// outlive the router; handlers are thread-safe.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+#include <tl/expected.hpp>
+
+#include "http/router.h"
+#include "scheduling/topology/generator.h"
+#include "store/topology_store.h"
+
+namespace hsns::topology_api {
+
+void register_topology_routes(http::Router& router, store::TopologyStore& store);
+
+// Validates a generate request body (ClosParams fields, all optional, unknown fields rejected, server
+// size limits applied); a 400 Problem naming every bad field otherwise.
+tl::expected<topology::ClosParams, Problem> parse_clos_params(const nlohmann::json& body);
+
+// The summary document of a topology (see docs/rest-api.md).
+nlohmann::json topology_summary(const topology::Topology& topology);
+
+}  // namespace hsns::topology_api
