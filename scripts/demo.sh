@@ -1,47 +1,92 @@
 #!/usr/bin/env bash
-# The main job: installs what is missing, builds hsns, starts hsns-aggregator with its embedded SQLite
-# on loopback, loads a small sample cluster through hsnsctl, and prints where to look. Ctrl-C stops it.
-# Usage: scripts/demo.sh [--port N]
+# The main job: installs what is missing, builds hsns (release preset), starts the emulated cluster
+# (lab/hsns-lab: hosts with NPU ports in network namespaces, rail-aligned leaf and spine bridges, the real
+# hsns-aggregator and one real hsnsd per host), creates two subnets and one port per NPU through hsnsctl, waits
+# until every daemon has applied them, and prints where to look. Ctrl-C (or any exit) tears everything down.
+# Usage: scripts/demo.sh [--hosts N] [--npus M] [--prefix P] [--bin DIR]      (as root; see docs/lab.md)
+#   --bin DIR  use binaries already built in DIR and skip installing and building
 set -euo pipefail
 cd "$(dirname "$0")/.."
-port=8080
-[ "${1:-}" = "--port" ] && port=$2
+hosts=4
+npus=4
+prefix=demo
+bin=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --hosts) hosts=$2; shift 2 ;;
+    --npus) npus=$2; shift 2 ;;
+    --prefix) prefix=$2; shift 2 ;;
+    --bin) bin=$2; shift 2 ;;
+    *) sed -n '2,7p' "$0"; exit 64 ;;
+  esac
+done
+if [ "$(id -u)" != 0 ]; then
+  echo "demo.sh: the emulated cluster needs root (network namespaces, eBPF); run: sudo $0 $*" >&2
+  exit 1
+fi
 
-scripts/install-deps.sh
-cmake --preset release >/dev/null
-cmake --build --preset release -j"$(nproc)" --target hsns-aggregator hsnsctl >/dev/null
+if [ -z "$bin" ]; then
+  scripts/install-deps.sh
+  cmake --preset release >/dev/null
+  cmake --build --preset release -j"${HSNS_JOBS:-$(nproc)}" --target hsns-aggregator hsnsd hsnsctl >/dev/null
+  bin=build/release
+fi
 
-bin=build/release
-state=build/demo
-mkdir -p "$state"
-rm -f "$state"/aggregator.db* "$state"/ready
-"$bin/aggregator/hsns-aggregator" run --config /dev/null --insecure-no-auth \
-  --listen "127.0.0.1:$port" --database "$state/aggregator.db" --ready-file "$state/ready" \
-  2>"$state/aggregator.log" &
-agg=$!
-trap 'kill -TERM $agg 2>/dev/null; wait $agg 2>/dev/null; echo "demo stopped"' EXIT INT TERM
-for _ in $(seq 200); do [ -f "$state/ready" ] && break; kill -0 $agg 2>/dev/null || break; sleep 0.05; done
-if [ ! -f "$state/ready" ]; then cat "$state/aggregator.log"; exit 1; fi
+state=build/lab-$prefix
+lab() { local c=$1; shift; lab/hsns-lab "$c" --prefix "$prefix" --state "$state" "$@"; }
+ctl() { lab ctl -- "$@"; }
+sleeper=
+trap 'trap - EXIT INT TERM; [ -n "$sleeper" ] && kill "$sleeper" 2>/dev/null
+      echo; echo "demo: tearing down the emulated cluster"; lab down; echo "demo stopped"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
-export HSNS_SERVER="http://127.0.0.1:$port"
-ctl="$bin/cli/hsnsctl"
-lab/sample-cluster.sh "$ctl" >/dev/null
+lab up --hosts "$hosts" --npus "$npus" --bin "$bin"
 
+# The daemons register their hosts (and NPUs) at start; ports need them.
+registered() {
+  [ "$(lab api /api/v1/hosts 2>/dev/null | jq --arg p "$prefix-h" '[.items[] | select(.name | startswith($p))] | length')" = "$hosts" ]
+}
+for _ in $(seq 200); do registered && break; sleep 0.1; done
+registered || { echo "demo: the daemons did not register within 20 s; see $state/h*/hsnsd.log" >&2; exit 1; }
+
+# Two tenant subnets, rail-aligned: even NPUs on one, odd NPUs on the other; one port per NPU.
+ctl subnets create --name rail-even --cidr 198.18.0.0/24 --mtu 9000 >/dev/null
+ctl subnets create --name rail-odd --cidr 198.18.1.0/24 --mtu 9000 >/dev/null
+for ((i = 0; i < hosts; i++)); do
+  for ((j = 0; j < npus; j++)); do
+    if ((j % 2 == 0)); then subnet=rail-even; else subnet=rail-odd; fi
+    ctl ports create --subnet "$subnet" --host "$prefix-h$i" --npu "$j" --name "h$i-npu$j" >/dev/null
+  done
+done
+lab wait --timeout 60
+
+h0_even=$(ctl -o json ports list --host "$prefix-h0" | jq -r '.items[] | select(.npu == 0) | .ip_address')
+h1_even=$(ctl -o json ports list --host "$prefix-h1" | jq -r '.items[] | select(.npu == 0) | .ip_address')
+h1_odd=$(ctl -o json ports list --host "$prefix-h1" | jq -r '.items[] | select(.npu == 1) | .ip_address')
+ctl ports list
 cat <<EOT
 
-hsns demo is running: hsns-aggregator at $HSNS_SERVER (authentication off, loopback only)
-  database  $state/aggregator.db      log  $state/aggregator.log
-  sample    4 hosts x 8 NPUs, subnets rail-even (198.18.0.0/24) and rail-odd (2001:db8:1::/64), 32 ports
+hsns demo is running: $hosts hosts x $npus NPUs in network namespaces $prefix-h0..$prefix-h$((hosts - 1)),
+rail-aligned leaves $prefix-leaf0..$prefix-leaf$((npus - 1)) joined by $prefix-spine0, every hsnsd in sync.
+  aggregator  http://198.19.0.1:8080 inside namespace $prefix-mgmt (operator token in $state/operator.token)
+  subnets     rail-even 198.18.0.0/24 (even NPUs), rail-odd 198.18.1.0/24 (odd NPUs); one port per NPU
+  logs        $state/aggregator.log, $state/h<i>/hsnsd.log; agent state $state/h<i>/state/
 
-Try:
-  export HSNS_SERVER=$HSNS_SERVER
-  $ctl subnets list
-  $ctl ports list --host host-01
-  $ctl desired host-01
-  $ctl reachability \$($ctl -o json ports list --host host-01 | jq -r '.items[0].id') \$($ctl -o json ports list --host host-02 | jq -r '.items[1].id')
-  curl -s $HSNS_SERVER/metrics | grep hsns_http_requests_total
-  curl -s $HSNS_SERVER/api/v1/openapi.json | jq .info
+Try (in another terminal):
+  lab/hsns-lab ctl --prefix $prefix -- subnets list
+  lab/hsns-lab ctl --prefix $prefix -- ports list --host $prefix-h0
+  lab/hsns-lab ctl --prefix $prefix -- desired $prefix-h0
+  lab/hsns-lab api --prefix $prefix /api/v1/agents | jq .
+  lab/hsns-lab exec --prefix $prefix mgmt -- curl -s http://198.19.0.1:8080/api/v1/agents -H "Authorization: Bearer \$(cat $state/operator.token)" | jq .
+  lab/hsns-lab exec --prefix $prefix h0 -- ip -br addr
+  lab/hsns-lab exec --prefix $prefix h0 -- ip rule
+  lab/hsns-lab exec --prefix $prefix h0 -- ping -c 3 -I $h0_even $h1_even      # same subnet: answers
+  lab/hsns-lab exec --prefix $prefix h0 -- ping -c 3 -w 3 -I npu0 $h1_odd       # other subnet: dropped by eBPF
+  lab/hsns-lab api --prefix $prefix /api/v1/agents/$prefix-h0/status | jq '.report.ports'   # isolation_dropped_packets
+  lab/hsns-lab exec --prefix $prefix h0 -- curl -s 127.0.0.1:9810/metrics | grep ^hsns_daemon
+  lab/hsns-lab exec --prefix $prefix h1 -- ip addr del $h1_even/24 dev npu0    # hsnsd restores it within a second
 
-Press Ctrl-C to stop.
+Press Ctrl-C to stop (removes every namespace, pin and the state directory).
 EOT
-wait $agg
+while :; do sleep 3600 & sleeper=$!; wait "$sleeper"; done
