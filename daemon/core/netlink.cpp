@@ -142,7 +142,9 @@ tl::expected<Observation, std::string> Netlink::observe() {
       s.table = rtnl_route_get_table(r);
       s.dst = cidr_text(rtnl_route_get_dst(r), family);
       s.src = host_text(rtnl_route_get_pref_src(r), family);
-      if (rtnl_route_get_nnexthops(r) > 0) {
+      s.unreachable = rtnl_route_get_type(r) == RTN_UNREACHABLE;
+      // An unreachable route has no next hop (IPv6 reports one on lo): compare it by table and dst only.
+      if (!s.unreachable && rtnl_route_get_nnexthops(r) > 0) {
         rtnl_nexthop* nh = rtnl_route_nexthop_n(r, 0);
         s.ifindex = rtnl_route_nh_get_ifindex(nh);
         s.gateway = host_text(rtnl_route_nh_get_gateway(nh), family);
@@ -221,6 +223,13 @@ tl::expected<void, std::string> Netlink::execute(const Action& a) {
         if (!s) return tl::unexpected(s.error());
         src.p = *s;
         rtnl_route_set_pref_src(route.p, src.p);
+      }
+      if (a.route.unreachable) {
+        rtnl_route_set_type(route.p, RTN_UNREACHABLE);
+        rtnl_route_set_scope(route.p, RT_SCOPE_UNIVERSE);
+        rc = a.kind == ActionKind::add_route ? rtnl_route_add(sock_, route.p, NLM_F_EXCL)
+                                             : rtnl_route_delete(sock_, route.p, 0);
+        break;
       }
       rtnl_route_set_scope(route.p, a.route.gateway.empty() ? RT_SCOPE_LINK : RT_SCOPE_UNIVERSE);
       rtnl_nexthop* nh = rtnl_route_nh_alloc();

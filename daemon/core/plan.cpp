@@ -15,11 +15,12 @@ std::string host_part(const std::string& cidr) {
 std::vector<RouteSpec> desired_routes(const DesiredPort& p, int ifindex, const RoutingParams& r) {
   std::vector<RouteSpec> out;
   const auto table = r.table_for(p.npu);
-  out.push_back({table, p.cidr.to_string(), "", ifindex, p.address.to_string()});
-  if (p.gateway) {
-    const std::string any = p.address.family() == IpFamily::v4 ? "0.0.0.0/0" : "::/0";
-    out.push_back({table, any, p.gateway->to_string(), ifindex, ""});
-  }
+  out.push_back({table, p.cidr.to_string(), "", ifindex, p.address.to_string(), false});
+  const std::string any = p.address.family() == IpFamily::v4 ? "0.0.0.0/0" : "::/0";
+  if (p.gateway)
+    out.push_back({table, any, p.gateway->to_string(), ifindex, "", false});
+  else  // the catch-all: without it, the rule's lookup falls through to the main table and another subnet
+    out.push_back({table, any, "", 0, "", true});
   return out;
 }
 
@@ -166,8 +167,8 @@ Plan make_plan(const DesiredState& desired, const Observation& o,
 
 std::string Action::describe() const {
   auto route_text = [this] {
-    return route.dst + (route.gateway.empty() ? "" : " via " + route.gateway) + " table " +
-           std::to_string(route.table);
+    return (route.unreachable ? "unreachable " : "") + route.dst +
+           (route.gateway.empty() ? "" : " via " + route.gateway) + " table " + std::to_string(route.table);
   };
   switch (kind) {
     case ActionKind::set_mtu:

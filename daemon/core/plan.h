@@ -41,6 +41,10 @@ struct RouteSpec {
   std::string gateway;  // "" = directly connected
   int ifindex = 0;
   std::string src;  // preferred source ("" = none)
+  // Type unreachable (RTN_UNREACHABLE) instead of unicast: no gateway, ifindex 0, no src. hsnsd puts one as
+  // the default route of a port's table when the port has no gateway, so that a lookup for a packet sourced
+  // from the port's address ends there instead of falling through to the main table (another port's subnet).
+  bool unreachable = false;
   friend auto operator<=>(const RouteSpec&, const RouteSpec&) = default;
 };
 

@@ -186,6 +186,10 @@ TEST_F(DaemonTest, ConvergesRepairsSurvivesAggregatorLossAndRemovesOnlyItsOwn) {
   EXPECT_NE(table.find("default via 198.18.10.1 dev npu0 proto 200"), std::string::npos) << table;
   EXPECT_NE(table.find("198.18.10.0/24 dev npu0 proto 200 scope link src 198.18.10.11"), std::string::npos)
       << table;
+  EXPECT_EQ(table.find("unreachable"), std::string::npos) << "the gateway's default route ends it: " << table;
+  // Without a gateway the table ends in an unreachable default: nothing falls through to the main table.
+  const auto table6 = ns.ip({"-6", "route", "show", "table", "1001"});
+  EXPECT_NE(table6.find("unreachable default dev lo proto 200"), std::string::npos) << table6;
   EXPECT_EQ(ns.cat("/proc/sys/net/ipv4/conf/npu0/arp_ignore"), "1\n");
   EXPECT_EQ(ns.cat("/proc/sys/net/ipv4/conf/npu1/arp_announce"), "2\n");
 
@@ -412,10 +416,12 @@ TEST_F(DaemonTest, IsolationGetsEachPortsPrefixesAndItsDropsAreReported) {
   ASSERT_TRUE(wait_for([&] { return converged({"npu0"}); }, 10s)) << status().dump(2) << hsnsd->log();
   EXPECT_NE(sh({"tc", "-n", ns.name(), "filter", "show", "dev", "npu0", "egress"}).out.find("bpf"),
             std::string::npos);
-  // Static neighbours so the pings leave as IP packets without ARP answers.
+  // Static neighbours so the pings leave as IP packets without ARP answers. Sourced from the port's address
+  // the packets find the unreachable default of the port's table, so they are forced onto the port
+  // (SO_BINDTODEVICE) as a root user could: only the isolation program stops them.
   ns.ip({"route", "add", "198.18.41.0/24", "dev", "npu0"});
   ns.ip({"neigh", "add", "198.18.41.1", "lladdr", "02:00:00:00:00:99", "dev", "npu0"});
-  (void)sh({"ip", "netns", "exec", ns.name(), "ping", "-c3", "-i0.2", "-W1", "198.18.41.1"});
+  (void)sh({"ip", "netns", "exec", ns.name(), "ping", "-c3", "-i0.2", "-W1", "-I", "npu0", "198.18.41.1"});
   ASSERT_TRUE(wait_for([&] { return port(status(), "npu0").value("isolation_dropped_packets", 0) >= 3; }, 5s))
       << status().dump(2);
   EXPECT_EQ(hsnsd->stop(), 0) << hsnsd->log();

@@ -284,6 +284,12 @@ TEST_F(PlanFixture, ConvergesFromEmptyAndThenDoesNothing) {
                                           "rule from 198.18.10.11/32 table 1000 added"};
   EXPECT_EQ(d0, want0);
   EXPECT_EQ(first.ports[0].actions[2].label, "eth2:hsns");
+  std::vector<std::string> d1;
+  for (const auto& a : first.ports[1].actions) d1.push_back(a.describe());
+  const std::vector<std::string> want1 = {
+      "address 2001:db8:1::11/64 added on eth3", "route 2001:db8:1::/64 table 1001 added",
+      "route unreachable ::/0 table 1001 added", "rule from 2001:db8:1::11/128 table 1001 added"};
+  EXPECT_EQ(d1, want1);
   const auto& rule1 = first.ports[1].actions.back().rule;
   EXPECT_EQ(rule1.family, AF_INET6);
   EXPECT_EQ(rule1.from, "2001:db8:1::11/128");
@@ -350,6 +356,63 @@ TEST_F(PlanFixture, RemovesOnlyWhatHsnsdAdded) {
   EXPECT_TRUE(has("198.18.10.200/24"));
   EXPECT_TRUE(has("198.18.99.1/32"));
   EXPECT_EQ(std::count(o.routes.begin(), o.routes.end(), RouteSpec{254, "198.18.77.0/24", "", 5, ""}), 1);
+}
+
+// A port without a gateway: its table ends in an unreachable default route, so a packet sourced from the
+// port's address that matches no route there stops instead of falling through to the main table (and out of
+// a port in another subnet).
+TEST_F(PlanFixture, ATableWithoutGatewayEndsInAnUnreachableDefault) {
+  desired.ports[0].gateway.reset();
+  const Plan first = make_plan(desired, o, owned, r);
+  auto unreachable_of = [](const PortPlan& p) {
+    std::vector<RouteSpec> out;
+    for (const auto& a : p.actions)
+      if (a.kind == ActionKind::add_route && a.route.dst.ends_with("/0")) out.push_back(a.route);
+    return out;
+  };
+  const auto r0 = unreachable_of(first.ports[0]);
+  ASSERT_EQ(r0.size(), 1u);
+  EXPECT_EQ(r0[0], (RouteSpec{1000, "0.0.0.0/0", "", 0, "", true}));
+  const auto r1 = unreachable_of(first.ports[1]);
+  ASSERT_EQ(r1.size(), 1u);
+  EXPECT_EQ(r1[0], (RouteSpec{1001, "::/0", "", 0, "", true}));
+  // Before the rule, so the rule never points at a table that lets packets fall through.
+  EXPECT_EQ(first.ports[0].actions.back().kind, ActionKind::add_rule);
+  EXPECT_EQ(first.ports[0].actions[first.ports[0].actions.size() - 2].describe(),
+            "route unreachable 0.0.0.0/0 table 1000 added");
+  apply(first);
+  EXPECT_EQ(count(make_plan(desired, o, owned, r)), 0u) << "second pass must change nothing";
+
+  // Deleted by hand: put back (drift).
+  std::erase(o.routes, r0[0]);
+  Plan p = make_plan(desired, o, owned, r);
+  ASSERT_EQ(p.ports[0].actions.size(), 1u);
+  EXPECT_EQ(p.ports[0].actions[0].describe(), "route unreachable 0.0.0.0/0 table 1000 added");
+  apply(p);
+
+  // A gateway arrives: the default via it replaces the unreachable one (removed first, in the cleanup).
+  desired.ports[0].gateway = *IpAddress::parse("198.18.10.1");
+  p = make_plan(desired, o, owned, r);
+  ASSERT_EQ(p.cleanup.size(), 1u);
+  EXPECT_EQ(p.cleanup[0].describe(), "route unreachable 0.0.0.0/0 table 1000 removed");
+  ASSERT_EQ(p.ports[0].actions.size(), 1u);
+  EXPECT_EQ(p.ports[0].actions[0].describe(), "route 0.0.0.0/0 via 198.18.10.1 table 1000 added");
+  apply(p);
+  EXPECT_EQ(count(make_plan(desired, o, owned, r)), 0u);
+
+  // The port goes: its unreachable route goes with its other routes and its rule.
+  desired.ports.pop_back();
+  p = make_plan(desired, o, owned, r);
+  std::vector<std::string> cleanup;
+  for (const auto& a : p.cleanup) cleanup.push_back(a.describe());
+  const std::vector<std::string> want = {
+      "address 2001:db8:1::11/64 removed from eth3", "rule from 2001:db8:1::11/128 table 1001 removed",
+      "route 2001:db8:1::/64 table 1001 removed", "route unreachable ::/0 table 1001 removed"};
+  EXPECT_EQ(cleanup, want);
+  apply(p);
+  EXPECT_EQ(std::count_if(o.routes.begin(), o.routes.end(), [](const RouteSpec& x) { return x.unreachable; }),
+            0);
+  EXPECT_EQ(count(make_plan(desired, o, owned, r)), 0u);
 }
 
 TEST_F(PlanFixture, AnAdoptedAddressIsNeverRemoved) {

@@ -4,7 +4,8 @@
 #   A = 198.18.0.0/24: h0/npu0 .10, h1/npu0 .11, h2/npu0 .12, h2/npu1 .13 (h2 has two ports in A)
 #   B = 198.18.1.0/24: h0/npu1 .10, h1/npu1 .11
 # Checks: (a) same-subnet ICMP and UDP; (b) cross-subnet traffic fails and the sender port's isolation drop
-# counter rises; (c) on h2 each source address leaves through its own port; (d) a hand-deleted address is
+# counter rises, also on a host with ports in both subnets for traffic sourced from one subnet's address to the
+# other subnet (the port's routing table ends in an unreachable default route); (c) on h2 each source address leaves through its own port; (d) a hand-deleted address is
 # restored and reported as drift within one interval; (e) with the aggregator killed every address stays, and
 # after `hsns-lab restart-aggregator` the daemons resynchronise (a port created after the restart is applied).
 # Usage: lab_acceptance_test.sh SOURCE_DIR BUILD_DIR UDP_PROBE       (root; exit 77 = skipped)
@@ -142,6 +143,22 @@ for p in "${ports_a[@]}" "${ports_b[@]}"; do
 done
 echo "all 3 daemons in sync, 6 addresses applied"
 
+no_ping() {  # host src dst: no echo answered (the kernel refuses to route it, or nothing comes back)
+  if inhost "$1" ping -n -q -c 1 -w 2 -I "$2" "$3" >/dev/null 2>&1; then
+    fail "ping $2 -> $3 (from $1) was answered"
+  fi
+}
+
+no_udp() {  # srchost src dsthost dst: none of 5 datagrams from src arrives at dst
+  local out="$scratch/udp.$RANDOM" ready="$scratch/ready.$RANDOM" pid
+  inhost "$3" "$probe" recv "$4" 4791 1 2000 "$ready" >"$out" 2>/dev/null &
+  pid=$!
+  until_ms 5000 test -f "$ready" || fail "UDP receiver on $4 did not start"
+  inhost "$1" "$probe" send "$2" "$4" 4791 5 "cross-from-$2" >/dev/null 2>&1 || true
+  if wait "$pid"; then fail "UDP $2 -> $4 (from $1) arrived: $(cat "$out")"; fi
+  rm -f "$out" "$ready"
+}
+
 step "(a) same subnet: ICMP and UDP between every pair of hosts"
 for group in a b; do
   declare -n members="ports_$group"
@@ -195,6 +212,15 @@ until_ms $((3 * interval_ms)) dropped_at_least h0 npu1 $((base + 3)) ||
 echo "ok  ICMP h0/npu1 198.18.1.10 -> 198.18.0.12 failed; drops $base -> $(dropped h0 npu1)"
 inhost h2 ip neigh del 198.18.1.10 dev npu0
 inhost h0 ip neigh del 198.18.0.12 dev npu1
+# h0 has a port in each subnet. Sourced from its A address, a packet to a B address must not leave through
+# the B port (whose isolation program allows B destinations): the A port's table ends in an unreachable
+# default route, so the lookup stops there instead of falling through to the main table. And vice versa.
+for c in "198.18.0.10 h1 198.18.1.11" "198.18.1.10 h1 198.18.0.11" "198.18.1.10 h2 198.18.0.12"; do
+  read -r src dh dst <<<"$c"
+  no_ping h0 "$src" "$dst"
+  no_udp h0 "$src" "$dh" "$dst"
+  echo "ok  h0 $src -> $dh $dst failed (ICMP, UDP): the source address's subnet holds on a two-subnet host"
+done
 
 step "(c) h2 has two ports in A: traffic from each address leaves through its own port"
 count=50
