@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "random_instance.h"
 #include "scheduling/search/search.h"
 #include "scheduling/topology/generator.h"
 
@@ -31,28 +32,6 @@ double percentile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
   const auto i = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
   return v[std::min(i, v.size() - 1)];
-}
-
-void fragment(topology::Topology& t, std::mt19937_64& rng) {
-  std::vector<topology::NodeId> hosts(t.hosts().begin(), t.hosts().end());
-  const auto target = static_cast<std::size_t>(0.3 * static_cast<double>(hosts.size()));
-  std::size_t taken = 0;
-  while (taken < target) {
-    const std::size_t start = rng() % hosts.size();
-    const std::size_t run = 1 + rng() % 8;
-    for (std::size_t i = start; i < std::min(hosts.size(), start + run) && taken < target; ++i) {
-      if (t.node(hosts[i]).state == topology::DeviceState::kHealthy) {
-        t.set_node_state(hosts[i], topology::DeviceState::kAllocated);
-        ++taken;
-      }
-    }
-  }
-  for (topology::NodeId h : hosts) {
-    if (t.node(h).state != topology::DeviceState::kHealthy) continue;
-    const auto x = rng() % 100;
-    if (x < 3) t.set_node_state(h, topology::DeviceState::kIsolated);
-    if (x >= 3 && x < 6) t.set_node_state(h, topology::DeviceState::kSubHealth);
-  }
 }
 
 search::SearchRequest job(std::uint32_t pp, std::uint32_t dp) {
@@ -79,7 +58,7 @@ int run(std::uint32_t hosts, std::uint32_t superpods, int repeat) {
   auto topo = topology::generate_clos(p);
   if (!topo) return std::fprintf(stderr, "generate: %s\n", topo.error().detail.c_str()), 1;
   std::mt19937_64 rng(hosts);
-  fragment(*topo, rng);
+  search::testing::fragment_runs(*topo, rng, 0.3, 8);  // 30% allocated in runs of 1..8 hosts
   std::printf(
       "\n%u hosts x 8 NPUs, %u SUs of 32, %u super-pods, 30%% allocated in fragments "
       "(generated in %.0f ms)\n",
