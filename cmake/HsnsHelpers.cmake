@@ -15,8 +15,8 @@ function(hsns_set_global_flags)
     add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
     add_link_options(-fsanitize=address,undefined)
   endif()
-  # Boost.Asio without deprecated interfaces; Beast speaks std::string_view.
-  add_compile_definitions(BOOST_ASIO_NO_DEPRECATED BOOST_BEAST_USE_STD_STRING_VIEW)
+  # Boost.Asio without deprecated interfaces.
+  add_compile_definitions(BOOST_ASIO_NO_DEPRECATED)
 endfunction()
 
 # hsns_add_test(NAME name SOURCES ... LIBS ... [LABELS ...] [TIMEOUT seconds])
