@@ -404,7 +404,7 @@ function checkLocation(o, res, value, req) {
 const fixtures = {};
 const FIXTURE_SOURCE = {
   subnet: 'POST /api/v1/subnets', port: 'POST /api/v1/ports', port2: 'POST /api/v1/ports',
-  report: 'PUT /api/v1/agents/{host}/status',
+  report: 'PUT /api/v1/agents/{host}/status', topology: 'POST /api/v1/topology/generate',
 };
 function needFixture(...names) {
   for (const name of names) {
@@ -422,7 +422,14 @@ const SCENARIO_MAIN = [
   'POST /api/v1/ports', 'GET /api/v1/ports', 'GET /api/v1/ports/{port_id}',
   'GET /api/v1/reachability', 'GET /api/v1/agents/{host}/desired',
   'PUT /api/v1/agents/{host}/status', 'GET /api/v1/agents/{host}/status', 'GET /api/v1/agents',
+  'POST /api/v1/topology/generate', 'GET /api/v1/topology', 'GET /api/v1/topology/export',
+  'POST /api/v1/topology/lldp', 'GET /api/v1/topology/lldp', 'PATCH /api/v1/topology/devices/{name}',
+  'PUT /api/v1/topology',
 ];
+// Operations whose 404 means "no topology exists yet": checked before the first topology is generated
+// (see POST /api/v1/topology/generate), not by the unknown-id check.
+const NOT_FOUND_WITHOUT_TOPOLOGY = ['GET /api/v1/topology', 'GET /api/v1/topology/export', 'POST /api/v1/topology/lldp',
+  'PATCH /api/v1/topology/devices/{name}'];
 const SCENARIO_DELETES = ['DELETE /api/v1/ports/{port_id}', 'DELETE /api/v1/subnets/{subnet_id}'];
 
 test('the aggregator starts and serves the document it was built from', async () => {
@@ -558,6 +565,110 @@ const CUSTOM = {
     assert.equal(row.applied_generation, fixtures.report.body.applied_generation, `${o.label}: applied_generation of ${row.host}`);
     assert.notEqual(row.received_at, null, `${o.label}: ${row.host} reported but has no received_at`);
   },
+  // Before the first topology every topology read and merge answers 404; then the documented cluster is
+  // generated (the same parameters give the same cluster) and its summary matches the parameters.
+  'POST /api/v1/topology/generate': async (o) => {
+    for (const label of NOT_FOUND_WITHOUT_TOPOLOGY) {
+      const other = operation(label);
+      await call(other, 'no topology yet', 404, { role: WRITE_METHODS.has(other.method) ? 'operator' : 'viewer' });
+    }
+    const params = requestBodyExample(o);
+    const { value } = await happy(o.label);
+    assert.equal(value.hosts, params.hosts, `${o.label}: hosts`);
+    assert.equal(value.npus, params.hosts * params.npus_per_host, `${o.label}: npus`);
+    assert.equal(value.source, 'generate', `${o.label}: source`);
+    fixtures.topology = { id: value.revision, summary: value };
+    const again = await call(o, 'the same parameters again', 200, { role: 'operator' });
+    assert.equal(again.value.revision, value.revision + 1, `${o.label}: the revision did not grow by one`);
+    const { revision, updated_at: _u, ...rest } = again.value;
+    const { revision: _r, updated_at: _v, ...first } = value;
+    assert.deepEqual(rest, first, `${o.label}: the same parameters gave a different cluster`);
+    fixtures.topology = { id: revision, summary: again.value };
+    const bad = await call(o, 'too many hosts', 400, { role: 'operator', body: { hosts: 100000 } });
+    assertNamesField(o, 'too many hosts', bad.value, 'hosts');
+    await call(operation('GET /api/v1/topology'), 'a rejected generate changes nothing', 200, { role: 'viewer' })
+      .then(({ value: now }) => assert.equal(now.revision, revision, `${o.label}: a rejected request changed the revision`));
+  },
+  'GET /api/v1/topology': async (o) => {
+    needFixture('topology');
+    const { value } = await happy(o.label);
+    assert.deepEqual(value, fixtures.topology.summary, `${o.label}: the summary differs from the one generate answered`);
+  },
+  // Every format answers with its documented media type; the JSON graph has every host; the YAML export
+  // reads back with PUT to the same summary; an unknown format is named.
+  'GET /api/v1/topology/export': async (o) => {
+    needFixture('topology');
+    const formats = deref(o.params.find((p) => p.name === 'format').schema, '').obj.enum;
+    const expected = { json: 'application/json', 'slurm-tree': 'text/plain', 'slurm-block': 'text/plain' };
+    await happy(o.label);
+    let yaml = null;
+    for (const format of formats) {
+      const { res, value } = await call(o, `format ${format}`, 200, { role: 'viewer', params: { format } });
+      assert.equal(res.headers['content-type'].split(';')[0], expected[format] ?? 'application/yaml', `${o.label}: media type of ${format}`);
+      if (format === 'json') {
+        assert.equal(value.nodes.filter((n) => n.tier === 'host').length, fixtures.topology.summary.hosts, `${o.label}: hosts in the graph`);
+      }
+      if (format === 'slurm-tree') assert.match(value, /^SwitchName=su0 Nodes=/m, `${o.label}: slurm-tree has no SU line`);
+      if (format === 'yaml') yaml = value;
+    }
+    const bad = await call(o, 'unknown format', 400, { role: 'viewer', params: { format: 'dot' } });
+    assertNamesField(o, 'unknown format', bad.value, 'format');
+    const put = operation('PUT /api/v1/topology');
+    const back = await call(put, 'the YAML export read back', 200, { role: 'operator', body: yaml, contentType: 'application/yaml' });
+    const { revision, updated_at: _u, source, ...rest } = back.value;
+    const { revision: _r, updated_at: _v, source: _s, ...before } = fixtures.topology.summary;
+    assert.equal(source, 'import', `${put.label}: source after an import`);
+    assert.deepEqual(rest, before, `${put.label}: the YAML export does not read back to the same topology`);
+    fixtures.topology = { id: revision, summary: back.value };
+  },
+  'POST /api/v1/topology/lldp': async (o) => {
+    needFixture('topology');
+    const { value } = await happy(o.label);
+    assert.equal(value.confirmed, 1, `${o.label}: the documented observation does not confirm the generated link`);
+    const { value: conflict } = await call(o, 'a neighbour the topology disagrees with', 200, { role: 'agent', body: {
+      observations: [{ host: 'host001', npu: 0, neighbor_system: 'leaf001', neighbor_port: 'Eth1/9' }] } });
+    assert.equal(conflict.conflicts.length, 1, `${o.label}: a different leaf is not reported as a conflict`);
+    assert.equal(conflict.conflicts[0].field, 'observations[0].neighbor_system', `${o.label}: the conflict's field`);
+    const { value: graph } = await call(operation('GET /api/v1/topology/export'), 'the link after a conflict', 200,
+      { role: 'viewer', params: { format: 'json' } });
+    const host = graph.nodes.find((n) => n.name === 'host001');
+    const link = graph.links[host.npus.find((n) => n.index === 0).link];
+    assert.equal(graph.nodes[link.target].name, 'leaf000', `${o.label}: a conflicting observation changed the link`);
+    await call(o, 'scheduler token', 403, { role: 'scheduler' });
+    const bad = await call(o, 'neither port nor npu', 400, { role: 'operator', body: {
+      observations: [{ host: 'host001', neighbor_system: 'leaf000', neighbor_port: 'Eth1/1' }] } });
+    assertNamesField(o, 'neither port nor npu', bad.value, 'observations[0]');
+  },
+  'GET /api/v1/topology/lldp': async (o) => {
+    const { value } = await happy(o.label);
+    const row = value.items.find((i) => i.host === 'host001' && i.npu === 0);
+    assert.ok(row, `${o.label}: the observation of host001 NPU 0 is not stored`);
+    assert.equal(row.neighbor_system, 'leaf001', `${o.label}: the newer observation did not replace the older`);
+  },
+  'PATCH /api/v1/topology/devices/{name}': async (o) => {
+    needFixture('topology');
+    const { value } = await happy(o.label);
+    assert.equal(value.revision, fixtures.topology.id + 1, `${o.label}: the revision did not grow by one`);
+    const { value: summary } = await call(operation('GET /api/v1/topology'), 'after the state change', 200, { role: 'viewer' });
+    assert.equal(summary.states.npus['sub-health'], 1, `${o.label}: the NPU is not counted as sub-health`);
+    const npu = await call(o, 'an NPU the host lacks', 422, { role: 'operator', body: { state: 'isolated', npu: 99 } });
+    assertNamesField(o, 'an NPU the host lacks', npu.value, 'npu');
+    const sw = await call(o, 'an NPU of a switch', 400, { role: 'operator', params: { name: 'leaf000' }, body: { state: 'isolated', npu: 0 } });
+    assertNamesField(o, 'an NPU of a switch', sw.value, 'npu');
+    const { value: leaf } = await call(o, 'a switch', 200, { role: 'operator', params: { name: 'spine00' }, body: { state: 'isolated' } });
+    assert.equal(leaf.tier, 'spine', `${o.label}: the tier of spine00`);
+  },
+  'PUT /api/v1/topology': async (o) => {
+    const example = requestBodyExample(o);
+    const { value } = await happy(o.label);
+    assert.equal(value.hosts, example.hosts.length, `${o.label}: hosts`);
+    assert.equal(value.source, 'import', `${o.label}: source`);
+    const bad = await call(o, 'a link to an undeclared switch', 400, { role: 'operator',
+      body: { ...example, links: [{ lower: 'leaf000', upper: 'spine99' }] } });
+    assertNamesField(o, 'a link to an undeclared switch', bad.value, 'links[0].upper');
+    const { value: now } = await call(operation('GET /api/v1/topology'), 'after a rejected import', 200, { role: 'viewer' });
+    assert.equal(now.revision, value.revision, `${o.label}: a rejected import changed the topology`);
+  },
   'DELETE /api/v1/ports/{port_id}': async (o) => {
     needFixture('port', 'port2');
     await happy(o.label);
@@ -609,6 +720,7 @@ test('403: write operations refuse the viewer role', async () => {
 test('404: unknown ids answer a not-found problem', async () => {
   const unknown = (p) => (p.schema?.format === 'uuid' ? randomUUID() : UNKNOWN_HOST);
   for (const o of OPERATIONS.filter((x) => x.documents(404))) {
+    if (NOT_FOUND_WITHOUT_TOPOLOGY.includes(o.label) && !o.params.some((p) => p.in === 'path')) continue;
     const role = WRITE_METHODS.has(o.method) ? 'operator' : 'viewer';
     const pathParams = o.params.filter((p) => p.in === 'path');
     if (pathParams.length) {
