@@ -18,6 +18,9 @@
 //   - some documented conflict answers (409, 422) and the conditional GET (304) of the desired state;
 //   - the agent status routes: 404 before the first report, the agent role may report and the scheduler
 //     role may not, the stored report is answered back whole, and the list has one row per host.
+//   - the topology routes: 404 before the first topology; generate is deterministic and a rejected request
+//     changes nothing; every export format answers its media type and the YAML export reads back to the
+//     same topology; LLDP confirms and reports conflicts without applying them; device states; imports.
 // Every answer is checked against the responses the document lists for the operation; a failure names the
 // operation (method and path) and what differed. The aggregator must stop with exit code 0 on SIGTERM.
 //
