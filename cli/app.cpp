@@ -16,8 +16,9 @@
 
 namespace hsnsctl {
 
-void add_flow_commands(CLI::App& app, std::function<void(Context&)>& action);      // cli/flows.cpp
-void add_topology_commands(CLI::App& app, std::function<void(Context&)>& action);  // cli/topology.cpp
+void add_flow_commands(CLI::App& app, std::function<void(Context&)>& action);        // cli/flows.cpp
+void add_topology_commands(CLI::App& app, std::function<void(Context&)>& action);    // cli/topology.cpp
+void add_scheduling_commands(CLI::App& app, std::function<void(Context&)>& action);  // cli/scheduling.cpp
 
 namespace {
 
@@ -244,6 +245,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   add_other_commands(app, options, action);
   add_flow_commands(app, action);
   add_topology_commands(app, action);
+  add_scheduling_commands(app, action);
 
   try {
     app.parse(argc, argv);

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "args.h"
+#include "request.h"
 #include "views.h"
 
 namespace hsnsctl {
@@ -30,36 +31,6 @@ class Query {
 
 std::string segment(const std::string& value) {
   return hsns::encode_path_segment(value);
-}
-
-CliError server_error(const Context& ctx, const hsns::HttpResponse& res) {
-  std::string text = format_http_error(res.status, res.body);
-  if (res.status == 401 && !ctx.token_configured) {
-    text += "hint: no token was given; use --token-file PATH or set HSNS_TOKEN\n";
-  }
-  text.pop_back();  // the trailing newline; main() ends the message
-  return CliError(kExitFailure, text);
-}
-
-hsns::HttpResponse send(Context& ctx, std::string_view method, const std::string& target,
-                        const std::string& body = "") {
-  auto res = ctx.client.request(method, target, body, body.empty() ? "" : "application/json");
-  if (!res) throw connection_error(res.error());
-  return std::move(*res);
-}
-
-// Sends a request that must succeed (2xx) and answers JSON (or nothing, e.g. 204); returns null for no
-// body.
-json call(Context& ctx, std::string_view method, const std::string& target, const std::string& body = "") {
-  auto res = send(ctx, method, target, body);
-  if (res.status < 200 || res.status > 299) throw server_error(ctx, res);
-  if (res.body.empty()) return nullptr;
-  auto doc = json::parse(res.body, nullptr, false);
-  if (doc.is_discarded()) {
-    throw failure(std::string(method) + " " + target + ": the server answered " + std::to_string(res.status) +
-                  " with a body that is not JSON");
-  }
-  return doc;
 }
 
 void show_list(Context& ctx, const json& answer, Table (*view)(const json&)) {
@@ -94,9 +65,9 @@ void require_value(const std::string& value, const std::string& what) {
 
 json find_subnet(Context& ctx, const std::string& id_or_name, const std::string& tenant) {
   require_value(id_or_name, "the subnet id or name");
-  if (is_uuid(id_or_name)) return call(ctx, "GET", "/api/v1/subnets/" + segment(id_or_name));
+  if (is_uuid(id_or_name)) return call_json(ctx, "GET", "/api/v1/subnets/" + segment(id_or_name));
   auto answer =
-      call(ctx, "GET", "/api/v1/subnets" + Query().add("tenant", tenant).add("name", id_or_name).str());
+      call_json(ctx, "GET", "/api/v1/subnets" + Query().add("tenant", tenant).add("name", id_or_name).str());
   std::vector<const json*> matches;
   for (const auto& subnet : list_items(answer)) {
     // Filter again here: the answer must match exactly, whatever the server did with the query.
@@ -136,12 +107,12 @@ std::string resolve_subnet_id(Context& ctx, const std::string& id_or_name, const
 }
 
 void hosts_list(Context& ctx) {
-  show_list(ctx, call(ctx, "GET", "/api/v1/hosts"), hosts_table);
+  show_list(ctx, call_json(ctx, "GET", "/api/v1/hosts"), hosts_table);
 }
 
 void hosts_get(Context& ctx, const std::string& host) {
   require_value(host, "HOST");
-  show_host(ctx, call(ctx, "GET", "/api/v1/hosts/" + segment(host)));
+  show_host(ctx, call_json(ctx, "GET", "/api/v1/hosts/" + segment(host)));
 }
 
 void hosts_register(Context& ctx, const std::string& host, const std::vector<std::string>& npu_specs) {
@@ -153,11 +124,12 @@ void hosts_register(Context& ctx, const std::string& host, const std::vector<std
     npus.push_back(npu->to_json());
   }
   json body = {{"npus", std::move(npus)}};
-  show_host(ctx, call(ctx, "PUT", "/api/v1/hosts/" + segment(host), body.dump()));
+  show_host(ctx, call_json(ctx, "PUT", "/api/v1/hosts/" + segment(host), body.dump()));
 }
 
 void subnets_list(Context& ctx, const std::string& tenant, const std::string& name) {
-  show_list(ctx, call(ctx, "GET", "/api/v1/subnets" + Query().add("tenant", tenant).add("name", name).str()),
+  show_list(ctx,
+            call_json(ctx, "GET", "/api/v1/subnets" + Query().add("tenant", tenant).add("name", name).str()),
             subnets_table);
 }
 
@@ -171,7 +143,7 @@ void subnets_create(Context& ctx, const SubnetCreateArgs& args) {
   if (args.gateway_ip) body["gateway_ip"] = *args.gateway_ip;
   if (!args.pools.empty()) body["allocation_pools"] = pools_json(args.pools);
   if (args.mtu) body["mtu"] = *args.mtu;
-  show_one(ctx, call(ctx, "POST", "/api/v1/subnets", body.dump()), subnets_table);
+  show_one(ctx, call_json(ctx, "POST", "/api/v1/subnets", body.dump()), subnets_table);
 }
 
 void subnets_update(Context& ctx, const SubnetUpdateArgs& args) {
@@ -180,12 +152,12 @@ void subnets_update(Context& ctx, const SubnetUpdateArgs& args) {
   if (args.name) body["name"] = *args.name;
   if (!args.pools.empty()) body["allocation_pools"] = pools_json(args.pools);
   auto id = resolve_subnet_id(ctx, args.id_or_name, args.tenant);
-  show_one(ctx, call(ctx, "PATCH", "/api/v1/subnets/" + segment(id), body.dump()), subnets_table);
+  show_one(ctx, call_json(ctx, "PATCH", "/api/v1/subnets/" + segment(id), body.dump()), subnets_table);
 }
 
 void subnets_delete(Context& ctx, const std::string& id_or_name, const std::string& tenant) {
   auto id = resolve_subnet_id(ctx, id_or_name, tenant);
-  call(ctx, "DELETE", "/api/v1/subnets/" + segment(id));
+  call_json(ctx, "DELETE", "/api/v1/subnets/" + segment(id));
   if (ctx.format == OutputFormat::table) ctx.out << "deleted subnet " << id << '\n';
 }
 
@@ -193,12 +165,12 @@ void ports_list(Context& ctx, const PortListArgs& args) {
   std::string subnet_id = args.subnet.empty() ? "" : resolve_subnet_id(ctx, args.subnet, args.tenant);
   Query query;
   query.add("host", args.host).add("subnet_id", subnet_id).add("tenant", args.tenant);
-  show_list(ctx, call(ctx, "GET", "/api/v1/ports" + query.str()), ports_table);
+  show_list(ctx, call_json(ctx, "GET", "/api/v1/ports" + query.str()), ports_table);
 }
 
 void ports_get(Context& ctx, const std::string& id) {
   require_value(id, "the port id");
-  show_one(ctx, call(ctx, "GET", "/api/v1/ports/" + segment(id)), ports_table);
+  show_one(ctx, call_json(ctx, "GET", "/api/v1/ports/" + segment(id)), ports_table);
 }
 
 void ports_create(Context& ctx, const PortCreateArgs& args) {
@@ -206,19 +178,19 @@ void ports_create(Context& ctx, const PortCreateArgs& args) {
   json body = {{"subnet_id", subnet_id}, {"host", args.host}, {"npu", args.npu}};
   if (args.ip_address) body["ip_address"] = *args.ip_address;
   if (args.name) body["name"] = *args.name;
-  show_one(ctx, call(ctx, "POST", "/api/v1/ports", body.dump()), ports_table);
+  show_one(ctx, call_json(ctx, "POST", "/api/v1/ports", body.dump()), ports_table);
 }
 
 void ports_delete(Context& ctx, const std::string& id) {
   require_value(id, "the port id");
-  call(ctx, "DELETE", "/api/v1/ports/" + segment(id));
+  call_json(ctx, "DELETE", "/api/v1/ports/" + segment(id));
   if (ctx.format == OutputFormat::table) ctx.out << "deleted port " << id << '\n';
 }
 
 void reachability(Context& ctx, const std::string& src_port, const std::string& dst_port) {
   require_value(src_port, "SRC_PORT_ID");
   require_value(dst_port, "DST_PORT_ID");
-  auto answer = call(
+  auto answer = call_json(
       ctx, "GET", "/api/v1/reachability" + Query().add("src_port", src_port).add("dst_port", dst_port).str());
   if (ctx.format == OutputFormat::json) {
     print_json(ctx.out, answer);
@@ -229,7 +201,7 @@ void reachability(Context& ctx, const std::string& src_port, const std::string& 
 
 void desired(Context& ctx, const std::string& host) {
   require_value(host, "HOST");
-  auto answer = call(ctx, "GET", "/api/v1/agents/" + segment(host) + "/desired");
+  auto answer = call_json(ctx, "GET", "/api/v1/agents/" + segment(host) + "/desired");
   if (ctx.format == OutputFormat::json) {
     print_json(ctx.out, answer);
   } else {
@@ -247,7 +219,7 @@ void health(Context& ctx) {
   Table table({"CHECK", "HTTP", "STATUS", "DETAIL"});
   std::string failed;
   for (const auto& check : checks) {
-    auto res = send(ctx, "GET", check.target);
+    auto res = send_request(ctx, "GET", check.target);
     auto doc = json::parse(res.body, nullptr, false);
     if (doc.is_discarded()) doc = res.body;
     bool ok = res.status == 200;
@@ -266,14 +238,14 @@ void health(Context& ctx) {
 }
 
 void metrics(Context& ctx) {
-  auto res = send(ctx, "GET", "/metrics");
+  auto res = send_request(ctx, "GET", "/metrics");
   if (res.status != 200) throw server_error(ctx, res);
   ctx.out << res.body;
   if (!res.body.empty() && res.body.back() != '\n') ctx.out << '\n';
 }
 
 void openapi(Context& ctx) {
-  print_json(ctx.out, call(ctx, "GET", "/api/v1/openapi.json"));
+  print_json(ctx.out, call_json(ctx, "GET", "/api/v1/openapi.json"));
 }
 
 }  // namespace hsnsctl

@@ -12,16 +12,15 @@
 //                                     PATCH /api/v1/topology/devices/{NAME}
 // Failures follow output.h (server problems exit 1, unreadable files are usage errors, exit 64).
 #include <CLI/CLI.hpp>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <string>
 
 #include "commands.h"
 #include "output.h"
+#include "request.h"
 #include "table.h"
 #include "views.h"
 
@@ -52,38 +51,6 @@ struct TopologyArgs {
   json generate_body = json::object();
 };
 
-hsns::HttpResponse send(Context& ctx, std::string_view method, const std::string& target,
-                        const std::string& body = "", std::string_view content_type = "application/json") {
-  auto res = ctx.client.request(method, target, body, body.empty() ? "" : content_type);
-  if (!res) throw connection_error(res.error());
-  if (res->status < 200 || res->status > 299) {
-    std::string text = format_http_error(res->status, res->body);
-    if (res->status == 401 && !ctx.token_configured) {
-      text += "hint: no token was given; use --token-file PATH or set HSNS_TOKEN\n";
-    }
-    text.pop_back();
-    throw CliError(kExitFailure, text);
-  }
-  return std::move(*res);
-}
-
-json parse_answer(const hsns::HttpResponse& res, std::string_view what) {
-  auto doc = json::parse(res.body, nullptr, false);
-  if (doc.is_discarded()) {
-    throw failure(std::string(what) + ": the server answered " + std::to_string(res.status) +
-                  " with a body that is not JSON");
-  }
-  return doc;
-}
-
-std::string number(const json& v) {
-  if (!v.is_number()) return "";
-  if (v.is_number_integer()) return v.dump();
-  std::ostringstream s;
-  s << v.get<double>();
-  return s.str();
-}
-
 void show_summary(Context& ctx, const json& s) {
   if (ctx.format == OutputFormat::json) {
     print_json(ctx.out, s);
@@ -95,10 +62,10 @@ void show_summary(Context& ctx, const json& s) {
   const auto& sw = s.contains("switches") ? s["switches"] : empty;
   const auto& os = s.contains("oversubscription") ? s["oversubscription"] : empty;
   auto at = [](const json& o, const char* key) { return o.contains(key) ? o[key] : json(); };
-  t.add_row({number(at(s, "revision")), cell_text(s, "name"), number(at(s, "hosts")), number(at(s, "npus")),
-             number(at(sw, "leaf")), number(at(sw, "spine")), number(at(sw, "core")), number(at(s, "links")),
-             number(at(os, "leaf")), number(at(os, "spine")), cell_text(s, "source"),
-             cell_text(s, "updated_at")});
+  t.add_row({number_text(at(s, "revision")), cell_text(s, "name"), number_text(at(s, "hosts")),
+             number_text(at(s, "npus")), number_text(at(sw, "leaf")), number_text(at(sw, "spine")),
+             number_text(at(sw, "core")), number_text(at(s, "links")), number_text(at(os, "leaf")),
+             number_text(at(os, "spine")), cell_text(s, "source"), cell_text(s, "updated_at")});
   t.render(ctx.out);
   // States that need attention, one line each.
   if (s.contains("states") && s["states"].is_object()) {
@@ -114,36 +81,29 @@ void show_summary(Context& ctx, const json& s) {
   }
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw usage_error("cannot read " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 void topology_import(Context& ctx, const TopologyArgs& a) {
-  const std::string text = read_file(a.file);
+  const std::string text = read_text_file(a.file);
   const auto first = text.find_first_not_of(" \t\r\n");
   const bool is_json = first != std::string::npos && text[first] == '{';
-  auto res = send(ctx, "PUT", "/api/v1/topology", text, is_json ? "application/json" : "application/yaml");
-  show_summary(ctx, parse_answer(res, "PUT /api/v1/topology"));
+  auto res =
+      request_ok(ctx, "PUT", "/api/v1/topology", text, is_json ? "application/json" : "application/yaml");
+  show_summary(ctx, parse_json_answer(res, "PUT /api/v1/topology"));
 }
 
 void topology_generate(Context& ctx, const TopologyArgs& a) {
-  auto res = send(ctx, "POST", "/api/v1/topology/generate", a.generate_body.dump());
-  show_summary(ctx, parse_answer(res, "POST /api/v1/topology/generate"));
+  auto res = request_ok(ctx, "POST", "/api/v1/topology/generate", a.generate_body.dump());
+  show_summary(ctx, parse_json_answer(res, "POST /api/v1/topology/generate"));
 }
 
 void topology_show(Context& ctx) {
-  auto res = send(ctx, "GET", "/api/v1/topology");
-  show_summary(ctx, parse_answer(res, "GET /api/v1/topology"));
+  auto res = request_ok(ctx, "GET", "/api/v1/topology");
+  show_summary(ctx, parse_json_answer(res, "GET /api/v1/topology"));
 }
 
 void topology_export(Context& ctx, const TopologyArgs& a) {
-  auto res = send(ctx, "GET", "/api/v1/topology/export?format=" + hsns::encode_query_value(a.format));
+  auto res = request_ok(ctx, "GET", "/api/v1/topology/export?format=" + hsns::encode_query_value(a.format));
   if (a.format == "json" && ctx.format == OutputFormat::table) {
-    print_json(ctx.out, parse_answer(res, "GET /api/v1/topology/export"));
+    print_json(ctx.out, parse_json_answer(res, "GET /api/v1/topology/export"));
     return;
   }
   ctx.out << res.body;
@@ -154,16 +114,17 @@ void topology_set_state(Context& ctx, const TopologyArgs& a) {
   if (a.name.empty()) throw usage_error("the device name must not be empty");
   json body = {{"state", a.state}};
   if (a.npu >= 0) body["npu"] = a.npu;
-  auto res = send(ctx, "PATCH", "/api/v1/topology/devices/" + hsns::encode_path_segment(a.name), body.dump());
-  auto answer = parse_answer(res, "PATCH /api/v1/topology/devices");
+  auto res =
+      request_ok(ctx, "PATCH", "/api/v1/topology/devices/" + hsns::encode_path_segment(a.name), body.dump());
+  auto answer = parse_json_answer(res, "PATCH /api/v1/topology/devices");
   if (ctx.format == OutputFormat::json) {
     print_json(ctx.out, answer);
     return;
   }
   Table t({"DEVICE", "TIER", "NPU", "STATE", "REVISION"});
   t.add_row({cell_text(answer, "device"), cell_text(answer, "tier"),
-             answer.contains("npu") ? number(answer["npu"]) : "", cell_text(answer, "state"),
-             answer.contains("revision") ? number(answer["revision"]) : ""});
+             answer.contains("npu") ? number_text(answer["npu"]) : "", cell_text(answer, "state"),
+             answer.contains("revision") ? number_text(answer["revision"]) : ""});
   t.render(ctx.out);
 }
 
