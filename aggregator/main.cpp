@@ -15,10 +15,12 @@
 #include "hsns/version.h"
 #include "network/agent_api.h"
 #include "network/api.h"
+#include "scheduling_api.h"
 #include "service.h"
 #include "store/database.h"
 #include "store/instrumented_network_store.h"
 #include "store/sqlite_agent_store.h"
+#include "store/sqlite_job_store.h"
 #include "store/sqlite_network_store.h"
 #include "store/sqlite_topology_store.h"
 #include "topology_api.h"
@@ -108,7 +110,10 @@ int run(const AggregatorConfig& c) {
   hsns::network::register_network_routes(service.router(), store);
   hsns::network::register_agent_routes(service.router(), store, agent_store);
   hsns::store::SqliteTopologyStore topology_store(*db);
-  hsns::topology_api::register_topology_routes(service.router(), topology_store);
+  auto topology_cache = std::make_shared<hsns::topology_api::TopologyCache>(topology_store);
+  hsns::topology_api::register_topology_routes(service.router(), topology_cache);
+  hsns::store::SqliteJobStore job_store(*db);
+  hsns::scheduling_api::register_scheduling_routes(service.router(), topology_cache, job_store, store);
 
   net::io_context ioc(c.threads);
   std::unique_ptr<net::ssl::context> tls;

@@ -47,92 +47,8 @@ Response text_response(const RequestContext& ctx, std::string_view media_type, s
   return res;
 }
 
-// The current topology, parsed, with the record it came from.
-struct Snapshot {
-  std::shared_ptr<const topo::Topology> topology;
-  std::int64_t revision = 0;
-  std::string source;
-  std::string updated_at;
-};
-
-// Shared by every handler: the store, the write lock and the parsed model of the stored revision.
-class State {
- public:
-  explicit State(store::TopologyStore& s) : store_(s) {}
-
-  // The current topology (from the cache when the stored revision did not move).
-  tl::expected<Snapshot, Problem> current() {
-    std::lock_guard lock(mutex_);
-    return current_locked();
-  }
-
-  // Runs `change` on the current topology under the write lock. change returns the new topology (or
-  // nullopt for "no change") or a Problem; the result is stored (with the observations) as a new
-  // revision. `need_current` false: a missing topology is not an error (import, generate).
-  template <typename F>
-  tl::expected<Snapshot, Problem> write(const std::string& source, bool need_current,
-                                        const std::vector<store::LldpRecord>& observations, F&& change) {
-    std::lock_guard lock(mutex_);
-    Snapshot before;
-    if (need_current) {
-      auto cur = current_locked();
-      if (!cur) return tl::unexpected(cur.error());
-      before = std::move(*cur);
-    } else {
-      auto rev = store_.topology_revision();
-      if (!rev) return tl::unexpected(network::to_problem(rev.error()));
-      before.revision = *rev;
-    }
-    auto next = change(before.topology.get());
-    if (!next) return tl::unexpected(next.error());
-    std::optional<std::string> document;
-    std::shared_ptr<const topo::Topology> parsed;
-    if (*next) {
-      // Store what the file schema says, and cache the model read back from it, so the answers after a
-      // restart (ids included) are the answers now.
-      document = topo::export_topology_yaml(**next);
-      auto back = topo::import_topology(*document, topo::FileFormat::kYaml);
-      if (!back) {
-        return tl::unexpected(
-            Problem::internal("the topology does not read back from its own export: " + back.error().detail));
-      }
-      parsed = std::make_shared<const topo::Topology>(std::move(*back));
-    }
-    if (!document && observations.empty()) return before;
-    auto stored = store_.write_topology(before.revision, document, source, observations);
-    if (!stored) return tl::unexpected(network::to_problem(stored.error()));
-    if (parsed) {
-      cache_ = Snapshot{std::move(parsed), stored->revision, stored->source, stored->updated_at};
-      return cache_;
-    }
-    return before;
-  }
-
-  store::TopologyStore& store() { return store_; }
-
- private:
-  tl::expected<Snapshot, Problem> current_locked() {
-    auto rev = store_.topology_revision();
-    if (!rev) return tl::unexpected(network::to_problem(rev.error()));
-    if (*rev == 0) return tl::unexpected(Problem::not_found("no topology has been imported or generated"));
-    if (cache_.topology && cache_.revision == *rev) return cache_;
-    auto record = store_.get_topology();
-    if (!record) return tl::unexpected(network::to_problem(record.error()));
-    auto parsed = topo::import_topology(record->document, topo::FileFormat::kYaml);
-    if (!parsed) {
-      return tl::unexpected(Problem::internal("the stored topology (revision " +
-                                              std::to_string(record->revision) +
-                                              ") does not parse: " + parsed.error().detail));
-    }
-    cache_ = Snapshot{std::make_shared<const topo::Topology>(std::move(*parsed)), record->revision,
-                      record->source, record->updated_at};
-    return cache_;
-  }
-
-  store::TopologyStore& store_;
-  std::mutex mutex_;
-  Snapshot cache_;
-};
+using Snapshot = TopologySnapshot;
+using State = TopologyCache;
 
 json summary_of(const Snapshot& s) {
   json j = {{"revision", s.revision}, {"source", s.source}, {"updated_at", s.updated_at}};
@@ -419,6 +335,97 @@ class ParamReader {
 
 }  // namespace
 
+tl::expected<TopologySnapshot, Problem> TopologyCache::current() {
+  std::lock_guard lock(mutex_);
+  return current_locked();
+}
+
+tl::expected<AllocatedSnapshot, Problem> TopologyCache::with_jobs(store::JobStore& jobs) {
+  std::lock_guard lock(mutex_);
+  auto base = current_locked();
+  if (!base) return tl::unexpected(base.error());
+  auto jobs_revision = jobs.jobs_revision();
+  if (!jobs_revision) return tl::unexpected(network::to_problem(jobs_revision.error()));
+  if (overlay_.topology && overlay_.base.revision == base->revision &&
+      overlay_.jobs_revision == *jobs_revision) {
+    return overlay_;
+  }
+  auto allocations = jobs.allocations();
+  if (!allocations) return tl::unexpected(network::to_problem(allocations.error()));
+  auto held = std::make_shared<HeldNpus>();
+  std::shared_ptr<const topo::Topology> overlay = base->topology;
+  if (!allocations->npus.empty()) {
+    auto copy = std::make_shared<topo::Topology>(*base->topology);
+    for (const auto& n : allocations->npus) {
+      held->emplace(std::make_pair(n.host, n.npu), n.job);
+      // NPUs of a replaced topology that the current one lacks stay held but change nothing here.
+      if (auto id = copy->find(n.host); id && copy->node(*id).tier == topo::Tier::kHost) {
+        (void)copy->set_npu_state(topo::NpuRef{*id, n.npu}, topo::DeviceState::kAllocated);
+      }
+    }
+    overlay = std::move(copy);
+  }
+  overlay_ = AllocatedSnapshot{*base, std::move(overlay), allocations->revision, std::move(held)};
+  return overlay_;
+}
+
+tl::expected<TopologySnapshot, Problem> TopologyCache::write(
+    const std::string& source, bool need_current, const std::vector<store::LldpRecord>& observations,
+    const Change& change) {
+  std::lock_guard lock(mutex_);
+  TopologySnapshot before;
+  if (need_current) {
+    auto cur = current_locked();
+    if (!cur) return tl::unexpected(cur.error());
+    before = std::move(*cur);
+  } else {
+    auto rev = store_.topology_revision();
+    if (!rev) return tl::unexpected(network::to_problem(rev.error()));
+    before.revision = *rev;
+  }
+  auto next = change(before.topology.get());
+  if (!next) return tl::unexpected(next.error());
+  std::optional<std::string> document;
+  std::shared_ptr<const topo::Topology> parsed;
+  if (*next) {
+    // Store what the file schema says, and cache the model read back from it, so the answers after a
+    // restart (ids included) are the answers now.
+    document = topo::export_topology_yaml(**next);
+    auto back = topo::import_topology(*document, topo::FileFormat::kYaml);
+    if (!back) {
+      return tl::unexpected(
+          Problem::internal("the topology does not read back from its own export: " + back.error().detail));
+    }
+    parsed = std::make_shared<const topo::Topology>(std::move(*back));
+  }
+  if (!document && observations.empty()) return before;
+  auto stored = store_.write_topology(before.revision, document, source, observations);
+  if (!stored) return tl::unexpected(network::to_problem(stored.error()));
+  if (parsed) {
+    cache_ = TopologySnapshot{std::move(parsed), stored->revision, stored->source, stored->updated_at};
+    return cache_;
+  }
+  return before;
+}
+
+tl::expected<TopologySnapshot, Problem> TopologyCache::current_locked() {
+  auto rev = store_.topology_revision();
+  if (!rev) return tl::unexpected(network::to_problem(rev.error()));
+  if (*rev == 0) return tl::unexpected(Problem::not_found("no topology has been imported or generated"));
+  if (cache_.topology && cache_.revision == *rev) return cache_;
+  auto record = store_.get_topology();
+  if (!record) return tl::unexpected(network::to_problem(record.error()));
+  auto parsed = topo::import_topology(record->document, topo::FileFormat::kYaml);
+  if (!parsed) {
+    return tl::unexpected(Problem::internal("the stored topology (revision " +
+                                            std::to_string(record->revision) +
+                                            ") does not parse: " + parsed.error().detail));
+  }
+  cache_ = TopologySnapshot{std::make_shared<const topo::Topology>(std::move(*parsed)), record->revision,
+                            record->source, record->updated_at};
+  return cache_;
+}
+
 tl::expected<topo::ClosParams, Problem> parse_clos_params(const json& body) {
   topo::ClosParams p;
   ParamReader r(body);
@@ -505,9 +512,13 @@ json topology_summary(const topo::Topology& t) {
 }
 
 void register_topology_routes(http::Router& router, store::TopologyStore& store) {
+  register_topology_routes(router, std::make_shared<TopologyCache>(store));
+}
+
+void register_topology_routes(http::Router& router, std::shared_ptr<TopologyCache> cache) {
   using V = bhttp::verb;
   using http::Permission;
-  auto state = std::make_shared<State>(store);
+  auto state = std::move(cache);
   auto bind = [state](Response (*fn)(State&, RequestContext&)) {
     return [state, fn](RequestContext& ctx) { return fn(*state, ctx); };
   };

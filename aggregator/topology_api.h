@@ -18,18 +18,83 @@
 // Writes are serialised in-process and checked against the stored revision (409 if another process
 // wrote meanwhile). The parsed model is cached per revision, so reads do not re-parse. The store must
 // outlive the router; handlers are thread-safe.
+//
+// TopologyCache is the parsed-model cache, shared with the scheduling routes (scheduling_api.h): current()
+// is the stored model; with_jobs() is the stored model with every NPU a registered job holds set to
+// allocated, rebuilt only when the topology revision or the jobs revision moved (one copy of the parsed
+// model plus set_npu_state per held NPU). Snapshots are immutable and shared; the cache is thread-safe.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
 #include <tl/expected.hpp>
+#include <utility>
+#include <vector>
 
 #include "http/router.h"
 #include "scheduling/topology/generator.h"
+#include "store/job_store.h"
 #include "store/topology_store.h"
 
 namespace hsns::topology_api {
 
+// The current topology, parsed, with the record it came from.
+struct TopologySnapshot {
+  std::shared_ptr<const topology::Topology> topology;
+  std::int64_t revision = 0;
+  std::string source;
+  std::string updated_at;
+};
+
+// (host, NPU index) -> the job holding it.
+using HeldNpus = std::map<std::pair<std::string, std::uint32_t>, std::string>;
+
+// The current topology with the registered jobs' NPUs allocated.
+struct AllocatedSnapshot {
+  TopologySnapshot base;                               // as stored
+  std::shared_ptr<const topology::Topology> topology;  // base with held NPUs set to allocated
+  std::int64_t jobs_revision = 0;
+  std::shared_ptr<const HeldNpus> held;  // every held NPU, also those the topology lacks
+};
+
+class TopologyCache {
+ public:
+  explicit TopologyCache(store::TopologyStore& store) : store_(store) {}
+
+  // The stored topology (404 Problem while none exists), from the cache when the revision did not move.
+  tl::expected<TopologySnapshot, Problem> current();
+  // The stored topology with the jobs' NPUs allocated (404 while no topology exists).
+  tl::expected<AllocatedSnapshot, Problem> with_jobs(store::JobStore& jobs);
+
+  // change returns the new topology (nullopt: no change) or a Problem; the result is stored (with the
+  // observations) as a new revision under the write lock. need_current false: a missing topology is not
+  // an error (import, generate; change then gets nullptr).
+  using Change =
+      std::function<tl::expected<std::optional<topology::Topology>, Problem>(const topology::Topology*)>;
+  tl::expected<TopologySnapshot, Problem> write(const std::string& source, bool need_current,
+                                                const std::vector<store::LldpRecord>& observations,
+                                                const Change& change);
+
+  store::TopologyStore& store() { return store_; }
+
+ private:
+  tl::expected<TopologySnapshot, Problem> current_locked();
+
+  store::TopologyStore& store_;
+  std::mutex mutex_;
+  TopologySnapshot cache_;
+  AllocatedSnapshot overlay_;
+};
+
 void register_topology_routes(http::Router& router, store::TopologyStore& store);
+// The same routes over a cache shared with other route sets.
+void register_topology_routes(http::Router& router, std::shared_ptr<TopologyCache> cache);
 
 // Validates a generate request body (ClosParams fields, all optional, unknown fields rejected, server
 // size limits applied); a 400 Problem naming every bad field otherwise.

@@ -112,11 +112,38 @@ CREATE TABLE lldp_observations (
 );
 )sql";
 
+// Registered jobs (POST /api/v1/schedule): one row per job, one per rank holding an NPU (an NPU is held
+// by at most one job), and the jobs revision (one row, bumped by every create and delete).
+constexpr const char* kSchemaV4 = R"sql(
+CREATE TABLE jobs (
+  name TEXT PRIMARY KEY,
+  request TEXT NOT NULL,
+  summary TEXT NOT NULL,
+  topology_revision INTEGER NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE TABLE job_npus (
+  job TEXT NOT NULL REFERENCES jobs(name) ON DELETE CASCADE,
+  rank INTEGER NOT NULL,
+  host TEXT NOT NULL,
+  npu INTEGER NOT NULL,
+  ip TEXT NOT NULL,
+  PRIMARY KEY (job, rank),
+  UNIQUE (host, npu)
+);
+CREATE TABLE job_revision (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  revision INTEGER NOT NULL
+);
+INSERT INTO job_revision (id, revision) VALUES (1, 0);
+)sql";
+
 const std::vector<Migration>& builtin_migrations() {
   static const std::vector<Migration> migrations = {
       {1, "hosts, NPUs, subnets, allocation pools, ports", kSchemaV1},
       {2, "agent status reports", kSchemaV2},
       {3, "cluster topology and LLDP observations", kSchemaV3},
+      {4, "registered jobs and the NPUs they hold", kSchemaV4},
   };
   return migrations;
 }

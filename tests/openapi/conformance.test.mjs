@@ -434,6 +434,11 @@ const SCENARIO_MAIN = [
 const NOT_FOUND_WITHOUT_TOPOLOGY = ['GET /api/v1/topology', 'GET /api/v1/topology/export', 'POST /api/v1/topology/lldp',
   'PATCH /api/v1/topology/devices/{name}'];
 const SCENARIO_DELETES = ['DELETE /api/v1/ports/{port_id}', 'DELETE /api/v1/subnets/{subnet_id}'];
+// Topology search and scheduling (aggregator/scheduling_api.h): after the topology routes; the job delete
+// first among the deletes. Search and schedule answer 404 while no topology exists.
+SCENARIO_MAIN.push('POST /api/v1/topology/search', 'POST /api/v1/schedule', 'GET /api/v1/jobs', 'GET /api/v1/jobs/{name}');
+NOT_FOUND_WITHOUT_TOPOLOGY.push('POST /api/v1/topology/search', 'POST /api/v1/schedule');
+SCENARIO_DELETES.unshift('DELETE /api/v1/jobs/{name}');
 
 test('the aggregator starts and serves the document it was built from', async () => {
   await startServer();
@@ -684,6 +689,81 @@ const CUSTOM = {
     await call(operation('GET /api/v1/subnets/{subnet_id}'), 'after the delete', 404, { role: 'viewer' });
   },
 };
+
+// Topology search and scheduling: the generate example as the cluster (4 hosts x 2 NPUs, 2 hosts per SU),
+// addresses for the NPUs of the schedule example's hosts in a subnet of their own (the network fixtures
+// delete as before), then search, schedule (the job's NPUs are allocated for later searches; overlap and a
+// taken name are 409, NPUs without an address 422), the job reads and the delete that frees the NPUs.
+FIXTURE_SOURCE.search = 'POST /api/v1/topology/search';
+FIXTURE_SOURCE.job = 'POST /api/v1/schedule';
+const jobHostsOf = (result) => result.candidates.flatMap((c) => c.hosts.map((h) => h.name));
+Object.assign(CUSTOM, {
+  'POST /api/v1/topology/search': async (o) => {
+    await happy('POST /api/v1/topology/generate');
+    const example = requestBodyExample(o);
+    const { value } = await happy(o.label);
+    assert.equal(value.candidates.length, example.answers, `${o.label}: candidates`);
+    assert.equal(value.hosts_needed, 2, `${o.label}: hosts_needed`);
+    assert.deepEqual(value.candidates[0].hosts.map((h) => h.name), ['host001', 'host002'], `${o.label}: the best candidate`);
+    fixtures.search = { id: 'search', result: value };
+    const bad = await call(o, 'npus differs from tp x pp x dp x cp', 422, { role: 'scheduler', body: { ...example, npus: 6 } });
+    assertNamesField(o, 'npus differs from tp x pp x dp x cp', bad.value, 'npus');
+    const tier = await call(o, 'an unknown tier', 400, { role: 'scheduler', body: { ...example, constraints: { max_tier: 'rack' } } });
+    assertNamesField(o, 'an unknown tier', tier.value, 'constraints.max_tier');
+    await call(o, 'agent token', 403, { role: 'agent' });
+  },
+  'POST /api/v1/schedule': async (o) => {
+    needFixture('search');
+    const example = requestBodyExample(o);
+    const subnet = await call(operation('POST /api/v1/subnets'), 'a subnet for the job NPUs', 201,
+      { role: 'operator', body: { name: 'conformance-jobs', cidr: '198.51.100.0/24' } });
+    for (const [h, host] of example.hosts.entries()) {
+      const npus = [0, 1].map((i) => ({ index: i, netdev: `eth${i}`, mac: `02:00:00:00:0${h + 1}:0${i}` }));
+      await call(operation('PUT /api/v1/hosts/{host}'), `register ${host}`, 201, { role: 'operator', params: { host }, body: { npus } });
+      for (const npu of [0, 1]) {
+        await call(operation('POST /api/v1/ports'), `an address for ${host} NPU ${npu}`, 201,
+          { role: 'operator', body: { subnet_id: subnet.value.id, host, npu } });
+      }
+    }
+    const noIp = await call(o, 'NPUs without an address', 422, { role: 'scheduler', body: { ...example, job_name: 'no-ip', hosts: ['host003', 'host004'] } });
+    assertNamesField(o, 'NPUs without an address', noIp.value, 'npu_ips[host003:0]');
+    const { res, value } = await happy(o.label);
+    assert.equal(res.headers.location, `/api/v1/jobs/${example.job_name}`, `${o.label}: Location`);
+    assert.equal(value.world_size, 4, `${o.label}: world_size`);
+    assert.equal(value.hccl_json.server_list.length, 2, `${o.label}: hccl_json servers`);
+    assert.ok(value.placement.ranks.every((r) => r.ip.startsWith('198.51.100.')), `${o.label}: rank addresses come from the ports`);
+    fixtures.job = { id: value.job_name, schedule: value };
+    const after = await call(operation('POST /api/v1/topology/search'), 'after the schedule', 200, { role: 'scheduler' });
+    const offered = jobHostsOf(after.value);
+    assert.ok(example.hosts.every((h) => !offered.includes(h)), `${o.label}: search still offers the job's hosts (${offered})`);
+    const taken = await call(o, 'the same job name again', 409, { role: 'scheduler' });
+    assertNamesField(o, 'the same job name again', taken.value, 'job_name');
+    const overlap = await call(o, 'NPUs another job holds', 409, { role: 'scheduler', body: { ...example, job_name: 'train-b' } });
+    assertNamesField(o, 'NPUs another job holds', overlap.value, 'hosts[0]');
+    const dup = await call(o, 'a host listed twice', 400, { role: 'scheduler', body: { ...example, job_name: 'train-c', hosts: ['host003', 'host003'] } });
+    assertNamesField(o, 'a host listed twice', dup.value, 'hosts[1]');
+  },
+  'GET /api/v1/jobs': async (o) => {
+    needFixture('job');
+    const { value } = await happy(o.label);
+    assert.deepEqual(value.items.map((j) => j.name), [fixtures.job.id], `${o.label}: the registered jobs`);
+    assert.equal(value.items[0].npus, 4, `${o.label}: npus`);
+  },
+  'GET /api/v1/jobs/{name}': async (o) => {
+    needFixture('job');
+    const { value } = await happy(o.label);
+    assert.equal(value.ranks.length, 4, `${o.label}: ranks`);
+    assert.deepEqual(value.ranks.map((r) => r.ip), fixtures.job.schedule.placement.ranks.map((r) => r.ip), `${o.label}: rank addresses`);
+    assert.deepEqual(value.request, requestBodyExample(operation('POST /api/v1/schedule')), `${o.label}: the request as accepted`);
+  },
+  'DELETE /api/v1/jobs/{name}': async (o) => {
+    needFixture('job');
+    await happy(o.label);
+    await call(o, 'deleted already', 404, { role: 'scheduler' });
+    const { value } = await call(operation('POST /api/v1/topology/search'), 'after the delete', 200, { role: 'scheduler' });
+    assert.deepEqual(value.candidates[0].hosts.map((h) => h.name), ['host001', 'host002'], 'the deleted job\'s hosts are offered again');
+  },
+});
 
 for (const label of SCENARIO_MAIN) {
   test(`${label}: the documented request answers as documented`, async () => {
