@@ -14,7 +14,8 @@
 // - simulate_collective(): links are every endpoint's NIC transmit and receive (port_gbps), every leaf
 //   uplink (uplink_gbps) and every spine-to-leaf downlink (uplink_gbps). A transfer of B bytes is split
 //   into its pair's QPs (B/qps each) which follow the plan's ports through the ECMP hash; with
-//   `non_blocking` the fabric links are left out (only NICs limit). Per-phase latency is 0.
+//   `non_blocking` the fabric links are left out (only NICs limit). Per-phase latency is 0. A phase with
+//   the same transfers as the phase before it (a ring's steps) is simulated once.
 // - compare_plan(): planned (plan_routes) vs the mean over `seeds` draws of kernel_default_ports (seeds
 //   1..seeds) vs non-blocking, simulated all-reduce seconds and max uplink loads. Errors from any step
 //   are passed through.

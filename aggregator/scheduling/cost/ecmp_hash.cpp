@@ -119,6 +119,27 @@ tl::expected<std::uint32_t, std::string> choose_uplink(std::uint32_t hash, std::
   return hash % n_uplinks;
 }
 
+SourcePortHasher::SourcePortHasher(const EcmpHashModel& model, IpFamily family)
+    : model_(model), family_(family) {
+  // An all-zero header of the family (destination port and protocol 0 as well): by linearity,
+  // hash(zero with port p) ^ hash(zero) is the contribution of p alone, and each byte of p contributes
+  // independently.
+  FiveTuple zero{IpAddress(family, 0), IpAddress(family, 0), 0, 0, 0};
+  const std::uint32_t origin = ecmp_hash(model, zero);
+  for (std::uint32_t b = 0; b < 256; ++b) {
+    zero.src_port = static_cast<std::uint16_t>(b << 8);
+    high_[b] = ecmp_hash(model, zero) ^ origin;
+    zero.src_port = static_cast<std::uint16_t>(b);
+    low_[b] = ecmp_hash(model, zero) ^ origin;
+  }
+}
+
+std::uint32_t SourcePortHasher::base(const FiveTuple& tuple) const {
+  FiveTuple t = tuple;
+  t.src_port = 0;
+  return ecmp_hash(model_, t);
+}
+
 std::string_view to_string(HashFunction f) {
   switch (f) {
     case HashFunction::crc32:

@@ -6,12 +6,14 @@
 // - max_min_rates(): the max-min fair rate of each flow: repeatedly find the link whose remaining
 //   capacity divided by its unfrozen flows is smallest, give its unfrozen flows that share, freeze
 //   them and subtract their rate along their paths (water-filling). Flows of size 0 or already done
-//   (active[i] == false) get rate 0.
+//   (active[i] == false) get rate 0. Ties between links: the lowest index. The bottleneck is kept in a
+//   heap, so one call costs O((links + flows x path length) log links).
 // - simulate(): event-driven: rates are recomputed whenever a flow completes; returns each flow's
 //   completion time (seconds from start) and the makespan. A flow with bytes > 0 and an empty path
 //   is an error (its rate would be unbounded), as are bad link indices and non-finite sizes.
 // - simulate_phases(): phases run one after another (a barrier between phases, as a collective's
-//   steps); each phase costs its latency plus its makespan. Deterministic, pure.
+//   steps); each phase costs its latency plus its makespan. A phase with exactly the flows of the phase
+//   before it (a ring's steps) is not simulated again. Deterministic, pure.
 #pragma once
 
 #include <cstdint>

@@ -1,9 +1,12 @@
 #include "scheduling/cost/route_planner.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
+#include <unordered_map>
 #include <utility>
 
 #include "scheduling/cost/roce_sport.h"
@@ -48,7 +51,8 @@ std::vector<std::uint32_t> groups_of(const FlowDemand& d) {
 RoutePlan empty_plan(const ClosFabric& f, const std::vector<FlowDemand>& demands, Loads& loads) {
   RoutePlan plan;
   const std::size_t links = static_cast<std::size_t>(f.leaves) * f.uplinks_per_leaf;
-  std::map<std::uint32_t, std::vector<std::size_t>> members;
+  // Member demands per group id (hashed: a ring of n ranks has 2(n-1) groups of n demands each).
+  std::unordered_map<std::uint32_t, std::vector<std::size_t>> members;
   for (std::size_t i = 0; i < demands.size(); ++i) {
     plan.flows.push_back(PlannedFlow{demands[i], {}, {}, {}});
     for (std::uint32_t g : groups_of(demands[i])) {
@@ -56,15 +60,24 @@ RoutePlan empty_plan(const ClosFabric& f, const std::vector<FlowDemand>& demands
       if (m.empty() || m.back() != i) m.push_back(i);
     }
   }
+  std::vector<std::uint32_t> ids;
+  ids.reserve(members.size());
+  for (const auto& entry : members) ids.push_back(entry.first);
+  std::sort(ids.begin(), ids.end());  // canonical groups numbered in ascending group id order
   std::map<std::vector<std::size_t>, std::size_t> canonical;
   loads.of_demand.assign(demands.size(), {});
-  for (const auto& [g, m] : members) {
-    auto [it, added] = canonical.emplace(m, canonical.size());
-    if (added) {
+  for (std::uint32_t g : ids) {
+    const auto& m = members.at(g);
+    auto it = canonical.find(m);
+    if (it == canonical.end()) {
+      it = canonical.emplace(m, canonical.size()).first;
       loads.up.emplace_back(links, 0);
       loads.down.emplace_back(links, 0);
     }
-    for (std::size_t i : m) loads.of_demand[i].push_back(it->second);
+    for (std::size_t i : m) {
+      auto& gs = loads.of_demand[i];
+      if (gs.empty() || gs.back() != it->second) gs.push_back(it->second);  // merged groups repeat
+    }
   }
   std::vector<std::vector<std::uint32_t>> out(loads.up.size(), std::vector<std::uint32_t>(f.leaves, 0));
   std::vector<std::vector<std::uint32_t>> in = out;
@@ -94,10 +107,11 @@ FiveTuple tuple_of(const FlowDemand& d, std::uint16_t port) {
   return FiveTuple{d.src_ip, d.dst_ip, port, kRoceUdpDstPort, 17};
 }
 
-void place(const ClosFabric& f, Loads& loads, std::size_t index, PlannedFlow& pf, std::uint16_t port) {
+// Records one sub-flow of demand `index` on `port`; inter-leaf sub-flows cross `hop`.
+void place_on(const ClosFabric& f, Loads& loads, std::size_t index, PlannedFlow& pf, std::uint16_t port,
+              const FabricHop& hop) {
   pf.src_ports.push_back(port);
   if (pf.demand.src_leaf == pf.demand.dst_leaf) return;
-  const FabricHop hop = route_inter_leaf(f, tuple_of(pf.demand, port));
   const std::uint32_t up = uplink_index(f, pf.demand.src_leaf, hop);
   const std::uint32_t down = downlink_index(f, pf.demand.dst_leaf, hop);
   pf.uplinks.push_back(up);
@@ -106,6 +120,11 @@ void place(const ClosFabric& f, Loads& loads, std::size_t index, PlannedFlow& pf
     ++loads.up[g][up];
     ++loads.down[g][down];
   }
+}
+
+void place(const ClosFabric& f, Loads& loads, std::size_t index, PlannedFlow& pf, std::uint16_t port) {
+  const bool inter = pf.demand.src_leaf != pf.demand.dst_leaf;
+  place_on(f, loads, index, pf, port, inter ? route_inter_leaf(f, tuple_of(pf.demand, port)) : FabricHop{});
 }
 
 void finish(RoutePlan& plan, const Loads& loads) {
@@ -119,45 +138,132 @@ void finish(RoutePlan& plan, const Loads& loads) {
   plan.max_downlink_load = *std::max_element(plan.downlink_load.begin(), plan.downlink_load.end());
 }
 
-std::uint32_t min_load(const std::vector<std::uint32_t>& load, std::size_t first, std::size_t count) {
-  return *std::min_element(load.begin() + static_cast<std::ptrdiff_t>(first),
-                           load.begin() + static_cast<std::ptrdiff_t>(first + count));
+bool same_model(const EcmpHashModel& a, const EcmpHashModel& b) {
+  const auto fields = [](const HashFields& f) {
+    return std::array<bool, 5>{f.src_ip, f.dst_ip, f.src_port, f.dst_port, f.protocol};
+  };
+  return a.function == b.function && a.seed == b.seed && fields(a.fields) == fields(b.fields);
 }
 
-// Best candidate port for one more sub-flow of `pf`.
-std::uint16_t best_port(const ClosFabric& f, const Loads& loads, std::size_t index, const PlannedFlow& pf,
-                        PortRange range) {
-  const auto& d = pf.demand;
-  const std::size_t per_leaf = f.uplinks_per_leaf;
-  const std::vector<std::size_t>& gs = loads.of_demand[index];
-  std::vector<std::uint32_t> up_floor;
-  std::vector<std::uint32_t> down_floor;
-  for (std::size_t g : gs) {
-    up_floor.push_back(min_load(loads.up[g], d.src_leaf * per_leaf, per_leaf));
-    down_floor.push_back(min_load(loads.down[g], d.dst_leaf * per_leaf, per_leaf));
+// The candidate source ports of one demand, grouped by class: the (uplink, parallel downlink) pair a
+// port hashes to. A port's cost depends only on its class, so the greedy choice "lowest port of least
+// cost" is "the lowest unused port of the cheapest class". Ports are hashed lazily in ascending order
+// (SourcePortHasher: one full hash per demand, two table look-ups per port) and only as far as needed:
+// once a class of the least cost any class can have holds an unused port, or every class does, no
+// later port can win. Ports of a class are taken in ascending order, so its unused ports are a suffix.
+class DemandPorts {
+ public:
+  DemandPorts(const ClosFabric& f, PortRange range)
+      : uplinks_(f.uplinks_per_leaf),
+        parallel_(f.parallel_links()),
+        range_(range),
+        ports_(uplinks_ * parallel_),
+        head_(ports_.size(), 0),
+        possible_(ports_.size(), 1) {
+    // With the same model at leaves and spines both hashes are equal, so the uplink (h mod uplinks) and
+    // the parallel link (h mod parallel) agree modulo their gcd: the other classes hold no port. Knowing
+    // it spares a scan of the whole range whenever the cheapest class is one of them.
+    if (same_model(f.leaf_hash, f.spine_hash) && parallel_ > 1) {
+      const std::uint32_t g = std::gcd(uplinks_, parallel_);
+      for (std::size_t c = 0; c < ports_.size(); ++c) possible_[c] = uplink_of(c) % g == downlink_of(c) % g;
+    }
+    reads_port_ = f.leaf_hash.fields.src_port || (parallel_ > 1 && f.spine_hash.fields.src_port);
+    possible_count_ = static_cast<std::size_t>(std::count(possible_.begin(), possible_.end(), 1));
   }
-  std::pair<std::uint32_t, std::uint32_t> best_cost{~0u, ~0u};
-  std::uint16_t best = range.first;
-  for (std::uint32_t p = range.first; p <= range.last; ++p) {
-    const auto port = static_cast<std::uint16_t>(p);
-    if (std::find(pf.src_ports.begin(), pf.src_ports.end(), port) != pf.src_ports.end()) continue;
-    const FabricHop hop = route_inter_leaf(f, tuple_of(d, port));
+
+  std::size_t classes() const { return ports_.size(); }
+  std::uint32_t uplink_of(std::size_t c) const { return static_cast<std::uint32_t>(c / parallel_); }
+  std::uint32_t downlink_of(std::size_t c) const { return static_cast<std::uint32_t>(c % parallel_); }
+
+  void start(const SourcePortHasher& leaf, const SourcePortHasher& spine, const FiveTuple& tuple) {
+    for (auto& v : ports_) v.clear();
+    std::fill(head_.begin(), head_.end(), 0);
+    leaf_ = &leaf;
+    spine_ = &spine;
+    leaf_base_ = leaf.base(tuple);
+    spine_base_ = parallel_ > 1 ? spine.base(tuple) : 0;
+    next_ = range_.first;
+    available_ = 0;
+  }
+
+  bool possible(std::size_t c) const { return possible_[c] != 0; }
+  bool available(std::size_t c) const { return head_[c] < ports_[c].size(); }
+  std::uint16_t lowest(std::size_t c) const { return ports_[c][head_[c]]; }
+  // Every class that can hold a port holds an unused one already scanned.
+  bool all_available() const { return available_ == (reads_port_ ? possible_count_ : 1); }
+  bool exhausted() const { return next_ > range_.last; }
+
+  // Hashes the next port; returns its class, or classes() when the range is exhausted.
+  std::size_t scan() {
+    if (exhausted()) return ports_.size();
+    const auto port = static_cast<std::uint16_t>(next_++);
+    const std::uint32_t up = leaf_->with_port(leaf_base_, port) % uplinks_;
+    const std::uint32_t down = parallel_ > 1 ? spine_->with_port(spine_base_, port) % parallel_ : 0;
+    const std::size_t c = static_cast<std::size_t>(up) * parallel_ + down;
+    if (!available(c)) ++available_;
+    ports_[c].push_back(port);
+    return c;
+  }
+
+  void take(std::size_t c) {
+    ++head_[c];
+    if (!available(c)) --available_;
+  }
+
+ private:
+  std::uint32_t uplinks_;
+  std::uint32_t parallel_;
+  PortRange range_;
+  std::vector<std::vector<std::uint16_t>> ports_;
+  std::vector<std::size_t> head_;
+  std::vector<char> possible_;  // classes some port can hash to (every class unless proven otherwise)
+  std::size_t possible_count_ = 0;
+  bool reads_port_ = true;  // false: every port of a pair hashes to the same class
+  const SourcePortHasher* leaf_ = nullptr;
+  const SourcePortHasher* spine_ = nullptr;
+  std::uint32_t leaf_base_ = 0;
+  std::uint32_t spine_base_ = 0;
+  std::uint32_t next_ = 0;
+  std::size_t available_ = 0;
+};
+
+using Cost = std::pair<std::uint32_t, std::uint32_t>;  // (max load after placement, sum of loads)
+
+// The class of the next sub-flow of demand `index`: among all ports not yet used by the pair, the lowest
+// one minimising the cost (max over the demand's groups of max(uplink, downlink load) + 1, then the sum of
+// both loads over its groups). `cost` is scratch space.
+std::size_t best_class(const ClosFabric& f, const Loads& loads, std::size_t index, const FlowDemand& d,
+                       DemandPorts& ports, std::vector<Cost>& cost) {
+  const std::vector<std::size_t>& gs = loads.of_demand[index];
+  cost.assign(ports.classes(), Cost{0, 0});
+  Cost floor{~0u, ~0u};
+  for (std::size_t c = 0; c < ports.classes(); ++c) {
+    const std::uint32_t u = ports.uplink_of(c);
+    const FabricHop hop{u, u % f.spines, ports.downlink_of(c)};
     const std::uint32_t ui = uplink_index(f, d.src_leaf, hop);
     const std::uint32_t di = downlink_index(f, d.dst_leaf, hop);
-    std::pair<std::uint32_t, std::uint32_t> cost{0, 0};
-    bool at_floor = true;
-    for (std::size_t k = 0; k < gs.size(); ++k) {
-      const std::uint32_t up = loads.up[gs[k]][ui];
-      const std::uint32_t down = loads.down[gs[k]][di];
-      cost.first = std::max(cost.first, std::max(up, down) + 1);
-      cost.second += up + down;
-      at_floor = at_floor && up == up_floor[k] && down == down_floor[k];
+    for (std::size_t g : gs) {
+      const std::uint32_t up = loads.up[g][ui];
+      const std::uint32_t down = loads.down[g][di];
+      cost[c].first = std::max(cost[c].first, std::max(up, down) + 1);
+      cost[c].second += up + down;
     }
-    if (cost < best_cost) {
-      best_cost = cost;
-      best = port;
+    if (ports.possible(c)) floor = std::min(floor, cost[c]);
+  }
+  std::size_t best = ports.classes();
+  auto consider = [&](std::size_t c) {
+    if (best == ports.classes() || cost[c] < cost[best] ||
+        (cost[c] == cost[best] && ports.lowest(c) < ports.lowest(best))) {
+      best = c;
     }
-    if (at_floor) break;
+  };
+  for (std::size_t c = 0; c < ports.classes(); ++c) {
+    if (ports.available(c)) consider(c);
+  }
+  while (!(best != ports.classes() && cost[best] == floor) && !ports.all_available()) {
+    const std::size_t c = ports.scan();
+    if (c == ports.classes()) break;  // range exhausted: every port has been seen
+    consider(c);                      // a no-op unless c just became available
   }
   return best;
 }
@@ -187,15 +293,32 @@ tl::expected<RoutePlan, std::string> plan_routes(const ClosFabric& f, const std:
     return std::tie(x.src_leaf, x.dst_leaf, x.src_ip, x.dst_ip) <
            std::tie(y.src_leaf, y.dst_leaf, y.src_ip, y.dst_ip);
   });
+  // Source-port hashers per address family (index 0: IPv4, 1: IPv6), built on first use.
+  std::array<std::optional<SourcePortHasher>, 2> leaf_hasher, spine_hasher;
+  DemandPorts ports(f, range);
+  std::vector<Cost> cost;
   for (std::size_t i : order) {
     PlannedFlow& pf = plan.flows[i];
     if (pf.demand.qps > span) {
       return tl::unexpected("demands[" + std::to_string(i) + "]: qps " + std::to_string(pf.demand.qps) +
                             " exceeds the " + std::to_string(span) + " ports of the candidate range");
     }
-    const bool inter = pf.demand.src_leaf != pf.demand.dst_leaf;
+    if (pf.demand.src_leaf == pf.demand.dst_leaf) {
+      for (std::uint32_t q = 0; q < pf.demand.qps; ++q) place(f, loads, i, pf, lowest_free_port(pf, range));
+      continue;
+    }
+    const IpFamily family = pf.demand.src_ip.family();
+    const std::size_t fi = family == IpFamily::v4 ? 0 : 1;
+    if (!leaf_hasher[fi]) {
+      leaf_hasher[fi].emplace(f.leaf_hash, family);
+      spine_hasher[fi].emplace(f.spine_hash, family);
+    }
+    ports.start(*leaf_hasher[fi], *spine_hasher[fi], tuple_of(pf.demand, 0));
     for (std::uint32_t q = 0; q < pf.demand.qps; ++q) {
-      place(f, loads, i, pf, inter ? best_port(f, loads, i, pf, range) : lowest_free_port(pf, range));
+      const std::size_t c = best_class(f, loads, i, pf.demand, ports, cost);
+      const std::uint32_t u = ports.uplink_of(c);
+      place_on(f, loads, i, pf, ports.lowest(c), FabricHop{u, u % f.spines, ports.downlink_of(c)});
+      ports.take(c);
     }
   }
   finish(plan, loads);

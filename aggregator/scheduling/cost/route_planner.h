@@ -11,11 +11,16 @@
 //   means group 0. Groups with the same member demands are merged (a ring's 2(n-1) phases are one
 //   group). RoutePlan's loads are, per link, the maximum over groups.
 // - Greedy, deterministic: sub-flows crossing the spine are placed in order (source leaf, destination
-//   leaf, source IP, destination IP, QP); for each, the candidate ports are tried in ascending order and
-//   the one minimising (max(uplink load, downlink load) after placement, sum of both) wins, the search
-//   stopping early at a port that hits both the least-loaded uplink of the source leaf and the
-//   least-loaded downlink into the destination leaf (per group; the cost of a port is its worst group). Ports
-//   of one pair are distinct. Sub-flows inside a leaf get the lowest free ports.
+//   leaf, source IP, destination IP, QP); each takes, among the candidate ports its pair does not use yet,
+//   the lowest one minimising (max over its groups of max(uplink load, downlink load) + 1, sum of both
+//   loads over its groups) under the fabric's ECMP hashes. Ports of one pair are distinct. Sub-flows
+//   inside a leaf get the lowest free ports.
+// - Cost: a port's cost depends only on its class, the (uplink, parallel downlink) pair it hashes to, so
+//   each pair's ports are hashed lazily in ascending order (cost::SourcePortHasher: one full hash per
+//   pair, two table look-ups per port), bucketed by class, and the scan stops as soon as a class of the
+//   least cost any reachable class has, or every reachable class, holds an unused port (classes no port
+//   can reach: see route_planner.cpp). Typically a few dozen ports per pair instead of the whole range:
+//   O(sub-flows x classes x groups per pair) plus the scans. The result is the same as hashing every port.
 // - RoutePlan::lower_bound is the best max load any assignment can reach for these demands:
 //   max over groups and leaves of ceil(sub-flows leaving / uplinks) and ceil(sub-flows entering /
 //   uplinks).

@@ -147,7 +147,8 @@ class Scorer {
   mutable std::unordered_map<std::uint64_t, std::pair<double, std::array<double, kDimensions>>> memo_;
 };
 
-// Topology-oblivious baseline: the first k usable hosts in name order, in that rank order.
+// First-fit baseline: the first k usable hosts in name order, in that rank order. Topology-oblivious only
+// where host names do not follow the cabling; generate_clos names do (docs/topology-search.md, Quality).
 tl::expected<std::vector<NodeId>, SearchError> first_fit(const Topology& topology,
                                                          const SearchRequest& request);
 

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <random>
 #include <string_view>
 #include <vector>
 
@@ -113,6 +114,41 @@ TEST(EcmpHash, ParsesModelsStrictly) {
     ASSERT_FALSE(r) << doc;
     EXPECT_NE(r.error().find(message), std::string::npos) << doc << " -> " << r.error();
   }
+}
+
+// SourcePortHasher relies on every hash function being affine over GF(2) for a fixed input length: it must
+// give ecmp_hash() exactly, for every function, field selection, seed and address family.
+TEST(EcmpHash, SourcePortHasherEqualsTheFullHash) {
+  std::mt19937_64 rng(42);
+  int checked = 0;
+  for (auto fn :
+       {HashFunction::crc32, HashFunction::crc32c, HashFunction::crc32_bzip2, HashFunction::xor_fold}) {
+    for (unsigned mask = 1; mask < 32; ++mask) {
+      EcmpHashModel m;
+      m.function = fn;
+      m.seed = static_cast<std::uint32_t>(rng());
+      m.fields = {(mask & 1) != 0, (mask & 2) != 0, (mask & 4) != 0, (mask & 8) != 0, (mask & 16) != 0};
+      for (auto family : {IpFamily::v4, IpFamily::v6}) {
+        const SourcePortHasher hasher(m, family);
+        EXPECT_EQ(hasher.family(), family);
+        for (int n = 0; n < 8; ++n) {
+          const uint128 wide = (static_cast<uint128>(rng()) << 64) | rng();
+          const uint128 value = family == IpFamily::v4 ? static_cast<std::uint32_t>(rng()) : wide;
+          const uint128 other = family == IpFamily::v4 ? static_cast<std::uint32_t>(rng()) : value ^ wide;
+          FiveTuple t{IpAddress(family, value), IpAddress(family, other), 0,
+                      static_cast<std::uint16_t>(rng()), static_cast<std::uint8_t>(rng())};
+          const std::uint32_t base = hasher.base(t);
+          for (int k = 0; k < 16; ++k) {
+            t.src_port = static_cast<std::uint16_t>(k < 2 ? k * 0xFFFF : rng());
+            ASSERT_EQ(hasher.with_port(base, t.src_port), ecmp_hash(m, t))
+                << to_string(fn) << " fields " << mask << " port " << t.src_port;
+            ++checked;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 4 * 31 * 2 * 8 * 16);
 }
 
 }  // namespace

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
 #include "scheduling/cost/collective_flows.h"
 
 namespace hsns::cost {
@@ -70,6 +73,78 @@ TEST(MaxMin, RejectsBadInput) {
   ASSERT_FALSE(cap);
   EXPECT_NE(cap.error().find("capacity"), std::string::npos);
   EXPECT_FALSE(simulate_phases({10}, {{{{{0}, 1}}, -1}}));
+}
+
+// Reference water-filling: scan every link for the bottleneck each round (the contract, literally).
+std::vector<double> scan_water_fill(const std::vector<double>& cap, const std::vector<SimFlow>& flows) {
+  std::vector<double> rate(flows.size(), 0), left = cap;
+  std::vector<std::uint32_t> n(cap.size(), 0);
+  std::vector<bool> frozen(flows.size(), false);
+  for (const auto& f : flows) {
+    for (auto l : f.path) ++n[l];
+  }
+  for (;;) {
+    double share = 1e300;
+    std::size_t b = cap.size();
+    for (std::size_t l = 0; l < cap.size(); ++l) {
+      if (n[l] > 0 && std::max(0.0, left[l]) / n[l] < share) {
+        share = std::max(0.0, left[l]) / n[l];
+        b = l;
+      }
+    }
+    if (b == cap.size()) return rate;
+    for (std::size_t i = 0; i < flows.size(); ++i) {
+      if (frozen[i] || std::find(flows[i].path.begin(), flows[i].path.end(), b) == flows[i].path.end())
+        continue;
+      frozen[i] = true;
+      rate[i] = share;
+      for (auto l : flows[i].path) {
+        left[l] -= share;
+        --n[l];
+      }
+    }
+  }
+}
+
+// The heap-based water-filling gives exactly the rates of the per-round scan, ties included (few distinct
+// capacities, so many links tie).
+TEST(MaxMin, HeapWaterFillingEqualsTheScan) {
+  std::mt19937_64 rng(5);
+  for (int n = 0; n < 200; ++n) {
+    const std::size_t links = 2 + rng() % 40;
+    std::vector<double> cap(links);
+    for (auto& c : cap) c = static_cast<double>(1 + rng() % 4) * 25e9;
+    std::vector<SimFlow> flows(1 + rng() % 60);
+    for (auto& f : flows) {
+      f.bytes = 1e6;
+      const std::size_t hops = 1 + rng() % 4;
+      while (f.path.size() < std::min(hops, links)) {
+        const auto l = static_cast<std::uint32_t>(rng() % links);
+        if (std::find(f.path.begin(), f.path.end(), l) == f.path.end()) f.path.push_back(l);
+      }
+    }
+    auto r = max_min_rates(cap, flows, std::vector<bool>(flows.size(), true));
+    ASSERT_TRUE(r) << r.error();
+    const auto ref = scan_water_fill(cap, flows);
+    for (std::size_t i = 0; i < flows.size(); ++i)
+      ASSERT_EQ((*r)[i], ref[i]) << "instance " << n << " flow " << i;
+  }
+}
+
+// Repeated identical phases (a ring's steps) are simulated once and cost the same each time.
+TEST(MaxMin, RepeatedPhasesCostTheSame) {
+  const std::vector<double> cap{10, 4};
+  const SimPhase a{{{{0}, 10}, {{0, 1}, 4}}, 0.5};
+  const SimPhase b{{{{1}, 8}}, 0};
+  auto r = simulate_phases(cap, {a, a, b, a});
+  ASSERT_TRUE(r) << r.error();
+  auto one = simulate_phases(cap, {a});
+  ASSERT_TRUE(one);
+  ASSERT_EQ(r->phase_seconds.size(), 4u);
+  EXPECT_EQ(r->phase_seconds[0], one->makespan);
+  EXPECT_EQ(r->phase_seconds[1], one->makespan);
+  EXPECT_DOUBLE_EQ(r->phase_seconds[2], 2.0);
+  EXPECT_EQ(r->phase_seconds[3], one->makespan);
 }
 
 TEST(CollectivePhases, RingAllReduceIsTwoNMinusOneStepsOfNTransfers) {

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <iostream>
+#include <map>
+#include <random>
 #include <set>
+#include <tuple>
 
 #include "scheduling/cost/collective_flows.h"
 #include "scheduling/cost/route_planner.h"
@@ -288,6 +291,171 @@ TEST(RoutePlanSimulation, ComparisonIsDeterministic) {
   EXPECT_EQ(a->planned_seconds, b->planned_seconds);
   EXPECT_EQ(export_multiqp_cfg(a->plan), export_multiqp_cfg(b->plan));
   EXPECT_FALSE(compare_plan(*f, eps, *phases, 2, 0));
+}
+
+}  // namespace
+}  // namespace hsns::cost
+
+namespace hsns::cost {
+namespace {
+
+// ---- The fast planner against the contract, literally ---------------------------------------------------
+// Reference: concurrency groups merged by member set; sub-flows in (source leaf, destination leaf, source
+// IP, destination IP, QP) order; each inter-leaf sub-flow takes, among all ports of the range not used by
+// its pair, hashed one by one with ecmp_hash, the lowest one minimising (max over its groups of max(uplink,
+// downlink load) + 1, sum of both loads over its groups); intra-leaf sub-flows the lowest free ports.
+std::vector<std::vector<std::uint16_t>> reference_ports(const ClosFabric& f,
+                                                        const std::vector<FlowDemand>& ds, PortRange range) {
+  std::map<std::uint32_t, std::vector<std::size_t>> members;
+  for (std::size_t i = 0; i < ds.size(); ++i) {
+    for (std::uint32_t g : ds[i].groups.empty() ? std::vector<std::uint32_t>{0} : ds[i].groups) {
+      auto& m = members[g];
+      if (m.empty() || m.back() != i) m.push_back(i);
+    }
+  }
+  std::map<std::vector<std::size_t>, std::size_t> canonical;
+  std::vector<std::set<std::size_t>> groups(ds.size());
+  for (const auto& [g, m] : members) {
+    const std::size_t id = canonical.emplace(m, canonical.size()).first->second;
+    for (std::size_t i : m) groups[i].insert(id);
+  }
+  const std::size_t links = std::size_t{f.leaves} * f.uplinks_per_leaf;
+  std::vector<std::vector<std::uint32_t>> up(canonical.size(), std::vector<std::uint32_t>(links, 0));
+  auto down = up;
+  std::vector<std::size_t> order(ds.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::tie(ds[a].src_leaf, ds[a].dst_leaf, ds[a].src_ip, ds[a].dst_ip) <
+           std::tie(ds[b].src_leaf, ds[b].dst_leaf, ds[b].src_ip, ds[b].dst_ip);
+  });
+  std::vector<std::vector<std::uint16_t>> out(ds.size());
+  for (std::size_t i : order) {
+    const auto& d = ds[i];
+    auto& used = out[i];
+    for (std::uint32_t q = 0; q < d.qps; ++q) {
+      std::pair<std::uint32_t, std::uint32_t> best_cost{~0u, ~0u};
+      std::uint16_t best = 0;
+      FabricHop best_hop;
+      for (std::uint32_t p = range.first; p <= range.last; ++p) {
+        const auto port = static_cast<std::uint16_t>(p);
+        if (std::find(used.begin(), used.end(), port) != used.end()) continue;
+        if (d.src_leaf == d.dst_leaf) {
+          best = port;
+          break;
+        }
+        const FabricHop hop = route_inter_leaf(f, FiveTuple{d.src_ip, d.dst_ip, port, 4791, 17});
+        std::pair<std::uint32_t, std::uint32_t> c{0, 0};
+        for (std::size_t g : groups[i]) {
+          const std::uint32_t u = up[g][uplink_index(f, d.src_leaf, hop)];
+          const std::uint32_t w = down[g][downlink_index(f, d.dst_leaf, hop)];
+          c.first = std::max(c.first, std::max(u, w) + 1);
+          c.second += u + w;
+        }
+        if (c < best_cost) {
+          best_cost = c;
+          best = port;
+          best_hop = hop;
+        }
+      }
+      used.push_back(best);
+      if (d.src_leaf == d.dst_leaf) continue;
+      for (std::size_t g : groups[i]) {
+        ++up[g][uplink_index(f, d.src_leaf, best_hop)];
+        ++down[g][downlink_index(f, d.dst_leaf, best_hop)];
+      }
+    }
+  }
+  return out;
+}
+
+// Random demands over random fabrics: power-of-two and other uplink counts, several parallel links, the
+// same or different models at leaves and spines (equal hashes make some (uplink, parallel link) classes
+// unreachable), models that do not read the source port, IPv4 and IPv6, several QPs, concurrency groups,
+// small port ranges (the range runs out). The fast planner must give the reference's ports exactly.
+TEST(RoutePlanner, EqualsTheLiteralGreedyOnRandomInstances) {
+  std::mt19937_64 rng(11);
+  const HashFunction fns[] = {HashFunction::crc32, HashFunction::crc32c, HashFunction::crc32_bzip2,
+                              HashFunction::xor_fold};
+  for (int n = 0; n < 120; ++n) {
+    ClosFabric f;
+    f.leaves = 2 + static_cast<std::uint32_t>(rng() % 4);
+    f.spines = 1 + static_cast<std::uint32_t>(rng() % 4);
+    f.uplinks_per_leaf = f.spines * (1 + static_cast<std::uint32_t>(rng() % 3));
+    f.ports_per_leaf = 8;
+    f.uplink_gbps = f.port_gbps = 400;
+    f.leaf_hash.function = fns[rng() % 4];
+    f.leaf_hash.seed = static_cast<std::uint32_t>(rng() % 3);
+    if (rng() % 8 == 0) f.leaf_hash.fields.src_port = false;
+    f.spine_hash = f.leaf_hash;
+    if (rng() % 2 == 0) f.spine_hash.seed ^= 0x5A5A5A5Au;
+    ASSERT_TRUE(validate(f)) << n;
+    const bool v6 = rng() % 4 == 0;
+    std::vector<FlowDemand> ds;
+    const std::size_t count = 1 + rng() % 24;
+    for (std::size_t k = 0; k < count; ++k) {
+      FlowDemand d;
+      const auto a = static_cast<std::uint32_t>(rng() % 64), b = static_cast<std::uint32_t>(rng() % 64);
+      if (a == b) continue;
+      d.src_ip = *IpAddress::parse((v6 ? "2001:db8::" : "198.18.0.") + std::to_string(a + 1));
+      d.dst_ip = *IpAddress::parse((v6 ? "2001:db8::" : "198.18.0.") + std::to_string(b + 1));
+      d.src_leaf = a % f.leaves;
+      d.dst_leaf = b % f.leaves;
+      d.qps = 1 + static_cast<std::uint32_t>(rng() % 3);
+      for (std::uint32_t g = 0; g < 3; ++g) {
+        if (rng() % 2 == 0) d.groups.push_back(g);
+      }
+      bool dup = false;
+      for (const auto& e : ds) dup = dup || (e.src_ip == d.src_ip && e.dst_ip == d.dst_ip);
+      if (!dup) ds.push_back(d);
+    }
+    const std::uint16_t first = static_cast<std::uint16_t>(0xC000 + rng() % 1000);
+    const PortRange range{first, static_cast<std::uint16_t>(first + (rng() % 3 == 0 ? 5 : 255))};
+    auto plan = plan_routes(f, ds, range);
+    ASSERT_TRUE(plan) << plan.error();
+    const auto ref = reference_ports(f, ds, range);
+    for (std::size_t i = 0; i < ds.size(); ++i) {
+      ASSERT_EQ(plan->flows[i].src_ports, ref[i]) << "instance " << n << " demand " << i;
+    }
+    // Loads and links are those of the chosen ports under the full hash.
+    auto again = route_with_ports(f, ds, ref);
+    ASSERT_TRUE(again) << again.error();
+    EXPECT_EQ(plan->uplink_load, again->uplink_load) << n;
+    EXPECT_EQ(plan->downlink_load, again->downlink_load) << n;
+    for (std::size_t i = 0; i < ds.size(); ++i) {
+      EXPECT_EQ(plan->flows[i].uplinks, again->flows[i].uplinks) << n;
+      EXPECT_EQ(plan->flows[i].downlinks, again->flows[i].downlinks) << n;
+    }
+  }
+}
+
+// The full RoCE range with the same model at leaves and spines (as schedule_job builds the fabric): a rail's
+// 128-rank halving-doubling over 8 leaves x 16 ports at 1:1, equal to the reference port for port.
+TEST(RoutePlanner, EqualsTheLiteralGreedyOnAFullRailWithOneModel) {
+  auto f = make_clos(8, 8, 16, 400, 1, EcmpHashModel{});
+  ASSERT_TRUE(f);
+  f->spine_hash = f->leaf_hash;
+  std::vector<Endpoint> eps;
+  for (std::uint32_t l = 0; l < 8; ++l) {
+    for (std::uint32_t h = 0; h < 16; ++h) {
+      eps.push_back({*IpAddress::parse("198.18." + std::to_string(l) + "." + std::to_string(h + 1)), l});
+    }
+  }
+  auto phases = halving_doubling_all_reduce_phases(128, 1e9);
+  ASSERT_TRUE(phases);
+  auto ds = demands_of(eps, *phases, 1);
+  ASSERT_TRUE(ds);
+  // The reference hashes the whole range per sub-flow: keep it to the first phase's pairs leaving leaves 0
+  // and 1 (16 flows each onto 16 uplinks: the last ones need one particular class).
+  std::vector<FlowDemand> first;
+  for (const auto& d : *ds) {
+    if (d.groups.front() == 0 && d.src_leaf < 2) first.push_back(d);
+  }
+  ASSERT_EQ(first.size(), 32u);
+  auto plan = plan_routes(*f, first);
+  ASSERT_TRUE(plan) << plan.error();
+  const auto ref = reference_ports(*f, first, PortRange{});
+  for (std::size_t i = 0; i < first.size(); ++i) ASSERT_EQ(plan->flows[i].src_ports, ref[i]) << i;
+  EXPECT_EQ(plan->max_uplink_load, plan->lower_bound);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -599,6 +600,94 @@ TEST(Framework, ParsesEveryName) {
     EXPECT_EQ(parse_framework(to_string(f)), f);
   }
   EXPECT_FALSE(parse_framework("tensorflow"));
+}
+
+// ---- a 1,024-NPU job: TP 8, DP 16, PP 8 = 128 hosts x 8 NPUs, halving-doubling + PP exchange.
+// Correctness only (the latency is bench/schedule's): the plan reaches the fabric's bound, the planned
+// exchange is no slower than random ECMP, and the schedule is the same whatever the host order.
+
+struct BigJob {
+  topology::Topology topo;
+  std::vector<std::string> hosts;
+};
+
+// `total` hosts, `per_su` per scalable unit, 8 spines, 400G links; the job takes every `stride`-th host
+// skipped (stride 0: all hosts), 128 hosts in all.
+BigJob big_cluster(std::uint32_t total, std::uint32_t per_su, double oversubscription, std::uint32_t stride) {
+  topology::ClosParams p;
+  p.hosts = total;
+  p.npus_per_host = 8;
+  p.hosts_per_su = per_su;
+  p.spines_per_plane = 8;
+  p.fabric_link_gbps = 400;
+  p.leaf_oversubscription = oversubscription;
+  BigJob out{clos(p), {}};
+  for (std::uint32_t h = 1; h <= total && out.hosts.size() < 128; ++h) {
+    if (stride != 0 && h % stride == 0) continue;
+    char name[16];
+    std::snprintf(name, sizeof name, "host%03u", h);
+    out.hosts.emplace_back(name);
+  }
+  EXPECT_EQ(out.hosts.size(), 128u);
+  return out;
+}
+
+ScheduleRequest big_request(std::vector<std::string> hosts, std::uint32_t total) {
+  auto req = request(std::move(hosts), par(8, 1, 16, 8), total, 8);
+  req.model.global_batch = 256;
+  req.algorithm = cost::Algorithm::halving_doubling;
+  req.ecmp_seeds = 2;
+  return req;
+}
+
+void expect_plan_at_bound(const Schedule& s, std::uint32_t bound) {
+  const auto& c = s.route.comparison;
+  ASSERT_TRUE(s.route.modelled);
+  EXPECT_EQ(s.placement.ranks.size(), 1024u);
+  EXPECT_EQ(c.lower_bound, bound);
+  EXPECT_EQ(c.planned_max_uplink_load, bound);
+  EXPECT_LE(c.planned_seconds, c.ecmp_mean_seconds);
+  EXPECT_GE(c.planned_seconds, c.non_blocking_seconds * (1 - 1e-12));
+  // One MultiQpSrcPort.cfg line per planned pair, each pair's port in the RoCE range.
+  const std::string& cfg = s.route.multiqp_cfg;
+  EXPECT_EQ(static_cast<std::size_t>(std::count(cfg.begin(), cfg.end(), '\n')), c.plan.flows.size());
+  for (const auto& pf : c.plan.flows) {
+    ASSERT_EQ(pf.src_ports.size(), 1u);
+    EXPECT_GE(pf.src_ports[0], 0xC000);
+  }
+}
+
+TEST(RoutePlan, ThousandNpuJobReachesTheBoundAndIsDeterministic) {
+  const auto one = big_cluster(128, 16, 1.0, 0);
+  auto a = schedule_job(one.topo, big_request(one.hosts, 128));
+  ASSERT_TRUE(a) << a.error().message();
+  expect_plan_at_bound(*a, 1);
+  // 16 hosts per leaf, 16 uplinks: DP stays on its rail leaf; PP stage s -> s+1 crosses the spines.
+  EXPECT_EQ(a->route.fabric.leaves, 64u);
+  EXPECT_EQ(a->route.fabric.uplinks_per_leaf, 16u);
+  std::vector<std::string> reversed(one.hosts.rbegin(), one.hosts.rend());
+  auto b = schedule_job(one.topo, big_request(reversed, 128));
+  ASSERT_TRUE(b) << b.error().message();
+  EXPECT_EQ(a->route.multiqp_cfg, b->route.multiqp_cfg);
+  EXPECT_EQ(a->hccl_json, b->hccl_json);
+  EXPECT_EQ(a->route.comparison.planned_seconds, b->route.comparison.planned_seconds);
+  EXPECT_EQ(a->route.comparison.ecmp_mean_seconds, b->route.comparison.ecmp_mean_seconds);
+}
+
+TEST(RoutePlan, ThousandNpuJobAtTwoToOneReachesTheBound) {
+  const auto two = big_cluster(128, 16, 2.0, 0);
+  auto s = schedule_job(two.topo, big_request(two.hosts, 128));
+  ASSERT_TRUE(s) << s.error().message();
+  expect_plan_at_bound(*s, 2);  // 16 flows leave each leaf per phase over 8 uplinks
+  EXPECT_EQ(s->route.fabric.uplinks_per_leaf, 8u);
+}
+
+TEST(RoutePlan, ThousandNpuJobOnAFragmentedClusterReachesTheBound) {
+  // 192 hosts in SUs of 32, every third host taken by someone else: 21-22 job hosts per leaf, 32 uplinks.
+  const auto sparse = big_cluster(192, 32, 1.0, 3);
+  auto s = schedule_job(sparse.topo, big_request(sparse.hosts, 192));
+  ASSERT_TRUE(s) << s.error().message();
+  expect_plan_at_bound(*s, 1);
 }
 
 }  // namespace
