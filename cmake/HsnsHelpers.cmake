@@ -31,5 +31,17 @@ function(hsns_add_test)
   # Where tests find the binaries and source files they use (the environment may override these).
   target_compile_definitions(${T_NAME} PRIVATE HSNS_TEST_BUILD_DIR="${CMAKE_BINARY_DIR}"
                                                HSNS_TEST_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
-  gtest_discover_tests(${T_NAME} DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "${T_LABELS}")
+  # Labels are set after discovery: gtest_discover_tests' PROPERTIES keeps only the first item of a list
+  # value, so a test with LABELS "unit;daemon" would lose "daemon". The generated file runs after the
+  # discovered tests' own include file, whose TEST_LIST variable names them.
+  gtest_discover_tests(${T_NAME} DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT ${T_TIMEOUT}
+                       TEST_LIST ${T_NAME}_TESTS)
+  if(T_LABELS)
+    set(labels_file "${CMAKE_CURRENT_BINARY_DIR}/${T_NAME}_labels.cmake")
+    file(WRITE "${labels_file}"
+         "foreach(test_name IN LISTS ${T_NAME}_TESTS)\n"
+         "  set_tests_properties(\"\${test_name}\" PROPERTIES LABELS \"${T_LABELS}\")\n"
+         "endforeach()\n")
+    set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${labels_file}")
+  endif()
 endfunction()

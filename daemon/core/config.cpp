@@ -37,7 +37,7 @@ Result parse(const YAML::Node& root, DaemonConfig& c) {
   if (root.IsNull()) return {};
   if (auto r = check_keys(root, "config",
                           {"host", "aggregator", "state_dir", "sysfs_root", "procfs_root", "metrics",
-                           "interval_ms", "backoff", "routing", "npus", "qos", "isolation"});
+                           "interval_ms", "backoff", "routing", "npus", "qos", "isolation", "flow_probe"});
       !r)
     return r;
   if (root["host"]) c.host = get<std::string>(root, "host", "");
@@ -90,6 +90,17 @@ Result parse(const YAML::Node& root, DaemonConfig& c) {
     if (auto k = check_keys(i, "isolation", {"enabled", "pin_dir"}); !k) return k;
     if (i["enabled"]) c.isolation_enabled = get<bool>(i, "enabled", "isolation.");
     if (i["pin_dir"]) c.isolation_pin_dir = get<std::string>(i, "pin_dir", "isolation.");
+  }
+  if (const auto f = root["flow_probe"]; f && !f.IsNull()) {
+    // Handed to the probe's own parser wrapped in a document of its own, so that its messages name the
+    // keys as flow_probe.<key> (and a nested "flow_probe" key is reported as unknown, not unwrapped).
+    YAML::Node doc;
+    doc["flow_probe"] = f;
+    YAML::Emitter out;
+    out << doc;
+    auto parsed = parse_flow_probe_config(out.c_str());
+    if (!parsed) return tl::unexpected(parsed.error());
+    c.flow_probe = std::move(*parsed);
   }
   return {};
 }
@@ -152,6 +163,24 @@ tl::expected<void, std::string> validate(const DaemonConfig& c) {
     if (p < 0 || p > 7) return fail("qos.ecn_priorities: " + std::to_string(p) + " is not 0..7");
   if (c.qos.trust != "dscp" && c.qos.trust != "pcp") return fail("qos.trust must be dscp or pcp");
   return {};
+}
+
+bool same_flow_probe_attachment(const FlowProbeConfig& a, const FlowProbeConfig& b) {
+  if (a.table_size != b.table_size || a.ring_buffer_bytes != b.ring_buffer_bytes || a.pin_dir != b.pin_dir ||
+      a.interfaces.size() != b.interfaces.size())
+    return false;
+  for (std::size_t i = 0; i < a.interfaces.size(); ++i) {
+    const auto& x = a.interfaces[i];
+    const auto& y = b.interfaces[i];
+    if (x.name != y.name || x.attach != y.attach || x.ingress != y.ingress || x.egress != y.egress ||
+        x.mirror != y.mirror)
+      return false;
+  }
+  return true;
+}
+
+bool same_flow_probe(const FlowProbeConfig& a, const FlowProbeConfig& b) {
+  return same_flow_probe_attachment(a, b) && a.interval == b.interval && a.sink == b.sink;
 }
 
 std::string effective_host(const DaemonConfig& config) {

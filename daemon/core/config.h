@@ -5,6 +5,9 @@
 //   errors naming the key (returned as a value; yaml-cpp exceptions never escape). A missing file is an
 //   error only when required (an explicit --config); otherwise the defaults apply.
 // - validate() checks a config assembled from file + flags (called again after overrides).
+// - The `flow_probe:` section is parsed by parse_flow_probe_config (daemon/flows/flow_probe_config.h), so
+//   its errors name the key the same way ("flow_probe.interfaces[0].attach: expected tc or xdp"). An absent
+//   or null section, or one without interfaces, leaves the probe off (flow_probe_enabled() false).
 // - Plain data: copy freely; no threads, no I/O besides load_config's file read.
 #pragma once
 
@@ -14,6 +17,8 @@
 #include <string>
 #include <tl/expected.hpp>
 #include <vector>
+
+#include "flow_probe_config.h"
 
 namespace hsns::daemon {
 
@@ -44,7 +49,16 @@ struct DaemonConfig {
   QosProfile qos;
   bool isolation_enabled = false;
   std::string isolation_pin_dir = "/sys/fs/bpf/hsns/isolation";
+  FlowProbeConfig flow_probe;  // RoCEv2 flow probe; off while flow_probe.interfaces is empty
 };
+
+inline bool flow_probe_enabled(const DaemonConfig& config) {
+  return !config.flow_probe.interfaces.empty();
+}
+// True when a and b describe the same flow probe (every field, interfaces in order).
+bool same_flow_probe(const FlowProbeConfig& a, const FlowProbeConfig& b);
+// True when a and b differ only in what the harvester uses (interval, sink): the attached probe can stay.
+bool same_flow_probe_attachment(const FlowProbeConfig& a, const FlowProbeConfig& b);
 
 tl::expected<DaemonConfig, std::string> load_config(const std::string& path, bool required);
 tl::expected<void, std::string> validate(const DaemonConfig& config);

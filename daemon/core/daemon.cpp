@@ -8,16 +8,21 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
+#include <thread>
 
 #include "../isolation/isolation.h"
 #include "agent_client.h"
 #include "backoff.h"
+#include "flow_probe.h"
+#include "flow_sink.h"
 #include "hsns/version.h"
 #include "inventory.h"
 #include "metrics.h"
@@ -33,9 +38,11 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 constexpr auto kStatusHeartbeat = std::chrono::seconds(60);
+constexpr auto kFlowProbeRetry = std::chrono::seconds(60);
 
+// One insertion per line, so lines of the main loop and the flow harvester thread never interleave.
 void log(int level, const std::string& msg) {
-  std::cerr << "<" << level << ">hsnsd: " << msg << std::endl;
+  std::cerr << ("<" + std::to_string(level) + ">hsnsd: " + msg + "\n") << std::flush;
 }
 
 std::string rfc3339_now() {
@@ -70,6 +77,173 @@ class SignalFd {
 
  private:
   int fd_ = -1;
+};
+
+// The RoCEv2 flow probe inside hsnsd (daemon/flows). apply() loads and attaches the probe on the calling
+// (main) thread and opens the sink; a thread of its own then harvests every interval into the sink and the
+// metrics, so that a long harvest (about 0.3 s for 100,000 flows, plus the sink's fdatasync) never delays
+// the main loop's WATCHDOG=1 or its passes. stop() joins that thread, harvests one last time and detaches
+// (pinned maps stay, so a restarted hsnsd harvests what was counted meanwhile). FlowProbe and FlowSink are
+// used by one thread at a time: the thread's start and join order the hand-overs. Every public method is
+// called from the main thread.
+class FlowHarvester {
+ public:
+  FlowHarvester(DaemonMetrics& metrics, std::string host) : metrics_(metrics), host_(std::move(host)) {
+    for (int i = 0; i < ROCE_CNT_MAX; ++i) counter_names_.emplace_back(counter_name(i));
+  }
+  ~FlowHarvester() { stop(); }
+  FlowHarvester(const FlowHarvester&) = delete;
+  FlowHarvester& operator=(const FlowHarvester&) = delete;
+
+  bool running() const { return probe_ != nullptr; }
+
+  // Makes the probe match `config` (no interfaces = off). Unchanged: nothing happens. Only the interval or
+  // the sink changed: the probe stays attached (no window without a filter) and only the harvest thread is
+  // restarted with the new sink. Otherwise the probe is stopped and started with the new configuration.
+  // Returns what changed. A failed start leaves nothing attached and is counted in
+  // hsns_flow_probe_start_failures_total; a sink that cannot be opened on a sink-only change keeps the
+  // running probe and its old sink.
+  enum class Change { none, started, harvest_only, stopped };
+  tl::expected<Change, std::string> apply(const FlowProbeConfig& config) {
+    if (config.interfaces.empty()) {
+      const bool was_running = running();
+      stop();
+      return was_running ? Change::stopped : Change::none;
+    }
+    if (running() && same_flow_probe(config, config_)) return Change::none;
+    if (running() && same_flow_probe_attachment(config, config_)) {
+      auto sink = open_sink(config);
+      if (!sink) return tl::unexpected(sink.error());
+      stop_thread();
+      harvest_once();  // what was counted so far goes to the old sink
+      sink_ = std::move(*sink);
+      config_ = config;
+      start_thread();
+      return Change::harvest_only;
+    }
+    stop();
+    auto sink = open_sink(config);
+    if (!sink) return failed(sink.error());
+    auto probe = FlowProbe::start(config);
+    if (!probe) return failed(probe.error());
+    probe_ = std::move(*probe);
+    sink_ = std::move(*sink);
+    config_ = config;
+    metrics_.flow_probe_up.Set(1);
+    metrics_.flow_probe_interfaces.Set(static_cast<double>(config.interfaces.size()));
+    start_thread();
+    return Change::started;
+  }
+
+  // Last harvest, then detach everything the probe attached; the pinned maps stay.
+  void stop() {
+    if (!probe_) return;
+    stop_thread();
+    harvest_once();
+    probe_->stop(false);
+    probe_.reset();
+    sink_.reset();
+    metrics_.flow_probe_up.Set(0);
+    metrics_.flow_probe_interfaces.Set(0);
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  tl::expected<std::unique_ptr<FlowSink>, std::string> open_sink(const FlowProbeConfig& config) const {
+    if (config.sink.empty()) return std::unique_ptr<FlowSink>();
+    auto s = FlowSink::open(config.sink, host_);
+    if (!s) return tl::unexpected(s.error());
+    return std::make_unique<FlowSink>(std::move(*s));
+  }
+
+  tl::unexpected<std::string> failed(std::string error) {
+    metrics_.flow_probe_start_failures.Increment();
+    metrics_.flow_probe_up.Set(0);
+    metrics_.flow_probe_interfaces.Set(0);
+    return tl::unexpected(std::move(error));
+  }
+
+  void start_thread() {
+    {
+      const std::lock_guard lock(mutex_);
+      stop_requested_ = false;
+    }
+    thread_ = std::thread([this] { loop(); });
+  }
+
+  void stop_thread() {
+    if (!thread_.joinable()) return;
+    {
+      const std::lock_guard lock(mutex_);
+      stop_requested_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+
+  void loop() {
+    const auto interval = config_.interval;  // config_ changes only while no thread runs
+    auto next = Clock::now() + interval;
+    std::unique_lock lock(mutex_);
+    while (!wake_.wait_until(lock, next, [&] { return stop_requested_; })) {
+      lock.unlock();
+      harvest_once();
+      lock.lock();
+      next += interval;
+      // Fell behind (a harvest or a write slower than the interval): no burst of catch-up harvests.
+      if (const auto now = Clock::now(); next < now) next = now + interval;
+    }
+  }
+
+  // Harvest failures and sink errors repeat every interval while their cause lasts: logged when the
+  // message changes and otherwise once a minute (the metrics count every one).
+  void log_limited(int level, const std::string& msg) {
+    const auto now = Clock::now();
+    if (msg == last_error_ && now - last_error_at_ < std::chrono::minutes(1)) return;
+    last_error_ = msg;
+    last_error_at_ = now;
+    log(level, msg);
+  }
+
+  void harvest_once() {
+    const auto t0 = Clock::now();
+    auto records = probe_->harvest();
+    if (!records) {
+      metrics_.flow_probe_harvest_errors.Increment();
+      log_limited(3, "flow probe: harvest: " + records.error());
+      return;
+    }
+    const auto counters = probe_->counters();
+    metrics_.set_probe_counters(counter_names_, std::vector<std::uint64_t>(counters.begin(), counters.end()));
+    if (sink_) {
+      if (auto w = sink_->write(*records, counters); !w) {
+        metrics_.flow_probe_sink_errors.Increment();
+        metrics_.flow_probe_records_unwritten.Increment(static_cast<double>(records->size()));
+        log_limited(3, "flow probe: " + w.error() + " (" + std::to_string(records->size()) +
+                           " record(s) of this harvest not written)");
+      }
+    }
+    metrics_.flow_probe_harvests.Increment();
+    metrics_.flow_probe_records.Increment(static_cast<double>(records->size()));
+    metrics_.flow_probe_last_harvest_records.Set(static_cast<double>(records->size()));
+    metrics_.flow_probe_last_harvest_seconds.Set(std::chrono::duration<double>(Clock::now() - t0).count());
+    metrics_.flow_probe_last_harvest_timestamp.Set(
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+  }
+
+  DaemonMetrics& metrics_;
+  std::string host_;
+  std::vector<std::string> counter_names_;
+  FlowProbeConfig config_;
+  std::unique_ptr<FlowProbe> probe_;
+  std::unique_ptr<FlowSink> sink_;
+  std::thread thread_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_requested_ = false;  // guarded by mutex_
+  std::string last_error_;
+  Clock::time_point last_error_at_;
 };
 
 nlohmann::json status_document(const PassReport& pass, const std::vector<QosReport>& qos,
@@ -176,7 +350,7 @@ int Daemon::run() {
     std::vector<QosReport> qos;
     if (config_.qos.enabled && desired) {
       for (const auto& p : desired->ports)
-        if (p.netdev) qos.push_back(check_qos(config_.sysfs_root, *p.netdev, config_.qos));
+        if (p.netdev) qos.push_back(check_qos(config_.sysfs_root, *p.netdev, config_.qos, read_dcb_qos));
     }
     int converged = 0, failed = 0, qos_drift = 0;
     for (const auto& p : pass.ports) {
@@ -267,8 +441,54 @@ int Daemon::run() {
     return true;
   };
 
+  // The flow probe starts after the pass above attached isolation, and before READY=1. A start failure
+  // (a missing interface, the verifier, a pinned table of another size, a sink that cannot be opened) is
+  // logged and counted but not fatal: the ports are hsnsd's first job. It is retried every
+  // kFlowProbeRetry and on SIGHUP.
+  FlowHarvester flows(metrics, host);
+  auto next_probe_retry = Clock::time_point::max();
+  std::string probe_error;
+  auto apply_flow_probe = [&] {
+    const bool was_running = flows.running();
+    auto r = flows.apply(config_.flow_probe);
+    if (r) {
+      next_probe_retry = Clock::time_point::max();
+      probe_error.clear();
+      const auto& fp = config_.flow_probe;
+      const std::string harvest = "harvest every " + std::to_string(fp.interval.count()) + " ms into " +
+                                  (fp.sink.empty() ? std::string("no sink") : fp.sink);
+      switch (*r) {
+        case FlowHarvester::Change::none:
+          return;
+        case FlowHarvester::Change::stopped:
+          log(6, "flow probe stopped (no interfaces configured)");
+          return;
+        case FlowHarvester::Change::harvest_only:
+          log(6, "flow probe stays attached; " + harvest);
+          return;
+        case FlowHarvester::Change::started: {
+          std::string names;
+          for (const auto& i : fp.interfaces) names += (names.empty() ? "" : ",") + i.name;
+          log(6, "flow probe attached to " + names + ", maps pinned under " + fp.pin_dir + "; " + harvest);
+          return;
+        }
+      }
+      return;
+    }
+    if (flows.running()) {
+      log(3, "flow probe: " + r.error() + " (keeping the running probe and its sink)");
+      return;
+    }
+    if (r.error() != probe_error || was_running)
+      log(3, "flow probe: " + r.error() + " (not running; retried every " +
+                 std::to_string(kFlowProbeRetry.count()) + " s and on SIGHUP)");
+    probe_error = r.error();
+    next_probe_retry = Clock::now() + kFlowProbeRetry;
+  };
+
   // Serve the last applied configuration before talking to anyone.
   if (desired) do_pass();
+  apply_flow_probe();
   sd_notify(0, "READY=1");
   log(6, std::string("started ") + kVersion + " for host " + host + ", aggregator " + config_.aggregator_url);
 
@@ -293,8 +513,9 @@ int Daemon::run() {
       do_pass();
       next_pass = Clock::now() + config_.interval;
     }
+    if (Clock::now() >= next_probe_retry) apply_flow_probe();
     now = Clock::now();
-    const auto wake = std::min(next_fetch, next_pass);
+    const auto wake = std::min({next_fetch, next_pass, next_probe_retry});
     auto wait = std::chrono::duration_cast<milliseconds>(wake - now);
     wait = std::clamp(wait, milliseconds(0), milliseconds(5000));
     pollfd pfd{signals.fd(), POLLIN, 0};
@@ -303,6 +524,7 @@ int Daemon::run() {
       if (*sig == SIGTERM || *sig == SIGINT) {
         sd_notify(0, "STOPPING=1");
         log(6, "stopping");
+        flows.stop();  // last harvest, filters and programs detached, maps stay pinned
         if (isolation) isolation->detach_all();
         if (auto r = store.save(state); !r) log(3, "cannot save state: " + r.error());
         return 0;
@@ -324,6 +546,8 @@ int Daemon::run() {
           client = AgentClient::make(config_, host);
           registered.reset();
           log(6, "configuration reloaded");
+          probe_error.clear();  // a failure to start is logged again after every SIGHUP
+          apply_flow_probe();   // restarts the probe only when its section changed (or it is not running)
         }
         sd_notify(0, "READY=1");
       }

@@ -79,7 +79,11 @@ int main(int argc, char** argv) {
   if (check->parsed()) {
     std::cout << "configuration OK: host " << hsns::daemon::effective_host(*config) << ", aggregator "
               << config->aggregator_url << ", " << config->npus.size() << " NPU(s), state "
-              << config->state_dir << "\n";
+              << config->state_dir << ", flow probe "
+              << (hsns::daemon::flow_probe_enabled(*config)
+                      ? "on " + std::to_string(config->flow_probe.interfaces.size()) + " interface(s)"
+                      : std::string("off"))
+              << "\n";
     return 0;
   }
   if (inventory->parsed()) {

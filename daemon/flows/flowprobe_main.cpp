@@ -1,4 +1,5 @@
-// hsns-flowprobe: the flow probe on its own (the hsnsd main loop runs the same library). Reads the
+// hsns-flowprobe: the flow probe on its own (hsnsd runs the same library on a harvester thread of its own:
+// daemon/core/daemon.cpp; do not run both on the same pin_dir and interfaces). Reads the
 // `flow_probe:` section of --config, attaches, harvests every interval into the JSON-lines sink, and on
 // SIGTERM/SIGINT harvests once more, detaches and exits 0 (pinned maps stay unless --purge-on-exit).
 // --ready-file is created after attach (tests poll it). Exit 1 on a runtime failure, 64 on usage/config.
