@@ -6,10 +6,19 @@
  * - struct roce_flow_key is the per-direction flow key (ifindex, direction, source IP, destination IP, UDP
  *   source port, destination QP). IPv4 addresses are stored in the first 4 bytes of src/dst (network
  *   order), the other 12 bytes are zero; family tells which.
- * - struct roce_flow_stats is the value of the flow table and the payload of an overflow ring buffer
- *   record. Counters add up; `bytes` is the IP packet length taken from the IP header (IPv4 total length,
- *   IPv6 payload length + 40), so it does not depend on VLAN tags, mirroring encapsulation or truncation.
- *   The opcode classes (ROCE_OP_*) partition `packets`.
+ * - struct roce_flow_stats is a flow record: the payload of an overflow ring buffer record and what the
+ *   harvester returns. Counters add up; `bytes` is the IP packet length taken from the IP header (IPv4
+ *   total length, IPv6 payload length + 40), so it does not depend on VLAN tags, mirroring encapsulation or
+ *   truncation. The opcode classes (ROCE_OP_*) partition `packets`.
+ * - struct roce_flow_slot is one slot of a flow table: an open-addressing table in an mmapable BPF array of
+ *   roce_table_slots(table_size) slots (a power of two, at least 1.5 x table_size). A flow lives in the
+ *   first slot of its probe sequence (roce_key_digest() & mask, +1, ... at most ROCE_MAX_PROBES) that is
+ *   free or holds its key. A slot is claimed by a compare-and-swap of `tag` from 0 to the digest | 1, then
+ *   the claimer writes every other field and publishes with `ready` = 1 (atomic exchange). Userspace clears
+ *   a harvested slot by zeroing `ready`, then `tag`. `packets` and `cnp` are derived (roce_slot_stats):
+ *   packets is the sum of the opcode classes, cnp the CNP class.
+ * - struct roce_psn_entry is one slot of the userspace-only last-PSN table (pinned mmapable array, same
+ *   slot count and probe sequence; a slot with family 0 is free).
  * - PSN tracking covers "data" packets (every class but ACK and CNP): a regression is a packet whose PSN
  *   is not after the previous data PSN of the flow in 24-bit serial arithmetic (retransmission, go-back-N).
  *   first_psn/last_psn let the harvester detect a regression across a harvest boundary.
@@ -97,7 +106,8 @@ struct roce_flow_key {
 struct roce_flow_stats {
   __u64 packets;
   __u64 bytes;
-  __u64 first_ns; /* bpf_ktime_get_ns (CLOCK_MONOTONIC) */
+  __u64
+      first_ns; /* CLOCK_MONOTONIC_COARSE ns; in a ring buffer record: jiffies, converted by the harvester */
   __u64 last_ns;
   __u64 op[ROCE_OP_CLASSES];
   __u64 ect; /* ECN ECT(0)/ECT(1) */
@@ -116,12 +126,111 @@ struct roce_overflow_event {
   struct roce_flow_stats stats;
 };
 
+/* Longest probe sequence of a flow table lookup; with at most table_size flows in at least 1.5 x
+ * table_size slots, a longer run of occupied slots is practically impossible. */
+#define ROCE_MAX_PROBES 64
+
+struct roce_flow_slot {
+  /* cache line 0: claim and key (read by every packet) */
+  __u64 tag;   /* 0: free; else roce_key_digest(key) | 1 */
+  __u64 ready; /* 1 once key and the first packet's counts are written */
+  struct roce_flow_key key;
+  /* cache line 1: written by every packet */
+  __u64 bytes;
+  __u64 last_jiffies; /* bpf_jiffies64(): the harvester converts to ns (struct roce_clock_sample) */
+  __u64 first_jiffies;
+  __u64 ect;
+  __u64 ce;
+  __u64 psn_regressions;
+  __u32 first_psn;
+  __u32 last_psn;
+  __u32 max_psn;
+  __u32 has_psn;
+  /* cache lines 2, 3 */
+  __u64 op[ROCE_OP_CLASSES];
+  __u64 nak[ROCE_NAK_KINDS];
+  __u64 pad1[2];
+};
+
+struct roce_psn_entry {
+  struct roce_flow_key key; /* key.family == 0: free slot */
+  __u32 last_psn;           /* last data PSN of the flow at the harvest `generation` */
+  __u32 generation;         /* harvest number (of the process that wrote it) */
+};
+
 #ifdef __cplusplus
 static_assert(sizeof(struct roce_flow_key) == 48, "roce_flow_key layout");
 static_assert(sizeof(struct roce_flow_stats) == 192, "roce_flow_stats layout");
+static_assert(sizeof(struct roce_flow_slot) == 256, "roce_flow_slot layout");
+static_assert(sizeof(struct roce_psn_entry) == 56, "roce_psn_entry layout");
 #else
 _Static_assert(sizeof(struct roce_flow_key) == 48, "roce_flow_key layout");
 _Static_assert(sizeof(struct roce_flow_stats) == 192, "roce_flow_stats layout");
+_Static_assert(sizeof(struct roce_flow_slot) == 256, "roce_flow_slot layout");
+_Static_assert(sizeof(struct roce_psn_entry) == 56, "roce_psn_entry layout");
 #endif
+
+/* One reading of the kernel's tick counter and coarse clock (the roce_tc_clock program): the harvester
+ * converts the programs' jiffies timestamps with two of them. */
+struct roce_clock_sample {
+  __u64 jiffies;
+  __u64 coarse_ns; /* bpf_ktime_get_coarse_ns (CLOCK_MONOTONIC_COARSE), updated on the same tick */
+};
+
+/* Context of the roce_harvest program (BPF_PROG_TYPE_SYSCALL, run by the harvester with
+ * bpf_prog_test_run_opts): copies the claimed slots [start, slots) of flow table `table` (0: roce_flows_a,
+ * 1: roce_flows_b) to roce_harvest_out[0, records) and clears them, stopping when roce_harvest_out
+ * (ROCE_HARVEST_OUT slots, mapped by the harvester) is full. On return `start` is where to continue (the
+ * table's slot count when done). */
+#define ROCE_HARVEST_OUT 4096
+struct roce_harvest_ctx {
+  __u32 table;
+  __u32 start;
+  __u32 records; /* slots copied to roce_harvest_out by this run */
+  __u32 pad;
+};
+
+/* Slots of a flow table (and of the last-PSN table) holding table_size flows: the power of two >= 1.5 x
+ * table_size. */
+static inline __u32 roce_table_slots(__u32 table_size) {
+  __u32 want = table_size + table_size / 2;
+  __u32 n = 1;
+  while (n < want) n <<= 1;
+  return n;
+}
+
+/* 64-bit digest of the six little-endian 64-bit words of a struct roce_flow_key (the same on both sides:
+ * the eBPF target and x86_64 are little-endian). Low bits index the table, all bits form the tag. */
+static inline __u64 roce_digest_words(__u64 w0, __u64 w1, __u64 w2, __u64 w3, __u64 w4, __u64 w5) {
+  __u64 h = (w0 * 0x9E3779B97F4A7C15ULL) ^ (w1 * 0xC2B2AE3D27D4EB4FULL) ^ (w2 * 0x165667B19E3779F9ULL) ^
+            (w3 * 0xD6E8FEB86659FD93ULL) ^ (w4 * 0xFF51AFD7ED558CCDULL) ^ (w5 * 0xC4CEB9FE1A85EC53ULL);
+  h ^= h >> 31;
+  h *= 0x94D049BB133111EBULL;
+  h ^= h >> 29;
+  return h;
+}
+
+/* Flow record of a table slot: the stored counters plus the derived `packets` and `cnp`; first_ns/last_ns
+ * are still jiffies (see roce_clock_sample). */
+static inline void roce_slot_stats(const struct roce_flow_slot* s, struct roce_flow_stats* out) {
+  __u64 packets = 0;
+  for (int i = 0; i < ROCE_OP_CLASSES; i++) {
+    out->op[i] = s->op[i];
+    packets += s->op[i];
+  }
+  out->packets = packets;
+  out->bytes = s->bytes;
+  out->first_ns = s->first_jiffies;
+  out->last_ns = s->last_jiffies;
+  out->ect = s->ect;
+  out->ce = s->ce;
+  out->cnp = s->op[ROCE_OP_CNP];
+  for (int i = 0; i < ROCE_NAK_KINDS; i++) out->nak[i] = s->nak[i];
+  out->psn_regressions = s->psn_regressions;
+  out->first_psn = s->first_psn;
+  out->last_psn = s->last_psn;
+  out->max_psn = s->max_psn;
+  out->has_psn = s->has_psn;
+}
 
 #endif /* HSNS_BPF_ROCE_FLOW_H */

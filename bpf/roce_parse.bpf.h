@@ -30,19 +30,22 @@ struct roce_vlan_hdr {
   __be16 proto;
 };
 
+/* The flow key as six words (8-byte aligned: the digest and the slot compare read it word by word). */
+union roce_key_words {
+  struct roce_flow_key key;
+  __u64 w[6];
+};
+
+/* What the parser extracts. The flow key is filled in place (family, addresses, UDP source port,
+ * destination QP; the caller sets ifindex, direction and pad), so it is never copied. */
 struct roce_pkt {
-  __u8 src[16];
-  __u8 dst[16];
+  union roce_key_words k;
   __u32 ip_len;
-  __u32 dest_qp;
   __u32 psn;
-  __u16 sport;
-  __u8 family;
   __u8 ecn;
   __u8 opcode;
   __u8 syndrome;
   __u8 has_aeth;
-  __u8 pad;
 };
 
 static __always_inline int roce_parse_l2(void** cur, void* end, __u16* proto) {
@@ -81,9 +84,12 @@ static __always_inline int roce_parse_l3(void** cur, void* end, __u16 proto, str
     if (tot < hl) return ROCE_CNT_BAD_IP;
     if ((void*)iph + hl > end) return ROCE_CNT_TRUNC_L3;
     if (iph->frag_off & bpf_htons(0x3FFF)) return ROCE_CNT_IP_FRAGMENT;
-    pkt->family = 4;
-    __builtin_memcpy(pkt->src, &iph->saddr, 4);
-    __builtin_memcpy(pkt->dst, &iph->daddr, 4);
+    /* IPv4 in the first 4 address bytes, the other 12 zero (also after an IPv6 outer header). */
+    pkt->k.key.family = 4;
+    pkt->k.w[1] = (__u64)iph->saddr;
+    pkt->k.w[2] = 0;
+    pkt->k.w[3] = (__u64)iph->daddr;
+    pkt->k.w[4] = 0;
     pkt->ecn = iph->tos & 3;
     pkt->ip_len = tot;
     *l4proto = iph->protocol;
@@ -97,9 +103,9 @@ static __always_inline int roce_parse_l3(void** cur, void* end, __u16 proto, str
     if (ip6->version != 6) return ROCE_CNT_BAD_IP;
     __u8 nh = ip6->nexthdr;
     if (roce_is_ipv6_ext(nh)) return ROCE_CNT_IPV6_EXT;
-    pkt->family = 6;
-    __builtin_memcpy(pkt->src, &ip6->saddr, 16);
-    __builtin_memcpy(pkt->dst, &ip6->daddr, 16);
+    pkt->k.key.family = 6;
+    __builtin_memcpy(pkt->k.key.src, &ip6->saddr, 16);
+    __builtin_memcpy(pkt->k.key.dst, &ip6->daddr, 16);
     pkt->ecn = (ip6->flow_lbl[0] >> 4) & 3;
     *l4len = bpf_ntohs(ip6->payload_len);
     pkt->ip_len = *l4len + 40;
@@ -122,9 +128,9 @@ static __always_inline int roce_parse_l4(void* cur, void* end, __u8 l4proto, __u
   __u8* bth = (void*)(udp + 1);
   if ((void*)(bth + 12) > end) return ROCE_CNT_TRUNC_BTH;
   if (bth[1] & 0x0F) return ROCE_CNT_BAD_BTH_VERSION;
-  pkt->sport = bpf_ntohs(udp->source);
+  pkt->k.key.sport = bpf_ntohs(udp->source);
   pkt->opcode = bth[0];
-  pkt->dest_qp = ((__u32)bth[5] << 16) | ((__u32)bth[6] << 8) | bth[7];
+  pkt->k.key.dest_qp = ((__u32)bth[5] << 16) | ((__u32)bth[6] << 8) | bth[7];
   pkt->psn = ((__u32)bth[9] << 16) | ((__u32)bth[10] << 8) | bth[11];
   pkt->has_aeth = 0;
   pkt->syndrome = 0;

@@ -5,11 +5,13 @@
 #include <linux/if_link.h>
 #include <linux/magic.h>
 #include <net/if.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -77,6 +79,53 @@ void merge(roce_flow_stats& a, const roce_flow_stats& b) {
   a.last_psn = b.last_psn;
 }
 
+std::uint64_t key_digest(const roce_flow_key& k) {
+  std::uint64_t w[6];
+  static_assert(sizeof(w) == sizeof(k));
+  std::memcpy(w, &k, sizeof(k));
+  return roce_digest_words(w[0], w[1], w[2], w[3], w[4], w[5]);
+}
+
+bool same_key(const roce_flow_key& a, const roce_flow_key& b) {
+  return std::memcmp(&a, &b, sizeof(a)) == 0;
+}
+
+// A shared mapping of an mmapable BPF array, unmapped when it goes out of scope (a mapped array counts in
+// the process RSS while it is mapped: the PSN table is mapped only while a harvest runs).
+class ArrayMapping {
+ public:
+  ArrayMapping() = default;
+  ArrayMapping(const ArrayMapping&) = delete;
+  ArrayMapping& operator=(const ArrayMapping&) = delete;
+  ~ArrayMapping() { reset(); }
+
+  tl::expected<void, std::string> map(int fd, std::size_t bytes) {
+    reset();
+    const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    len_ = (bytes + page - 1) / page * page;
+    void* p = mmap(nullptr, len_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+      len_ = 0;
+      return tl::unexpected("mmap BPF array: " + err_text(errno));
+    }
+    addr_ = p;
+    return {};
+  }
+  void reset() {
+    if (addr_ != nullptr) munmap(addr_, len_);
+    addr_ = nullptr;
+    len_ = 0;
+  }
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(addr_);
+  }
+
+ private:
+  void* addr_ = nullptr;
+  std::size_t len_ = 0;
+};
+
 tl::expected<void, std::string> ensure_bpffs() {
   struct statfs fs {};
   if (statfs("/sys/fs/bpf", &fs) == 0 && fs.f_type == BPF_FS_MAGIC) return {};
@@ -114,23 +163,40 @@ class RoceFlowProbe final : public FlowProbe {
     if (auto r = mkdirs(config_.pin_dir); !r) return r;
     skel_.reset(roce_flow__open());
     if (!skel_) return tl::unexpected("open roce_flow: " + err_text(errno));
-    bpf_map__set_max_entries(skel_->maps.roce_flows_a, config_.table_size);
-    bpf_map__set_max_entries(skel_->maps.roce_flows_b, config_.table_size);
+    slots_ = roce_table_slots(config_.table_size);
+    bpf_map__set_max_entries(skel_->maps.roce_flows_a, slots_);
+    bpf_map__set_max_entries(skel_->maps.roce_flows_b, slots_);
+    // The outer map's inner-map template must have the tables' size (array inner maps are checked
+    // against it); libbpf 1.1 cannot resize its own template, so pass one of the right size.
+    LIBBPF_OPTS(bpf_map_create_opts, tmpl_opts, .map_flags = BPF_F_MMAPABLE);
+    const int tmpl = bpf_map_create(BPF_MAP_TYPE_ARRAY, "roce_tmpl", sizeof(std::uint32_t),
+                                    sizeof(roce_flow_slot), slots_, &tmpl_opts);
+    if (tmpl < 0) return tl::unexpected("inner map template: " + err_text(errno));
+    bpf_map__set_inner_map_fd(skel_->maps.roce_tables, tmpl);
     bpf_map__set_max_entries(skel_->maps.roce_overflow, config_.ring_buffer_bytes);
-    bpf_map__set_max_entries(skel_->maps.roce_psn_last, config_.table_size);
+    bpf_map__set_max_entries(skel_->maps.roce_psn_last, slots_);
+    skel_->rodata->roce_slot_mask = slots_ - 1;
     for (bpf_map* m : pinned_maps()) {
       const std::string path = config_.pin_dir + "/" + bpf_map__name(m);
       if (int rc = bpf_map__set_pin_path(m, path.c_str()); rc != 0)
         return tl::unexpected("pin path " + path + ": " + err_text(rc));
     }
-    if (int rc = roce_flow__load(skel_.get()); rc != 0)
+    const int rc_load = roce_flow__load(skel_.get());
+    close(tmpl);
+    if (int rc = rc_load; rc != 0)
       return tl::unexpected("load roce_flow: " + err_text(rc) + " (a table pinned under " + config_.pin_dir +
-                            " with another table_size or ring_buffer_bytes is not reused: purge it)");
+                            " with another table_size, ring_buffer_bytes or layout is not reused: purge it)");
     rb_.reset(
         ring_buffer__new(bpf_map__fd(skel_->maps.roce_overflow), &RoceFlowProbe::on_event, this, nullptr));
     if (!rb_) return tl::unexpected("ring buffer: " + err_text(errno));
+    if (auto r = harvest_out_.map(bpf_map__fd(skel_->maps.roce_harvest_out),
+                                  std::size_t{ROCE_HARVEST_OUT} * sizeof(roce_flow_slot));
+        !r)
+      return r;
     id_a_ = map_id(bpf_map__fd(skel_->maps.roce_flows_a));
-    load_psn_state();
+    if (auto r = load_psn_state(); !r) return r;
+    start_generation_ = generation_;
+    if (auto r = calibrate_clock(); !r) return r;
     for (const auto& itf : config_.interfaces) {
       if (auto r = attach(itf); !r) {
         stop(false);
@@ -143,7 +209,10 @@ class RoceFlowProbe final : public FlowProbe {
   tl::expected<std::vector<FlowRecord>, std::string> harvest() override {
     if (!skel_) return tl::unexpected(std::string("flow probe stopped"));
     std::vector<FlowRecord> out;
-    out.reserve(last_count_ + last_count_ / 8 + 64);
+    // Exactly the last count (+64): 100,000 records stay under glibc's largest mmap threshold (32 MiB), so
+    // the buffer is recycled from the heap instead of being mapped and faulted in on every harvest. The first
+    // harvest reserves the table's capacity (untouched pages cost no memory) instead of growing by copies.
+    out.reserve(generation_ == start_generation_ ? std::size_t{config_.table_size} + 64 : last_count_ + 64);
     // Flip the active table; the update returns once running programs are done with the old one.
     const int outer = bpf_map__fd(skel_->maps.roce_tables);
     std::uint32_t zero = 0;
@@ -153,34 +222,26 @@ class RoceFlowProbe final : public FlowProbe {
     const int fa = bpf_map__fd(skel_->maps.roce_flows_a);
     const int fb = bpf_map__fd(skel_->maps.roce_flows_b);
     const bool a_active = active_id == id_a_;
-    const int fd = a_active ? fa : fb;
     int next = a_active ? fb : fa;
     if (bpf_map_update_elem(outer, &zero, &next, BPF_ANY) != 0)
       return tl::unexpected("flip active table: " + err_text(errno));
-    constexpr std::uint32_t kBatch = 4096;
-    keys_.resize(kBatch);
-    vals_.resize(kBatch);
-    std::uint32_t in_tok = 0;
-    std::uint32_t out_tok = 0;
-    bool first = true;
-    for (;;) {
-      std::uint32_t count = kBatch;
-      LIBBPF_OPTS(bpf_map_batch_opts, opts);
-      const int rc = bpf_map_lookup_and_delete_batch(fd, first ? nullptr : &in_tok, &out_tok, keys_.data(),
-                                                     vals_.data(), &count, &opts);
-      const int e = errno;
-      for (std::uint32_t i = 0; i < count; ++i) {
-        FlowRecord r;
-        r.key = keys_[i];
-        r.stats = vals_[i];
-        out.push_back(std::move(r));
+    // The previous table has no writer now: each roce_harvest run copies up to ROCE_HARVEST_OUT of its
+    // claimed slots (in slot order) to roce_harvest_out, mapped here, and clears them.
+    const auto* staged = harvest_out_.as<roce_flow_slot>();
+    roce_harvest_ctx hctx{};
+    hctx.table = a_active ? 0 : 1;
+    while (hctx.start < slots_) {
+      LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &hctx, .ctx_size_in = sizeof(hctx));
+      const std::uint32_t before = hctx.start;
+      if (bpf_prog_test_run_opts(bpf_program__fd(skel_->progs.roce_harvest), &opts) != 0)
+        return tl::unexpected("harvest run: " + err_text(errno));
+      for (std::uint32_t i = 0; i < hctx.records && i < ROCE_HARVEST_OUT; ++i) {
+        FlowRecord& r = out.emplace_back();
+        std::memcpy(&r.key, &staged[i].key, sizeof(r.key));
+        roce_slot_stats(&staged[i], &r.stats);
       }
-      if (rc != 0) {
-        if (e == ENOENT) break;
-        return tl::unexpected("lookup_and_delete_batch: " + err_text(e));
-      }
-      in_tok = out_tok;
-      first = false;
+      if (hctx.start == before && hctx.records == 0)
+        return tl::unexpected(std::string("harvest run makes no progress"));
     }
     ring_.clear();
     ring_buffer__consume(rb_.get());
@@ -199,6 +260,15 @@ class RoceFlowProbe final : public FlowProbe {
         }
       }
     }
+    // Program timestamps are jiffies: convert them to CLOCK_MONOTONIC_COARSE ns against a reading taken
+    // now (every record was written before it), then to Unix ns.
+    const auto now = clock_sample();
+    if (!now) return tl::unexpected(now.error());
+    const auto to_mono_ns = [&](std::uint64_t jiffies) {
+      const auto ticks = static_cast<std::int64_t>(now->jiffies - jiffies);
+      return static_cast<std::uint64_t>(static_cast<std::int64_t>(now->coarse_ns) -
+                                        static_cast<std::int64_t>(static_cast<double>(ticks) * tick_ns_));
+    };
     timespec mono{};
     timespec real{};
     clock_gettime(CLOCK_MONOTONIC, &mono);
@@ -206,30 +276,31 @@ class RoceFlowProbe final : public FlowProbe {
     const std::int64_t offset = (static_cast<std::int64_t>(real.tv_sec) - mono.tv_sec) * 1000000000LL +
                                 (static_cast<std::int64_t>(real.tv_nsec) - mono.tv_nsec);
     ++generation_;
+    ArrayMapping pm;
+    if (auto r = pm.map(bpf_map__fd(skel_->maps.roce_psn_last), std::size_t{slots_} * sizeof(roce_psn_entry));
+        !r)
+      return tl::unexpected(r.error());
+    auto* psn = pm.as<roce_psn_entry>();
+    // A table that fills up is swept early; if it is still 3/4 full, new flows go untracked.
+    if (psn_count_ >= slots_ / 4 * 3) expire_psn_state(psn);
+    std::uint32_t name_index = 0;
+    const std::string* name = nullptr;
     for (auto& r : out) {
       auto& s = r.stats;
-      if (s.has_psn) {
-        auto [it, fresh] = psn_.try_emplace(r.key, PsnState{s.last_psn, generation_});
-        if (!fresh) {
-          if (!serial_after(s.first_psn, it->second.last_psn)) ++s.psn_regressions;
-          it->second = PsnState{s.last_psn, generation_};
-        }
-      }
+      s.first_ns = to_mono_ns(s.first_ns);
+      s.last_ns = to_mono_ns(s.last_ns);
+      if (s.has_psn) track_psn(psn, r.key, s);
       r.first_unix_ns = static_cast<std::int64_t>(s.first_ns) + offset;
       r.last_unix_ns = static_cast<std::int64_t>(s.last_ns) + offset;
-      r.ifname = ifname(r.key.ifindex);
+      if (name == nullptr || name_index != r.key.ifindex) {  // usually one interface: look up on change
+        name_index = r.key.ifindex;
+        name = &ifname(name_index);
+      }
+      r.ifname = *name;
     }
-    save_psn_state(out);
     last_count_ = out.size();
-    // Forget the PSN state of flows idle for 300 harvests, in memory and in the pinned map.
-    if (generation_ % 64 == 0) {
-      const int pfd = bpf_map__fd(skel_->maps.roce_psn_last);
-      std::erase_if(psn_, [this, pfd](const auto& kv) {
-        if (generation_ - kv.second.generation <= 300) return false;
-        bpf_map_delete_elem(pfd, &kv.first);
-        return true;
-      });
-    }
+    // Forget the PSN state of flows idle for 300 harvests.
+    if (generation_ % 64 == 0) expire_psn_state(psn);
     return out;
   }
 
@@ -275,6 +346,7 @@ class RoceFlowProbe final : public FlowProbe {
     }
     attached_.clear();
     rb_.reset();
+    harvest_out_.reset();
     if (purge) {
       for (bpf_map* m : pinned_maps()) bpf_map__unpin(m, nullptr);
       rmdir(config_.pin_dir.c_str());
@@ -295,35 +367,107 @@ class RoceFlowProbe final : public FlowProbe {
     return bpf_obj_get_info_by_fd(fd, &info, &len) == 0 ? info.id : 0;
   }
 
-  // PSN state left by a previous process (pinned), so a restart keeps cross-harvest regression checks.
-  void load_psn_state() {
-    const int fd = bpf_map__fd(skel_->maps.roce_psn_last);
-    roce_flow_key key{};
-    roce_flow_key next{};
-    const roce_flow_key* prev = nullptr;
-    while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-      std::uint32_t psn = 0;
-      if (bpf_map_lookup_elem(fd, &next, &psn) == 0) psn_[next] = PsnState{psn, 0};
-      key = next;
-      prev = &key;
+  // One (jiffies, coarse ns) reading through the roce_tc_clock program.
+  tl::expected<roce_clock_sample, std::string> clock_sample() {
+    std::array<unsigned char, 64> frame{};  // tc test runs need at least an Ethernet header
+    LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame.data(), .data_size_in = frame.size(), .repeat = 1);
+    if (bpf_prog_test_run_opts(bpf_program__fd(skel_->progs.roce_tc_clock), &opts) != 0)
+      return tl::unexpected("read clock: " + err_text(errno));
+    roce_clock_sample c{};
+    std::memcpy(&c, &skel_->bss->roce_clock, sizeof(c));
+    return c;
+  }
+
+  // The tick length: the coarse clock advances on the tick that advances jiffies, so two readings taken
+  // right after two tick edges give it; snapped to the usual CONFIG_HZ values.
+  tl::expected<void, std::string> calibrate_clock() {
+    auto edge = [this](std::uint64_t after) -> tl::expected<roce_clock_sample, std::string> {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+      for (;;) {
+        auto c = clock_sample();
+        if (!c || c->jiffies != after) return c;
+        if (std::chrono::steady_clock::now() > deadline)
+          return tl::unexpected(std::string("jiffies stand still"));
+      }
+    };
+    auto a = clock_sample();
+    if (!a) return tl::unexpected(a.error());
+    auto e1 = edge(a->jiffies);
+    if (!e1) return tl::unexpected("calibrate clock: " + e1.error());
+    auto e2 = edge(e1->jiffies);
+    if (!e2) return tl::unexpected("calibrate clock: " + e2.error());
+    tick_ns_ =
+        static_cast<double>(e2->coarse_ns - e1->coarse_ns) / static_cast<double>(e2->jiffies - e1->jiffies);
+    for (const double hz : {100.0, 250.0, 300.0, 1000.0, 24.0, 32.0, 48.0, 64.0, 128.0, 200.0, 256.0, 500.0,
+                            512.0, 1024.0, 1200.0}) {
+      const double t = 1e9 / hz;
+      if (tick_ns_ > t * 0.95 && tick_ns_ < t * 1.05) {
+        tick_ns_ = t;
+        break;
+      }
+    }
+    return {};
+  }
+
+  // PSN state left by a previous process (the pinned table): count the entries and continue its harvest
+  // numbering, so a restart keeps cross-harvest regression checks and idle expiry.
+  tl::expected<void, std::string> load_psn_state() {
+    ArrayMapping pm;
+    if (auto r = pm.map(bpf_map__fd(skel_->maps.roce_psn_last), std::size_t{slots_} * sizeof(roce_psn_entry));
+        !r)
+      return r;
+    const auto* e = pm.as<roce_psn_entry>();
+    psn_count_ = 0;
+    generation_ = 0;
+    for (std::uint32_t i = 0; i < slots_; ++i) {
+      if (e[i].key.family == 0) continue;
+      ++psn_count_;
+      generation_ = std::max<std::uint64_t>(generation_, e[i].generation);
+    }
+    return {};
+  }
+
+  // Checks a record against the flow's last PSN of an earlier harvest (a go-back-N straddling the harvest
+  // is one regression) and stores its last PSN. Linear probing from the key's digest, as in the kernel.
+  void track_psn(roce_psn_entry* table, const roce_flow_key& key, roce_flow_stats& s) {
+    const std::uint32_t mask = slots_ - 1;
+    const auto gen = static_cast<std::uint32_t>(generation_);
+    for (std::uint32_t i = static_cast<std::uint32_t>(key_digest(key)) & mask, n = 0; n < slots_;
+         ++n, i = (i + 1) & mask) {
+      roce_psn_entry& e = table[i];
+      if (e.key.family == 0) {
+        if (psn_count_ >= slots_ / 4 * 3) return;
+        e.key = key;
+        e.last_psn = s.last_psn;
+        e.generation = gen;
+        ++psn_count_;
+        return;
+      }
+      if (!same_key(e.key, key)) continue;
+      if (!serial_after(s.first_psn, e.last_psn)) ++s.psn_regressions;
+      e.last_psn = s.last_psn;
+      e.generation = gen;
+      return;
     }
   }
 
-  // Writes the last PSN of the flows of this harvest to the pinned map (one syscall per 4096 flows).
-  void save_psn_state(const std::vector<FlowRecord>& records) {
-    psn_keys_.clear();
-    psn_vals_.clear();
-    for (const auto& r : records) {
-      if (!r.stats.has_psn) continue;
-      psn_keys_.push_back(r.key);
-      psn_vals_.push_back(r.stats.last_psn);
+  // Drops entries idle for more than 300 harvests and re-inserts the rest (open addressing has no cheap
+  // single deletion).
+  void expire_psn_state(roce_psn_entry* table) {
+    std::vector<roce_psn_entry> keep;
+    keep.reserve(psn_count_);
+    for (std::uint32_t i = 0; i < slots_; ++i) {
+      if (table[i].key.family == 0) continue;
+      if (generation_ - table[i].generation <= 300) keep.push_back(table[i]);
     }
-    const int fd = bpf_map__fd(skel_->maps.roce_psn_last);
-    for (std::size_t off = 0; off < psn_keys_.size(); off += 4096) {
-      auto n = static_cast<std::uint32_t>(std::min<std::size_t>(4096, psn_keys_.size() - off));
-      LIBBPF_OPTS(bpf_map_batch_opts, opts);
-      bpf_map_update_batch(fd, psn_keys_.data() + off, psn_vals_.data() + off, &n, &opts);
+    std::memset(static_cast<void*>(table), 0, std::size_t{slots_} * sizeof(roce_psn_entry));
+    const std::uint32_t mask = slots_ - 1;
+    for (const auto& k : keep) {
+      std::uint32_t i = static_cast<std::uint32_t>(key_digest(k.key)) & mask;
+      while (table[i].key.family != 0) i = (i + 1) & mask;
+      table[i] = k;
     }
+    psn_count_ = keep.size();
   }
 
   struct Attached {
@@ -331,10 +475,6 @@ class RoceFlowProbe final : public FlowProbe {
     bool xdp = false;
     bool ingress = false;
     bool egress = false;
-  };
-  struct PsnState {
-    std::uint32_t last_psn;
-    std::uint64_t generation;
   };
 
   static int on_event(void* ctx, void* data, size_t size) {
@@ -398,15 +538,15 @@ class RoceFlowProbe final : public FlowProbe {
   FlowProbeConfig config_;
   std::unique_ptr<roce_flow, SkelDeleter> skel_;
   std::unique_ptr<ring_buffer, RingDeleter> rb_;
+  ArrayMapping harvest_out_;  // roce_harvest_out (1 MiB), mapped while the probe runs
   std::vector<Attached> attached_;
-  std::vector<roce_flow_key> keys_;
-  std::vector<roce_flow_stats> vals_;
   std::vector<roce_overflow_event> ring_;
-  std::unordered_map<roce_flow_key, PsnState, KeyHash, KeyEq> psn_;
   std::unordered_map<std::uint32_t, std::string> names_;
-  std::vector<roce_flow_key> psn_keys_;
-  std::vector<std::uint32_t> psn_vals_;
+  std::uint32_t slots_ = 0;
+  double tick_ns_ = 4e6;
+  std::size_t psn_count_ = 0;
   std::uint64_t generation_ = 0;
+  std::uint64_t start_generation_ = 0;  // generation_ when this process started
   std::size_t last_count_ = 0;
   std::uint32_t id_a_ = 0;
 };

@@ -5,16 +5,19 @@
 // Contract:
 // - FlowProbe::start() mounts bpffs when missing, loads the program with the configured table and ring
 //   buffer sizes (set before load), pins its maps under config.pin_dir (reusing maps already pinned there,
-//   so a restart after a crash or an upgrade loses no counts; a pinned table of another size is an error),
+//   so a restart after a crash or an upgrade loses no counts; a pinned table of another size or layout is
+//   an error), calibrates the jiffies-to-ns conversion of the program's timestamps (up to two ticks),
 //   and attaches: tc filters at handle kRoceTcHandle / priority kRoceTcPriority (before the isolation
 //   filter, returning TC_ACT_UNSPEC), replacing a filter left by a previous process; XDP replaces any
 //   program. A clsact qdisc is created only when missing, and remembered in a pinned map so that stop()
 //   (even of a later process) removes only qdiscs the probe made. Any failure detaches what was attached.
 // - harvest() flips the program to the other of two flow tables (a map-in-map update, which waits for
-//   running programs), drains the previous one with bpf_map_lookup_and_delete_batch (no concurrent
-//   writer, so no packet's update is split), merges the overflow ring buffer's
-//   records, and returns the deltas since the previous harvest. A PSN regression across two harvests is
-//   detected from the previous record's last PSN (kept in memory; lost on restart).
+//   running programs), then has the roce_harvest program copy the previous table's flows to a 1 MiB
+//   staging array mapped into this process and clear them (no concurrent writer, so no packet's update is
+//   split; no per-flow syscall), merges the overflow ring buffer's records, and returns the deltas since
+//   the previous harvest. A PSN regression across two harvests is detected from the flow's last PSN at the
+//   previous harvest, kept in a pinned open-addressing table (so it survives a restart; mapped only while
+//   a harvest runs).
 // - counters() returns the program's counters (enum roce_counter) summed over CPUs, cumulative since the
 //   maps were created.
 // - stop(purge) detaches everything (no filters, programs or probe-made qdiscs left); pinned maps stay

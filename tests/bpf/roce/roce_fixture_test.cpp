@@ -6,6 +6,8 @@
 #include <bpf/libbpf.h>
 #include <gtest/gtest.h>
 #include <linux/pkt_cls.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstring>
@@ -33,7 +35,8 @@ struct Result {
 
 class RoceFixture : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { skel_ = load(0); }
+  // The fixtures use a small table (2,048 slots) so that clearing it between runs is cheap.
+  static void SetUpTestSuite() { skel_ = load(1024); }
   static void TearDownTestSuite() {
     roce_flow::destroy(skel_);
     skel_ = nullptr;
@@ -42,12 +45,19 @@ class RoceFixture : public ::testing::Test {
   static roce_flow* load(std::uint32_t table_size) {
     roce_flow* s = roce_flow::open();
     if (s == nullptr) return nullptr;
-    if (table_size != 0) {
-      bpf_map__set_max_entries(s->maps.roce_flows_a, table_size);
-      bpf_map__set_max_entries(s->maps.roce_flows_b, table_size);
-      bpf_map__set_max_entries(s->maps.roce_overflow, 4096);
-    }
-    if (roce_flow::load(s) != 0) {
+    const std::uint32_t slots = roce_table_slots(table_size);
+    bpf_map__set_max_entries(s->maps.roce_flows_a, slots);
+    bpf_map__set_max_entries(s->maps.roce_flows_b, slots);
+    LIBBPF_OPTS(bpf_map_create_opts, tmpl_opts, .map_flags = BPF_F_MMAPABLE);
+    const int tmpl =
+        bpf_map_create(BPF_MAP_TYPE_ARRAY, "roce_tmpl", 4, sizeof(roce_flow_slot), slots, &tmpl_opts);
+    bpf_map__set_inner_map_fd(s->maps.roce_tables, tmpl);
+    bpf_map__set_max_entries(s->maps.roce_psn_last, slots);
+    s->rodata->roce_slot_mask = slots - 1;
+    if (table_size < 1024) bpf_map__set_max_entries(s->maps.roce_overflow, 4096);
+    const int rc = roce_flow::load(s);
+    close(tmpl);
+    if (rc != 0) {
       roce_flow::destroy(s);
       return nullptr;
     }
@@ -59,10 +69,21 @@ class RoceFixture : public ::testing::Test {
     reset(skel_);
   }
 
+  // The flow table the programs write (roce_flows_a: the fixtures never flip), mapped for the call of f.
+  template <class F>
+  static void with_table(roce_flow* s, F&& f) {
+    const std::uint32_t slots = bpf_map__max_entries(s->maps.roce_flows_a);
+    const std::size_t len = std::size_t{slots} * sizeof(roce_flow_slot);
+    void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(s->maps.roce_flows_a), 0);
+    ASSERT_NE(p, MAP_FAILED) << strerror(errno);
+    f(static_cast<roce_flow_slot*>(p), slots);
+    munmap(p, len);
+  }
+
   static void reset(roce_flow* s) {
-    const int fd = bpf_map__fd(s->maps.roce_flows_a);
-    roce_flow_key key{};
-    while (bpf_map_get_next_key(fd, nullptr, &key) == 0) bpf_map_delete_elem(fd, &key);
+    with_table(s, [](roce_flow_slot* t, std::uint32_t slots) {
+      std::memset(static_cast<void*>(t), 0, std::size_t{slots} * sizeof(roce_flow_slot));
+    });
     const int cfd = bpf_map__fd(s->maps.roce_counters);
     std::vector<std::uint64_t> zero(static_cast<std::size_t>(libbpf_num_possible_cpus()), 0);
     for (std::uint32_t i = 0; i < ROCE_CNT_MAX; ++i) bpf_map_update_elem(cfd, &i, zero.data(), BPF_ANY);
@@ -111,16 +132,19 @@ class RoceFixture : public ::testing::Test {
 
   static Result read(roce_flow* s) {
     Result r;
-    const int fd = bpf_map__fd(s->maps.roce_flows_a);
-    roce_flow_key key{};
-    roce_flow_key next{};
-    roce_flow_key* prev = nullptr;
-    while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-      roce_flow_stats st{};
-      if (bpf_map_lookup_elem(fd, &next, &st) == 0) r.flows.emplace_back(next, st);
-      key = next;
-      prev = &key;
-    }
+    with_table(s, [&](const roce_flow_slot* t, std::uint32_t slots) {
+      for (std::uint32_t i = 0; i < slots; ++i) {
+        if (t[i].tag == 0) continue;
+        // A claimed slot is always complete after a run, and its tag is the key's digest | 1.
+        EXPECT_EQ(t[i].ready, 1u);
+        std::uint64_t w[6];
+        std::memcpy(w, &t[i].key, sizeof(w));
+        EXPECT_EQ(t[i].tag, roce_digest_words(w[0], w[1], w[2], w[3], w[4], w[5]) | 1);
+        roce_flow_stats st{};
+        roce_slot_stats(&t[i], &st);
+        r.flows.emplace_back(t[i].key, st);
+      }
+    });
     const int cfd = bpf_map__fd(s->maps.roce_counters);
     std::vector<std::uint64_t> per_cpu(static_cast<std::size_t>(libbpf_num_possible_cpus()));
     for (std::uint32_t i = 0; i < ROCE_CNT_MAX; ++i) {
@@ -531,6 +555,85 @@ TEST_F(RoceFixture, DistinctKeysAreDistinctFlows) {
   const Result r = read(skel_);
   EXPECT_EQ(r.flows.size(), 4u);
   expect_counters(r, 5, {{ROCE_CNT_ROCE, 5}});
+}
+
+// The harvester's kernel side: roce_harvest copies every complete slot of the inactive table to the staging
+// array exactly once, across runs when the staging array fills up, and leaves the table empty.
+TEST_F(RoceFixture, HarvestProgramCopiesEverySlotOnceAndClearsTheTable) {
+  roce_flow* big = load(8192);  // 16,384 slots: more flows than the 4,096-slot staging array holds
+  ASSERT_NE(big, nullptr);
+  // Three flows through the program itself.
+  PacketSpec s = spec4(0x0A);
+  for (std::uint32_t qp = 1; qp <= 3; ++qp) {
+    s.dest_qp = qp;
+    run(big, Prog::tc_in, frame_of(s));
+  }
+  const Result programmed = read(big);
+  ASSERT_EQ(programmed.flows.size(), 3u);
+  // 5,000 more written directly (a slot's placement does not matter to the harvest), and one slot claimed
+  // but never published, which must be cleared without a record.
+  constexpr std::uint32_t kSynthetic = 5000;
+  std::uint32_t placed = 0;
+  with_table(big, [&](roce_flow_slot* t, std::uint32_t slots) {
+    for (std::uint32_t i = 0; i < slots && placed <= kSynthetic; ++i) {
+      if (t[i].tag != 0) continue;
+      if (placed == kSynthetic) {
+        t[i].tag = 7;  // claimed, not ready
+        ++placed;
+        break;
+      }
+      t[i].key.ifindex = 9;
+      t[i].key.family = 4;
+      t[i].key.dest_qp = 1000 + placed;
+      t[i].bytes = 100 * (placed + 1);
+      t[i].op[ROCE_OP_WRITE] = placed + 1;
+      t[i].tag = 3;
+      t[i].ready = 1;
+      ++placed;
+    }
+  });
+  ASSERT_EQ(placed, kSynthetic + 1);
+
+  const int out_fd = bpf_map__fd(big->maps.roce_harvest_out);
+  const std::size_t out_len = std::size_t{ROCE_HARVEST_OUT} * sizeof(roce_flow_slot);
+  void* out = mmap(nullptr, out_len, PROT_READ, MAP_SHARED, out_fd, 0);
+  ASSERT_NE(out, MAP_FAILED) << strerror(errno);
+  std::map<std::uint32_t, roce_flow_stats> got;  // by dest_qp
+  const std::uint32_t slots = bpf_map__max_entries(big->maps.roce_flows_a);
+  roce_harvest_ctx ctx{};
+  int runs = 0;
+  while (ctx.start < slots && runs < 100) {
+    LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &ctx, .ctx_size_in = sizeof(ctx));
+    ASSERT_EQ(bpf_prog_test_run_opts(bpf_program__fd(big->progs.roce_harvest), &opts), 0) << strerror(errno);
+    ++runs;
+    ASSERT_LE(ctx.records, static_cast<std::uint32_t>(ROCE_HARVEST_OUT));
+    const auto* staged = static_cast<const roce_flow_slot*>(out);
+    for (std::uint32_t i = 0; i < ctx.records; ++i) {
+      roce_flow_stats st{};
+      roce_slot_stats(&staged[i], &st);
+      EXPECT_TRUE(got.emplace(staged[i].key.dest_qp, st).second) << "copied twice: " << staged[i].key.dest_qp;
+    }
+  }
+  munmap(out, out_len);
+  EXPECT_GE(runs, 2);  // the staging array filled up at least once
+  ASSERT_EQ(got.size(), 3 + kSynthetic);
+  for (const auto& [k, st] : programmed.flows) {
+    ASSERT_TRUE(got.count(k.dest_qp));
+    EXPECT_EQ(0, std::memcmp(&got[k.dest_qp], &st, sizeof(st)));
+  }
+  for (std::uint32_t n = 0; n < kSynthetic; ++n) {
+    const auto it = got.find(1000 + n);
+    ASSERT_NE(it, got.end()) << n;
+    EXPECT_EQ(it->second.packets, n + 1u);
+    EXPECT_EQ(it->second.op[ROCE_OP_WRITE], n + 1u);
+    EXPECT_EQ(it->second.bytes, 100u * (n + 1));
+  }
+  with_table(big, [](const roce_flow_slot* t, std::uint32_t n) {
+    std::uint32_t left = 0;
+    for (std::uint32_t i = 0; i < n; ++i) left += (t[i].tag != 0 || t[i].ready != 0) ? 1 : 0;
+    EXPECT_EQ(left, 0u) << "slots left claimed after the harvest";
+  });
+  roce_flow::destroy(big);
 }
 
 int count_event(void* ctx, void* data, size_t size) {
