@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_timing.h"
 #include "random_instance.h"
 #include "scheduling/placement/schedule.h"
 #include "scheduling/search/search.h"
@@ -30,24 +31,10 @@ using namespace hsns;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-// CPU time of the calling thread: on a shared machine it shows what one idle core would take.
-double thread_cpu_ms() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
-}
-
-double percentile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const auto i = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
+using hsns::bench::Clock;
+using hsns::bench::ms_since;
+using hsns::bench::percentile;
+using hsns::bench::thread_cpu_ms;
 
 cost::ModelSpec model() {
   return cost::ModelSpec{7'000'000'000, 32, 4096, 32, 0, 4096, 1, 1024, 2, 0, 0};

@@ -10,22 +10,15 @@
 #include <ctime>
 #include <string>
 
+#include "bench_timing.h"
 #include "scheduling/cost/collective_flows.h"
 
 using namespace hsns::cost;
 
 namespace {
 
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// CPU time of the calling thread: on a shared machine it shows what one idle core would take.
-double thread_cpu_ms() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
-}
+using hsns::bench::ms_since;
+using hsns::bench::thread_cpu_ms;
 
 int run(double oversub) {
   constexpr std::uint32_t kLeaves = 8, kPorts = 16, kRails = 8;

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_timing.h"
 #include "random_instance.h"
 #include "scheduling/search/search.h"
 #include "scheduling/topology/generator.h"
@@ -24,24 +25,10 @@ using namespace hsns;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-// CPU time of the calling thread: on a shared machine it shows what one idle core would take.
-double thread_cpu_ms() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
-}
-
-double percentile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const auto i = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
+using hsns::bench::Clock;
+using hsns::bench::ms_since;
+using hsns::bench::percentile;
+using hsns::bench::thread_cpu_ms;
 
 search::SearchRequest job(std::uint32_t pp, std::uint32_t dp) {
   search::SearchRequest r;
