@@ -1,7 +1,9 @@
 #include "scheduling_api.h"
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -123,20 +125,91 @@ std::optional<Problem> check_held(const topology_api::AllocatedSnapshot& snap,
   return std::nullopt;
 }
 
-// NPU addresses of the requested hosts from the network store.
-tl::expected<placement::NpuIpMap, Problem> npu_addresses(store::NetworkStore& network,
-                                                         const std::vector<std::string>& hosts) {
-  placement::NpuIpMap out;
+// One NPU port the schedule may take the NPU's address from.
+struct NpuPort {
+  IpAddress ip;
+  std::string subnet_id;
+  std::string subnet_name;
+};
+
+using NpuKey = std::pair<std::string, std::uint32_t>;  // (host, NPU index)
+
+// Ports of every NPU of the requested hosts, each NPU's in store order (subnet name, port id).
+tl::expected<std::map<NpuKey, std::vector<NpuPort>>, Problem> npu_ports(
+    store::NetworkStore& network, const std::vector<std::string>& hosts) {
+  std::map<NpuKey, std::vector<NpuPort>> out;
   for (const auto& host : hosts) {
-    network::PortFilter filter;
-    filter.host = host;
-    auto ports = network.list_ports(filter);
-    if (!ports) return tl::unexpected(network::to_problem(ports.error()));
-    // Ordered by NPU, subnet name, id: the first port of each NPU wins.
-    for (const auto& p : *ports) {
-      if (p.npu < 0) continue;
-      out.emplace(std::make_pair(host, static_cast<std::uint32_t>(p.npu)), p.ip_address);
+    auto view = network.host_view(host);
+    if (!view) {
+      // A host the network store does not know has no ports: its NPUs are named by the library.
+      if (view.error().kind == store::StoreError::Kind::not_found) continue;
+      return tl::unexpected(network::to_problem(view.error()));
     }
+    std::map<std::string, std::string> names;  // subnet id -> name
+    for (const auto& sn : view->subnets) names.emplace(sn.id, sn.name);
+    for (const auto& p : view->ports) {
+      if (p.npu < 0) continue;
+      auto name = names.find(p.subnet_id);
+      out[{host, static_cast<std::uint32_t>(p.npu)}].push_back(
+          {p.ip_address, p.subnet_id, name == names.end() ? p.subnet_id : name->second});
+    }
+  }
+  return out;
+}
+
+// The address of each NPU (see the header): for the NPUs the job uses, one subnet holding a port of every
+// used NPU; else, per rail (local rank), one subnet holding a port of every used NPU of the rail; else,
+// and for every other NPU, the NPU's port whose subnet name sorts first. Where several subnets qualify the
+// one whose (name, id) sorts first wins.
+std::map<NpuKey, NpuPort> choose_addresses(const std::map<NpuKey, std::vector<NpuPort>>& ports,
+                                           const std::map<std::string, std::vector<std::uint32_t>>& used) {
+  std::map<NpuKey, NpuPort> out;
+  for (const auto& [key, list] : ports) {
+    if (!list.empty()) out.emplace(key, list.front());
+  }
+  // The subnet, as (name, id), shared by every NPU of `npus`; nullopt when there is none.
+  auto common_subnet =
+      [&](const std::vector<NpuKey>& npus) -> std::optional<std::pair<std::string, std::string>> {
+    std::set<std::pair<std::string, std::string>> common;
+    for (std::size_t i = 0; i < npus.size(); ++i) {
+      auto it = ports.find(npus[i]);
+      if (it == ports.end()) return std::nullopt;
+      std::set<std::pair<std::string, std::string>> mine;
+      for (const auto& p : it->second) {
+        if (i == 0 || common.contains({p.subnet_name, p.subnet_id}))
+          mine.insert({p.subnet_name, p.subnet_id});
+      }
+      common = std::move(mine);
+      if (common.empty()) return std::nullopt;
+    }
+    if (common.empty()) return std::nullopt;
+    return *common.begin();
+  };
+  auto take = [&](const std::vector<NpuKey>& npus, const std::string& subnet_id) {
+    for (const auto& key : npus) {
+      for (const auto& p : ports.at(key)) {
+        if (p.subnet_id == subnet_id) {
+          out[key] = p;
+          break;
+        }
+      }
+    }
+  };
+  std::vector<NpuKey> all;
+  std::map<std::size_t, std::vector<NpuKey>> rails;
+  for (const auto& [host, npus] : used) {
+    for (std::size_t k = 0; k < npus.size(); ++k) {
+      all.emplace_back(host, npus[k]);
+      rails[k].emplace_back(host, npus[k]);
+    }
+  }
+  if (all.empty()) return out;
+  if (auto spanning = common_subnet(all)) {
+    take(all, spanning->second);
+    return out;
+  }
+  for (const auto& [k, npus] : rails) {
+    if (auto shared = common_subnet(npus)) take(npus, shared->second);
   }
   return out;
 }
@@ -145,7 +218,77 @@ json ranks_json(const std::vector<std::uint32_t>& ranks) {
   return json(ranks);
 }
 
-json route_plan_json(const placement::RoutePlanResult& r) {
+// Inter-host pairs of the route plan whose addresses are in different subnets (which hsns isolates).
+struct Unreachable {
+  std::size_t pairs = 0;  // ordered (source, destination) pairs, as the route plan's pairs
+  // Unordered rank pairs (lower rank first) with the traffic they carry ("DP" or "PP"), ascending.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::string> rank_pairs;
+};
+
+Unreachable unreachable_pairs(const placement::Schedule& s, const std::map<NpuKey, NpuPort>& addresses) {
+  Unreachable out;
+  const auto& ranks = s.placement.ranks;
+  auto subnet_of = [&](const placement::RankSlot& r) -> const std::string* {
+    auto it = addresses.find({r.host, r.npu});
+    return it == addresses.end() ? nullptr : &it->second.subnet_id;
+  };
+  std::set<std::pair<std::uint32_t, std::uint32_t>> ordered;
+  for (const auto& phase : s.route.phases) {
+    for (const auto& t : phase) {
+      const auto& a = ranks.at(t.src);
+      const auto& b = ranks.at(t.dst);
+      if (a.host_id == b.host_id) continue;  // the host's own interconnect
+      const std::string* sa = subnet_of(a);
+      const std::string* sb = subnet_of(b);
+      if (sa != nullptr && sb != nullptr && *sa == *sb) continue;
+      if (!ordered.insert({t.src, t.dst}).second) continue;
+      // PP transfers join consecutive stages; every other planned transfer is DP.
+      out.rank_pairs.emplace(std::minmax(t.src, t.dst), a.pp != b.pp ? "PP" : "DP");
+    }
+  }
+  out.pairs = ordered.size();
+  return out;
+}
+
+// 422 on "hosts" naming the first kMaxListedPairs rank pairs.
+Problem unreachable_problem(const placement::Schedule& s, const std::map<NpuKey, NpuPort>& addresses,
+                            const Unreachable& u) {
+  constexpr std::size_t kMaxListedPairs = 8;
+  const std::size_t listed = std::min(kMaxListedPairs, u.rank_pairs.size());
+  const std::string listed_text =
+      u.rank_pairs.size() == 1 ? std::string("the rank pair")
+      : listed == u.rank_pairs.size()
+          ? "the " + std::to_string(listed) + " rank pairs"
+          : std::to_string(listed) + " of the " + std::to_string(u.rank_pairs.size()) + " rank pairs";
+  const std::string what = std::to_string(u.pairs) + " of the route plan's " +
+                           std::to_string(s.route.comparison.plan.flows.size()) +
+                           " inter-host NPU pairs have addresses in different subnets";
+  Problem p = Problem::unprocessable(
+      "hosts",
+      what +
+          ", which hsns isolates from each other: the job would hang at communicator setup. Give the "
+          "NPUs ports in a subnet the pairs share, choose other hosts, or set allow_unreachable to "
+          "register the job anyway (invalid_params lists " +
+          listed_text + ")");
+  p.invalid_params.front().reason = what;
+  auto describe = [&](std::uint32_t rank) {
+    const auto& r = s.placement.ranks.at(rank);
+    auto it = addresses.find({r.host, r.npu});
+    return "rank " + std::to_string(rank) + " (" + r.host + " NPU " + std::to_string(r.npu) + ", " +
+           r.ip.to_string() + ", subnet " +
+           (it == addresses.end() ? std::string("?") : it->second.subnet_name) + ")";
+  };
+  for (const auto& [pair, kind] : u.rank_pairs) {
+    if (p.invalid_params.size() > kMaxListedPairs) break;
+    p.invalid_params.push_back(
+        {"ranks[" + std::to_string(pair.first) + "," + std::to_string(pair.second) + "]",
+         describe(pair.first) + " and " + describe(pair.second) + " exchange " + kind +
+             " traffic but their addresses are in different subnets"});
+  }
+  return p;
+}
+
+json route_plan_json(const placement::RoutePlanResult& r, std::size_t unreachable) {
   const auto& c = r.comparison;
   json pairs = json::array();
   for (const auto& f : c.plan.flows) {
@@ -173,7 +316,8 @@ json route_plan_json(const placement::RoutePlanResult& r) {
             {"ecmp_mean", c.ecmp_mean_max_uplink_load},
             {"lower_bound", c.lower_bound}}},
           {"multiqp_cfg", r.multiqp_cfg},
-          {"pairs", std::move(pairs)}};
+          {"pairs", std::move(pairs)},
+          {"unreachable_pairs", unreachable}};
 }
 
 json placement_json(const placement::Placement& p) {
@@ -262,11 +406,19 @@ Response post_schedule(Context& s, RequestContext& ctx) {
     return problem(ctx, network::to_problem(existing.error()));
   }
   if (auto held = check_held(*snap, *req)) return problem(ctx, *held);
-  auto ips = npu_addresses(s.network, req->hosts);
-  if (!ips) return problem(ctx, ips.error());
-  req->npu_ips = std::move(*ips);
+  auto ports = npu_ports(s.network, req->hosts);
+  if (!ports) return problem(ctx, ports.error());
+  // Without the used NPUs (the library refuses the hosts below) every NPU takes its first port.
+  const auto used = placement::used_npus(*snap->topology, *req)
+                        .value_or(std::map<std::string, std::vector<std::uint32_t>>{});
+  const auto addresses = choose_addresses(*ports, used);
+  for (const auto& [key, port] : addresses) req->npu_ips.emplace(key, port.ip);
   auto schedule = placement::schedule_job(*snap->topology, *req);
   if (!schedule) return problem(ctx, Problem::unprocessable(schedule.error().field, schedule.error().reason));
+  const Unreachable unreachable = unreachable_pairs(*schedule, addresses);
+  if (unreachable.pairs > 0 && !req->allow_unreachable) {
+    return problem(ctx, unreachable_problem(*schedule, addresses, unreachable));
+  }
 
   const std::uint32_t npus_per_host =
       schedule->placement.hosts.empty()
@@ -307,7 +459,7 @@ Response post_schedule(Context& s, RequestContext& ctx) {
                     {"hccl_json", json::parse(schedule->hccl_json)},
                     {"hostfile", schedule->hostfile},
                     {"torchrun", std::move(torchrun)},
-                    {"route_plan", route_plan_json(schedule->route)}};
+                    {"route_plan", route_plan_json(schedule->route, unreachable.pairs)}};
   auto res = http::json_response(ctx.request, bhttp::status::created, out.dump());
   res.set(bhttp::field::location, "/api/v1/jobs/" + schedule->job_name);
   return res;

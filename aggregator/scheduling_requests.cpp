@@ -176,8 +176,8 @@ tl::expected<search::SearchRequest, Problem> parse_search_request(const json& bo
   return req;
 }
 
-tl::expected<placement::ScheduleRequest, Problem> parse_schedule_request(const json& body) {
-  placement::ScheduleRequest req;
+tl::expected<ScheduleBody, Problem> parse_schedule_request(const json& body) {
+  ScheduleBody req;
   FieldReader r(body);
   if (auto name = r.string("job_name", true, kMaxJobNameLength + 1)) {
     if (valid_job_name(*name)) {
@@ -256,6 +256,7 @@ tl::expected<placement::ScheduleRequest, Problem> parse_schedule_request(const j
                                                                 placement::RankTableVersion::v1_2};
     req.rank_table_version = kVersions[*v];
   }
+  if (auto a = r.boolean("allow_unreachable", false)) req.allow_unreachable = *a;
   if (auto p = r.finish()) return tl::unexpected(*p);
   return req;
 }

@@ -26,8 +26,15 @@ namespace hsns::scheduling_api {
 inline constexpr std::size_t kMaxRequestHosts = 16384;
 inline constexpr std::size_t kMaxJobNameLength = 63;
 
+// The schedule body: the library request plus what only the API acts on.
+struct ScheduleBody : placement::ScheduleRequest {
+  // Register the job even when pairs of its route plan have addresses in different subnets (which hsns
+  // isolates); default false: such a schedule is a 422 on "hosts".
+  bool allow_unreachable = false;
+};
+
 tl::expected<search::SearchRequest, Problem> parse_search_request(const nlohmann::json& body);
-tl::expected<placement::ScheduleRequest, Problem> parse_schedule_request(const nlohmann::json& body);
+tl::expected<ScheduleBody, Problem> parse_schedule_request(const nlohmann::json& body);
 
 // [A-Za-z0-9][A-Za-z0-9._-]{0,62}: safe in a URL path segment, a file name and a log line.
 bool valid_job_name(std::string_view name);

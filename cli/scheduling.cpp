@@ -7,8 +7,11 @@
 //                              candidate's hosts and explanation
 //   schedule JOB (--hosts H,.. | --best) [--request FILE] MODEL PARALLEL [--npus-per-host N]
 //            [--framework F] [--algorithm A] [--source-ports FIRST-LAST] [--qps-per-pair N] [--out-dir DIR]
+//            [--allow-unreachable]
 //                              POST /api/v1/schedule; --best first searches with the same model and
 //                              parallelism (and --npus-per-host) and schedules on the best candidate.
+//                              --allow-unreachable registers the job even when pairs of its route plan
+//                              have addresses in different subnets (then a warning counts them).
 //                              --out-dir writes the launcher files: hccl.json, hostfile, MultiQpSrcPort.cfg,
 //                              torchrun/<host>.env and schedule.json (the whole answer)
 //   jobs list | get NAME | delete NAME
@@ -75,6 +78,7 @@ struct ScheduleArgs {
   std::string framework;
   std::string source_ports;
   std::string out_dir;
+  bool allow_unreachable = false;
 };
 
 std::vector<FieldFlag> model_and_parallel_flags() {
@@ -293,6 +297,12 @@ void show_schedule(Context& ctx, const json& s) {
   } else {
     ctx.out << "route plan: no spine layer to plan over (source ports assigned, times not modelled)\n";
   }
+  if (const auto& unreachable = field(route, "unreachable_pairs");
+      unreachable.is_number_integer() && unreachable.get<std::int64_t>() > 0) {
+    ctx.out << "warning: " << number_text(unreachable) << " of the route plan's "
+            << (field(route, "pairs").is_array() ? field(route, "pairs").size() : 0)
+            << " NPU pairs have addresses in different subnets and cannot reach each other\n";
+  }
   Table t({"NODE_RANK", "HOST", "NPUS", "SCALABLE_UNIT", "SUPERPOD"});
   if (field(placement, "hosts").is_array()) {
     for (const auto& h : placement["hosts"]) {
@@ -312,6 +322,7 @@ void schedule(Context& ctx, const ScheduleArgs& a) {
   body["job_name"] = a.job;
   if (!a.framework.empty()) body["framework"] = a.framework;
   if (!a.source_ports.empty()) body["source_ports"] = port_range(a.source_ports);
+  if (a.allow_unreachable) body["allow_unreachable"] = true;
   if (a.best) {
     json query = {{"model", field(body, "model")}, {"parallel", field(body, "parallel")}, {"answers", 1}};
     for (const char* key : {"npus_per_host", "algorithm"}) {
@@ -402,6 +413,8 @@ void add_scheduling_commands(CLI::App& app, std::function<void(Context&)>& actio
   sched->add_option("--source-ports", a->source_ports, "UDP source-port range to plan in, FIRST-LAST");
   sched->add_option("--out-dir", a->out_dir,
                     "Write hccl.json, hostfile, MultiQpSrcPort.cfg and torchrun envs here");
+  sched->add_flag("--allow-unreachable", a->allow_unreachable,
+                  "Register the job even when NPU pairs of its route plan share no subnet");
   sched->callback([&action, a] { action = [a](Context& c) { schedule(c, *a); }; });
 
   auto name = std::make_shared<std::string>();

@@ -1,7 +1,8 @@
 // Topology search and job scheduling over REST against the real aggregator: generate a cluster, give its
 // NPUs addresses through the network API, search, schedule the best candidate, see its NPUs allocated for
 // later searches and schedules, conflicts, validation naming the field, a concurrent schedule race, the
-// jobs surviving a restart, and DELETE releasing the NPUs.
+// jobs surviving a restart, DELETE releasing the NPUs, and the choice of NPU addresses over several subnets
+// with the refusal of schedules whose pairs share no subnet.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -392,6 +393,250 @@ TEST(SchedulingApi, PartialHostsShareAndConcurrentSchedulesNeverShareAnNpu) {
     }
   }
   EXPECT_EQ(holder.size(), 4u + 4u + 8u);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Subnets and reachability: NPU addresses are chosen so that the job's pairs share a subnet where the
+// ports allow it; a schedule whose pairs cannot reach each other is refused unless allow_unreachable.
+
+// Generates the cluster and registers its hosts' NPUs, without ports.
+void set_up_hosts(HttpClient& ops) {
+  auto gen = post(ops, "/api/v1/topology/generate", kCluster);
+  ASSERT_EQ(gen.status, 200) << gen.body;
+  for (int h = 1; h <= 8; ++h) {
+    json npus = json::array();
+    for (int n = 0; n < 4; ++n) {
+      char mac[32];
+      std::snprintf(mac, sizeof mac, "02:00:00:00:%02x:%02x", h, n);
+      npus.push_back({{"index", n}, {"netdev", "eth" + std::to_string(n)}, {"mac", mac}});
+    }
+    auto put = ops.put("/api/v1/hosts/" + host_name(h), json({{"npus", npus}}).dump());
+    ASSERT_TRUE(put.has_value());
+    ASSERT_EQ(put->status, 201) << put->body;
+  }
+}
+
+std::string create_subnet(HttpClient& ops, const std::string& name, const std::string& cidr) {
+  auto subnet = post(ops, "/api/v1/subnets", {{"name", name}, {"cidr", cidr}});
+  EXPECT_EQ(subnet.status, 201) << subnet.body;
+  return body_of(subnet).value("id", "");
+}
+
+void create_port(HttpClient& ops, const std::string& subnet_id, int host, int npu) {
+  auto port = post(ops, "/api/v1/ports", {{"subnet_id", subnet_id}, {"host", host_name(host)}, {"npu", npu}});
+  EXPECT_EQ(port.status, 201) << port.body;
+}
+
+// As scripts/demo.sh: even NPUs of every host in rail-even (198.18.0.0/24), odd ones in rail-odd
+// (198.18.1.0/24).
+void create_rail_subnets(HttpClient& ops) {
+  const std::string even = create_subnet(ops, "rail-even", "198.18.0.0/24");
+  const std::string odd = create_subnet(ops, "rail-odd", "198.18.1.0/24");
+  for (int h = 1; h <= 8; ++h) {
+    for (int n = 0; n < 4; ++n) create_port(ops, n % 2 == 0 ? even : odd, h, n);
+  }
+}
+
+json job_body(const std::string& name, const std::vector<std::string>& hosts, const json& par,
+              const std::string& algorithm) {
+  json b = schedule_body(name, hosts);
+  b["parallel"] = par;
+  b["algorithm"] = algorithm;
+  return b;
+}
+
+// rank -> ip of a Schedule answer.
+std::vector<std::string> rank_ips(const json& schedule) {
+  std::vector<std::string> out;
+  for (const auto& r : schedule["placement"]["ranks"]) out.push_back(r["ip"]);
+  return out;
+}
+
+std::vector<std::string> param_names(const json& problem) {
+  std::vector<std::string> out;
+  for (const auto& p : problem.value("invalid_params", json::array())) out.push_back(p.value("name", ""));
+  return out;
+}
+
+std::string param_reason(const json& problem, const std::string& name) {
+  for (const auto& p : problem.value("invalid_params", json::array())) {
+    if (p.value("name", "") == name) return p.value("reason", "");
+  }
+  return "";
+}
+
+TEST(SchedulingApi, RailSubnetsAcceptRailAlignedJobsAndRefuseCrossRailPairs) {
+  TempDir dir;
+  AggregatorProcess agg(dir.path());
+  agg.start();
+  auto ops = agg.client();
+  auto sched = agg.client(kSchedulerToken);
+  set_up_hosts(ops);
+  create_rail_subnets(ops);
+
+  // TP inside each host, DP (halving-doubling) and PP across hosts: every inter-host pair joins NPUs of
+  // one local position, i.e. of one rail subnet.
+  auto aligned = post(sched, "/api/v1/schedule",
+                      job_body("aligned", {"host001", "host002", "host003", "host004"},
+                               {{"tp", 4}, {"dp", 2}, {"pp", 2}}, "halving-doubling"));
+  ASSERT_EQ(aligned.status, 201) << aligned.body;
+  const json a = body_of(aligned);
+  EXPECT_EQ(a["route_plan"]["unreachable_pairs"], 0);
+  EXPECT_FALSE(a["route_plan"]["pairs"].empty());
+  for (const auto& r : a["placement"]["ranks"]) {
+    const std::string want = r["npu"].get<int>() % 2 == 0 ? "198.18.0." : "198.18.1.";
+    EXPECT_EQ(r["ip"].get<std::string>().rfind(want, 0), 0u) << r.dump();
+  }
+
+  // A ring over every NPU of two hosts (tp 1) joins local rank 3 of one host to local rank 0 of the
+  // next: rail-odd to rail-even.
+  auto ring = post(sched, "/api/v1/schedule", job_body("ring", {"host007", "host008"}, {{"dp", 8}}, "ring"));
+  ASSERT_EQ(ring.status, 422) << ring.body;
+  const json rp = body_of(ring);
+  EXPECT_EQ(problem_field(ring), "hosts") << ring.body;
+  EXPECT_EQ(param_names(rp), (std::vector<std::string>{"hosts", "ranks[0,7]", "ranks[3,4]"})) << ring.body;
+  EXPECT_NE(rp["detail"].get<std::string>().find("2 of the route plan's 2 inter-host NPU pairs"),
+            std::string::npos)
+      << ring.body;
+
+  // Halving-doubling DP across hosts whose used NPUs sit on different rails: a one-NPU job holds NPU 0 of
+  // host006, so host006 runs the job on NPUs 1 and 2 (odd, even) while host005 uses 0 and 1 (even, odd);
+  // the DP partners (rank r and r xor 2) are on different rails.
+  auto pin = post(sched, "/api/v1/schedule", [] {
+    json b = job_body("pin", {"host006"}, {{"tp", 1}}, "ring");
+    b["npus_per_host"] = 1;
+    return b;
+  }());
+  ASSERT_EQ(pin.status, 201) << pin.body;
+  EXPECT_EQ(body_of(pin)["route_plan"]["unreachable_pairs"], 0);
+  json hd = job_body("hd", {"host005", "host006"}, {{"dp", 4}}, "halving-doubling");
+  hd["npus_per_host"] = 2;
+  auto refused = post(sched, "/api/v1/schedule", hd);
+  ASSERT_EQ(refused.status, 422) << refused.body;
+  const json p = body_of(refused);
+  EXPECT_EQ(problem_field(refused), "hosts");
+  EXPECT_EQ(param_names(p), (std::vector<std::string>{"hosts", "ranks[0,2]", "ranks[1,3]"})) << refused.body;
+  const std::string detail = p["detail"];
+  EXPECT_NE(detail.find("4 of the route plan's 4 inter-host NPU pairs"), std::string::npos) << detail;
+  EXPECT_NE(detail.find("allow_unreachable"), std::string::npos) << detail;
+  const std::string why = param_reason(p, "ranks[0,2]");
+  EXPECT_NE(why.find("rank 0 (host005 NPU 0, 198.18.0."), std::string::npos) << why;
+  EXPECT_NE(why.find("subnet rail-even) and rank 2 (host006 NPU 1, 198.18.1."), std::string::npos) << why;
+  EXPECT_NE(why.find("subnet rail-odd) exchange DP traffic"), std::string::npos) << why;
+
+  // Nothing of the refused requests was registered.
+  std::vector<std::string> names;
+  const json registered = jobs_list(sched);
+  for (const auto& j : registered["items"]) names.push_back(j["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"aligned", "pin"}));
+
+  // allow_unreachable registers it anyway and says how many pairs cannot reach each other.
+  hd["allow_unreachable"] = true;
+  auto allowed = post(sched, "/api/v1/schedule", hd);
+  ASSERT_EQ(allowed.status, 201) << allowed.body;
+  const json h = body_of(allowed);
+  EXPECT_EQ(h["route_plan"]["unreachable_pairs"], 4);
+  EXPECT_EQ(h["route_plan"]["pairs"].size(), 4u);
+  EXPECT_EQ(h["placement"]["hosts"][1]["npus"], json::array({1, 2}));
+  auto job = sched.get("/api/v1/jobs/hd");
+  ASSERT_EQ(job->status, 200) << job->body;
+  EXPECT_EQ(body_of(*job)["request"]["allow_unreachable"], true);
+  auto bad = post(sched, "/api/v1/schedule", [&] {
+    json b = hd;
+    b["job_name"] = "hd2";
+    b["allow_unreachable"] = "yes";
+    return b;
+  }());
+  EXPECT_EQ(bad.status, 400) << bad.body;
+  EXPECT_EQ(problem_field(bad), "allow_unreachable");
+}
+
+TEST(SchedulingApi, SubnetsSpanningTheJobOrItsRailsAreChosen) {
+  TempDir dir;
+  AggregatorProcess agg(dir.path());
+  agg.start();
+  auto ops = agg.client();
+  auto sched = agg.client(kSchedulerToken);
+  set_up_hosts(ops);
+  create_rail_subnets(ops);
+  // tenant-all holds a port of every NPU of host001..host004; its name sorts after the rail subnets.
+  const std::string all = create_subnet(ops, "tenant-all", "198.19.0.0/24");
+  for (int h = 1; h <= 4; ++h) {
+    for (int n = 0; n < 4; ++n) create_port(ops, all, h, n);
+  }
+  // a-partial holds host005's NPUs only; its name sorts first.
+  const std::string partial = create_subnet(ops, "a-partial", "198.20.0.0/24");
+  for (int n = 0; n < 4; ++n) create_port(ops, partial, 5, n);
+
+  // A ring with cross-rail pairs (as in the test above), on hosts tenant-all spans: every address is
+  // tenant-all's, so every pair reaches its partner.
+  auto spanned =
+      post(sched, "/api/v1/schedule", job_body("spanned", {"host001", "host002"}, {{"dp", 8}}, "ring"));
+  ASSERT_EQ(spanned.status, 201) << spanned.body;
+  const json s = body_of(spanned);
+  EXPECT_EQ(s["route_plan"]["unreachable_pairs"], 0);
+  for (const auto& ip : rank_ips(s)) EXPECT_EQ(ip.rfind("198.19.0.", 0), 0u) << ip;
+  for (const auto& pair : s["route_plan"]["pairs"]) {
+    EXPECT_EQ(pair["src_ip"].get<std::string>().rfind("198.19.0.", 0), 0u) << pair.dump();
+  }
+
+  // host005 and host006 share no subnet but each rail's: rail-even for local ranks 0 and 2, rail-odd for
+  // 1 and 3 (the first subnet by name would give host005 a-partial addresses nothing else reaches).
+  auto railed = post(sched, "/api/v1/schedule",
+                     job_body("railed", {"host005", "host006"}, {{"tp", 4}, {"dp", 2}}, "ring"));
+  ASSERT_EQ(railed.status, 201) << railed.body;
+  const json r = body_of(railed);
+  EXPECT_EQ(r["route_plan"]["unreachable_pairs"], 0);
+  for (const auto& rank : r["placement"]["ranks"]) {
+    const std::string want = rank["npu"].get<int>() % 2 == 0 ? "198.18.0." : "198.18.1.";
+    EXPECT_EQ(rank["ip"].get<std::string>().rfind(want, 0), 0u) << rank.dump();
+  }
+
+  // tenant-all does not span host007: the rails are used, and the ring's cross-rail pairs are refused.
+  auto mixed =
+      post(sched, "/api/v1/schedule", job_body("mixed", {"host003", "host007"}, {{"dp", 8}}, "ring"));
+  ASSERT_EQ(mixed.status, 422) << mixed.body;
+  EXPECT_EQ(problem_field(mixed), "hosts");
+  // host004 is in tenant-all, host007 is not: the rails again, and a rail-aligned job is accepted.
+  auto other = post(sched, "/api/v1/schedule",
+                    job_body("other", {"host004", "host007"}, {{"tp", 4}, {"dp", 2}}, "ring"));
+  ASSERT_EQ(other.status, 201) << other.body;
+  EXPECT_EQ(body_of(other)["route_plan"]["unreachable_pairs"], 0);
+  for (const auto& ip : rank_ips(body_of(other))) EXPECT_EQ(ip.rfind("198.18.", 0), 0u) << ip;
+}
+
+TEST(SchedulingApi, UnreachableRankPairsAreListedUpToEight) {
+  TempDir dir;
+  AggregatorProcess agg(dir.path());
+  agg.start();
+  auto ops = agg.client();
+  set_up_hosts(ops);
+  create_rail_subnets(ops);
+  // One-NPU jobs on host002, host003, host006 and host007 shift those hosts' local ranks by one rail.
+  for (const char* host : {"host002", "host003", "host006", "host007"}) {
+    json pin = job_body(std::string("pin-") + host, {host}, {{"tp", 1}}, "ring");
+    pin["npus_per_host"] = 1;
+    auto r = post(ops, "/api/v1/schedule", pin);
+    ASSERT_EQ(r.status, 201) << r.body;
+  }
+  // Halving-doubling over 8 hosts x 2 NPUs: of the 48 inter-host ordered pairs (partners r xor 2, 4, 8),
+  // those between a shifted and an unshifted host (r xor 2 and r xor 4) cross rails: 32 ordered pairs,
+  // 16 rank pairs, of which the first 8 are listed.
+  std::vector<std::string> hosts;
+  for (int h = 1; h <= 8; ++h) hosts.push_back(host_name(h));
+  json hd = job_body("wide", hosts, {{"dp", 16}}, "halving-doubling");
+  hd["npus_per_host"] = 2;
+  auto refused = post(ops, "/api/v1/schedule", hd);
+  ASSERT_EQ(refused.status, 422) << refused.body;
+  const json p = body_of(refused);
+  EXPECT_EQ(param_names(p),
+            (std::vector<std::string>{"hosts", "ranks[0,2]", "ranks[0,4]", "ranks[1,3]", "ranks[1,5]",
+                                      "ranks[2,6]", "ranks[3,7]", "ranks[4,6]", "ranks[5,7]"}))
+      << refused.body;
+  const std::string detail = p["detail"];
+  EXPECT_NE(detail.find("32 of the route plan's 48 inter-host NPU pairs"), std::string::npos) << detail;
+  EXPECT_NE(detail.find("invalid_params lists 8 of the 16 rank pairs"), std::string::npos) << detail;
+  EXPECT_EQ(jobs_list(ops)["items"].size(), 4u);
 }
 
 }  // namespace

@@ -693,7 +693,8 @@ const CUSTOM = {
 // Topology search and scheduling: the generate example as the cluster (4 hosts x 2 NPUs, 2 hosts per SU),
 // addresses for the NPUs of the schedule example's hosts in a subnet of their own (the network fixtures
 // delete as before), then search, schedule (the job's NPUs are allocated for later searches; overlap and a
-// taken name are 409, NPUs without an address 422), the job reads and the delete that frees the NPUs.
+// taken name are 409, NPUs without an address and pairs in different subnets 422), the job reads and the
+// delete that frees the NPUs.
 FIXTURE_SOURCE.search = 'POST /api/v1/topology/search';
 FIXTURE_SOURCE.job = 'POST /api/v1/schedule';
 const jobHostsOf = (result) => result.candidates.flatMap((c) => c.hosts.map((h) => h.name));
@@ -727,11 +728,27 @@ Object.assign(CUSTOM, {
     }
     const noIp = await call(o, 'NPUs without an address', 422, { role: 'scheduler', body: { ...example, job_name: 'no-ip', hosts: ['host003', 'host004'] } });
     assertNamesField(o, 'NPUs without an address', noIp.value, 'npu_ips[host003:0]');
+    // host003 and host004 with addresses in two subnets of their own: the job's DP pairs could not reach
+    // each other, so the schedule is refused on hosts and registers nothing.
+    for (const [h, host] of ['host003', 'host004'].entries()) {
+      const own = await call(operation('POST /api/v1/subnets'), `a subnet of ${host} alone`, 201,
+        { role: 'operator', body: { name: `conformance-${host}`, cidr: `203.0.113.${h * 128}/25` } });
+      const npus = [0, 1].map((i) => ({ index: i, netdev: `eth${i}`, mac: `02:00:00:00:0${h + 3}:0${i}` }));
+      await call(operation('PUT /api/v1/hosts/{host}'), `register ${host}`, 201, { role: 'operator', params: { host }, body: { npus } });
+      for (const npu of [0, 1]) {
+        await call(operation('POST /api/v1/ports'), `an address for ${host} NPU ${npu}`, 201,
+          { role: 'operator', body: { subnet_id: own.value.id, host, npu } });
+      }
+    }
+    const split = await call(o, 'pairs in different subnets', 422, { role: 'scheduler', body: { ...example, job_name: 'split', hosts: ['host003', 'host004'] } });
+    assertNamesField(o, 'pairs in different subnets', split.value, 'hosts');
+    assert.ok(split.value.invalid_params.some((p) => /^ranks\[\d+,\d+\]$/.test(p.name)), `${o.label}: the refused pairs are listed`);
     const { res, value } = await happy(o.label);
     assert.equal(res.headers.location, `/api/v1/jobs/${example.job_name}`, `${o.label}: Location`);
     assert.equal(value.world_size, 4, `${o.label}: world_size`);
     assert.equal(value.hccl_json.server_list.length, 2, `${o.label}: hccl_json servers`);
     assert.ok(value.placement.ranks.every((r) => r.ip.startsWith('198.51.100.')), `${o.label}: rank addresses come from the ports`);
+    assert.equal(value.route_plan.unreachable_pairs, 0, `${o.label}: unreachable_pairs`);
     fixtures.job = { id: value.job_name, schedule: value };
     const after = await call(operation('POST /api/v1/topology/search'), 'after the schedule', 200, { role: 'scheduler' });
     const offered = jobHostsOf(after.value);

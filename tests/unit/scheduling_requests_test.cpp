@@ -147,6 +147,7 @@ TEST(ScheduleRequestParse, DefaultsAndEveryField) {
   EXPECT_EQ(d->rank_table_version, placement::RankTableVersion::automatic);
   EXPECT_TRUE(d->ecmp_hash.fields.protocol);
   EXPECT_TRUE(d->npu_ips.empty());
+  EXPECT_FALSE(d->allow_unreachable);
 
   json b = schedule_body();
   b["npus_per_host"] = 4;
@@ -158,6 +159,7 @@ TEST(ScheduleRequestParse, DefaultsAndEveryField) {
   b["ecmp_seeds"] = 3;
   b["master_port"] = 1234;
   b["rank_table_version"] = "1.2";
+  b["allow_unreachable"] = true;
   auto r = parse_schedule_request(b);
   ASSERT_TRUE(r.has_value()) << r.error().detail;
   EXPECT_EQ(r->npus_per_host, 4u);
@@ -175,6 +177,23 @@ TEST(ScheduleRequestParse, DefaultsAndEveryField) {
   EXPECT_EQ(r->ecmp_seeds, 3u);
   EXPECT_EQ(r->master_port, 1234);
   EXPECT_EQ(r->rank_table_version, placement::RankTableVersion::v1_2);
+  EXPECT_TRUE(r->allow_unreachable);
+}
+
+TEST(ScheduleRequestParse, AllowUnreachableMustBeABoolean) {
+  json off = schedule_body();
+  off["allow_unreachable"] = false;
+  auto o = parse_schedule_request(off);
+  ASSERT_TRUE(o.has_value()) << o.error().detail;
+  EXPECT_FALSE(o->allow_unreachable);
+  for (const json& bad : {json("true"), json(1), json::array({true})}) {
+    json b = schedule_body();
+    b["allow_unreachable"] = bad;
+    auto r = parse_schedule_request(b);
+    ASSERT_FALSE(r.has_value()) << bad.dump();
+    EXPECT_EQ(r.error().status, 400);
+    EXPECT_EQ(field_names(r.error()), (std::vector<std::string>{"allow_unreachable"})) << bad.dump();
+  }
 }
 
 TEST(ScheduleRequestParse, EveryBadFieldIsNamedWithItsPath) {

@@ -458,6 +458,15 @@ tl::expected<RoutePlanResult, ScheduleError> plan(const topology::Topology& topo
 
 }  // namespace
 
+tl::expected<std::map<std::string, std::vector<std::uint32_t>>, ScheduleError> used_npus(
+    const topology::Topology& topo, const ScheduleRequest& req) {
+  auto hosts = resolve_hosts(topo, req);
+  if (!hosts) return tl::unexpected(hosts.error());
+  std::map<std::string, std::vector<std::uint32_t>> out;
+  for (auto& h : *hosts) out.emplace(std::move(h.name), std::move(h.npus));
+  return out;
+}
+
 Result schedule_job(const topology::Topology& topo, const ScheduleRequest& req) {
   if (auto ok = check_request(req); !ok) return tl::unexpected(ok.error());
   auto hosts = resolve_hosts(topo, req);

@@ -182,6 +182,13 @@ struct Schedule {
 tl::expected<Schedule, ScheduleError> schedule_job(const topology::Topology& topo,
                                                    const ScheduleRequest& req);
 
+// The NPUs schedule_job() would use on each requested host, by host name, in local-rank order (index k
+// of a host's list is local rank k, the NPU's rail position), without needing npu_ips: lets a caller
+// choose the NPUs' addresses before scheduling. Same host checks as schedule_job() (when they fail,
+// schedule_job() fails too); nothing else of the request is checked.
+tl::expected<std::map<std::string, std::vector<std::uint32_t>>, ScheduleError> used_npus(
+    const topology::Topology& topo, const ScheduleRequest& req);
+
 // Exports, usable on their own (exports.cpp).
 std::string export_hccl_rank_table(const Placement& placement,
                                    const std::map<std::string, IpAddress>& host_ips,

@@ -595,6 +595,28 @@ const BadCase kBad[] = {
 INSTANTIATE_TEST_SUITE_P(Errors, Validation, ::testing::ValuesIn(kBad),
                          [](const auto& param_info) { return std::string(param_info.param.name); });
 
+// used_npus: what schedule_job would take, per host in local-rank order, without npu_ips.
+TEST(UsedNpus, LowestFreeIndicesPerHostAsScheduleJobTakesThem) {
+  auto topo = small();
+  ASSERT_TRUE(topo.set_npu_state({*topo.find("host002"), 0}, topology::DeviceState::kAllocated));
+  auto req = request({"host002", "host001"}, par(1, 1, 4, 1));
+  req.npus_per_host = 2;
+  req.npu_ips.clear();
+  auto used = used_npus(topo, req);
+  ASSERT_TRUE(used) << used.error().message();
+  const std::map<std::string, std::vector<std::uint32_t>> want{{"host001", {0, 1}}, {"host002", {1, 2}}};
+  EXPECT_EQ(*used, want);
+  req.npu_ips = ips_for(4, 4);
+  auto s = schedule_job(topo, req);
+  ASSERT_TRUE(s) << s.error().message();
+  for (const auto& h : s->placement.hosts) EXPECT_EQ(h.npus, want.at(h.name)) << h.name;
+
+  req.hosts = {"host001", "spine-missing"};
+  auto bad = used_npus(topo, req);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().field, "hosts[1]");
+}
+
 TEST(Framework, ParsesEveryName) {
   for (auto f : {Framework::pytorch, Framework::megatron, Framework::deepspeed, Framework::mindspore}) {
     EXPECT_EQ(parse_framework(to_string(f)), f);
