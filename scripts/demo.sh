@@ -2,7 +2,8 @@
 # The main job: installs what is missing, builds hsns (release preset), starts the emulated cluster
 # (lab/hsns-lab: hosts with NPU ports in network namespaces, rail-aligned leaf and spine bridges, the real
 # hsns-aggregator and one real hsnsd per host), creates two subnets and one port per NPU through hsnsctl, waits
-# until every daemon has applied them, and prints where to look. Ctrl-C (or any exit) tears everything down.
+# until every daemon has applied them, imports the emulated cluster's topology, runs a topology search and
+# prints where to look. Ctrl-C (or any exit) tears everything down.
 # Usage: scripts/demo.sh [--hosts N] [--npus M] [--prefix P] [--bin DIR]      (as root; see docs/lab.md)
 #   --bin DIR  use binaries already built in DIR and skip installing and building
 set -euo pipefail
@@ -61,10 +62,38 @@ for ((i = 0; i < hosts; i++)); do
 done
 lab wait --timeout 60
 
+# The emulated cluster's topology, so that topology search and scheduling see what the namespaces wire up:
+# NPU j of every host on leaf j (100 Gbit/s veths), every leaf on the one spine.
+topology=$state/topology.yaml
+{
+  echo "version: 1"
+  echo "name: $prefix-lab"
+  echo "defaults: {bandwidth_gbps: 100, latency_us: 1}"
+  echo "switches:"
+  for ((j = 0; j < npus; j++)); do echo "  - {name: $prefix-leaf$j, tier: leaf}"; done
+  echo "  - {name: $prefix-spine0, tier: spine}"
+  echo "hosts:"
+  for ((i = 0; i < hosts; i++)); do
+    echo "  - name: $prefix-h$i"
+    echo "    npus:"
+    for ((j = 0; j < npus; j++)); do echo "      - {index: $j, port: npu$j, leaf: $prefix-leaf$j}"; done
+  done
+  echo "links:"
+  for ((j = 0; j < npus; j++)); do echo "  - {lower: $prefix-leaf$j, upper: $prefix-spine0, bandwidth_gbps: 400}"; done
+} >"$topology"
+ctl topology import "$topology" >/dev/null
+# A small GPT-style job: tensor parallel inside each host, data parallel across two hosts (rail by rail,
+# so every DP pair stays in its NPU's subnet).
+model="--parameters 1300000000 --layers 24 --hidden 2048 --heads 16 --seq-len 2048 --micro-batch 1 --global-batch 16 --tp $npus --dp 2"
+
 h0_even=$(ctl -o json ports list --host "$prefix-h0" | jq -r '.items[] | select(.npu == 0) | .ip_address')
 h1_even=$(ctl -o json ports list --host "$prefix-h1" | jq -r '.items[] | select(.npu == 0) | .ip_address')
 h1_odd=$(ctl -o json ports list --host "$prefix-h1" | jq -r '.items[] | select(.npu == 1) | .ip_address')
 ctl ports list
+echo
+echo "topology search for a $((2 * npus))-NPU job (tp $npus, dp 2):"
+# shellcheck disable=SC2086
+ctl search $model --answers 2
 cat <<EOT
 
 hsns demo is running: $hosts hosts x $npus NPUs in network namespaces $prefix-h0..$prefix-h$((hosts - 1)),
@@ -86,6 +115,12 @@ Try (in another terminal):
   lab/hsns-lab api --prefix $prefix /api/v1/agents/$prefix-h0/status | jq '.report.ports'   # isolation_dropped_packets
   lab/hsns-lab exec --prefix $prefix h0 -- curl -s 127.0.0.1:9810/metrics | grep ^hsns_daemon
   lab/hsns-lab exec --prefix $prefix h1 -- ip addr del $h1_even/24 dev npu0    # hsnsd restores it within a second
+  lab/hsns-lab ctl --prefix $prefix -- topology show
+  lab/hsns-lab ctl --prefix $prefix -- topology export --format slurm-tree
+  lab/hsns-lab ctl --prefix $prefix -- schedule job-a --best $model --out-dir $state/job-a
+  lab/hsns-lab ctl --prefix $prefix -- jobs get job-a          # ranks with their NPU addresses
+  cat $state/job-a/hccl.json $state/job-a/MultiQpSrcPort.cfg
+  lab/hsns-lab ctl --prefix $prefix -- jobs delete job-a
 
 Press Ctrl-C to stop (removes every namespace, pin and the state directory).
 EOT
