@@ -333,11 +333,14 @@ int roce_xdp_mirror(struct xdp_md* ctx) {
   return roce_xdp(ctx, 1);
 }
 
-/* Harvest: the harvester flips roce_tables[0] (the kernel waits for running programs), then runs roce_harvest
- * on the inactive table, which copies each claimed slot to roce_harvest_out (mapped by the harvester) and
- * clears it (ready first, then tag), until roce_harvest_out is full; the next run continues from there.
- * Copying in the kernel avoids mapping the whole table into the harvester (mapping and unmapping 64 MiB
- * costs more than the copy) and needs no per-flow helper call. */
+/* Harvest, in two phases (so that a crash of the harvester at any moment loses and repeats nothing): the
+ * harvester flips roce_tables[0] (the kernel waits for running programs), then runs roce_harvest on the
+ * inactive table, which copies each claimed slot to roce_harvest_out (mapped by the harvester) without
+ * clearing it, until roce_harvest_out is full; the next run continues from there. Only once the records
+ * are durably written does the harvester run roce_clear, which clears every claimed slot (ready first,
+ * then tag) in one run. Copying in
+ * the kernel avoids mapping the whole table into the harvester (mapping and unmapping 64 MiB costs more
+ * than the copy) and needs no per-flow helper call. */
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
   __uint(max_entries, ROCE_HARVEST_OUT);
@@ -345,6 +348,14 @@ struct {
   __type(key, __u32);
   __type(value, struct roce_flow_slot);
 } roce_harvest_out SEC(".maps");
+
+/* Userspace bookkeeping, pinned: the harvest epochs (struct roce_epoch_state). Not used by the programs. */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct roce_epoch_state);
+} roce_epoch SEC(".maps");
 
 struct roce_harvest_loop {
   __u32 start;
@@ -358,19 +369,17 @@ static __always_inline long roce_harvest_slot(struct roce_flow_slot* s, __u32 j,
   l->next = j + 1;
   if (!s) return 1;
   if (s->tag == 0) return 0;
-  if (s->ready) {
-    __u32 k = l->records;
-    struct roce_flow_slot* o = bpf_map_lookup_elem(&roce_harvest_out, &k);
-    if (!o) {
-      l->next = j;
-      l->full = 1;
-      return 1;
-    }
-    __builtin_memcpy(o, s, sizeof(*s));
-    l->records = k + 1;
+  /* Every claimed slot is copied; the harvester skips a copy whose `ready` is 0 (claimed, never published).
+   * (Testing `ready` here as well makes the verifier's walk of the loop explode past 1M instructions.) */
+  __u32 k = l->records;
+  struct roce_flow_slot* o = bpf_map_lookup_elem(&roce_harvest_out, &k);
+  if (!o) {
+    l->next = j;
+    l->full = 1;
+    return 1;
   }
-  s->ready = 0;
-  s->tag = 0;
+  __builtin_memcpy(o, s, sizeof(*s));
+  l->records = k + 1;
   return 0;
 }
 
@@ -407,6 +416,47 @@ int roce_harvest(struct roce_harvest_ctx* ctx) {
       bpf_loop(runs, roce_harvest_a, &l, 0);
   }
   ctx->start = l.full ? l.next : slots;
+  ctx->records = l.records;
+  return 0;
+}
+
+/* The second phase: roce_clear clears every claimed slot of the table (ready first, then tag) in one run.
+ * A program of its own, so that each program has the verifier's instruction budget to itself. */
+static __always_inline long roce_clear_run(void* table, __u32 i, struct roce_harvest_loop* l) {
+  __u32 base = l->start + i * ROCE_HARVEST_STEP;
+  for (__u32 n = 0; n < ROCE_HARVEST_STEP; n++) {
+    __u32 j = base + n;
+    struct roce_flow_slot* s = bpf_map_lookup_elem(table, &j);
+    if (!s) return 1;
+    if (s->tag != 0) {
+      s->ready = 0;
+      s->tag = 0;
+      l->records++;
+    }
+  }
+  return 0;
+}
+
+static long roce_clear_a(__u32 i, struct roce_harvest_loop* l) {
+  return roce_clear_run(&roce_flows_a, i, l);
+}
+
+static long roce_clear_b(__u32 i, struct roce_harvest_loop* l) {
+  return roce_clear_run(&roce_flows_b, i, l);
+}
+
+SEC("syscall")
+int roce_clear(struct roce_harvest_ctx* ctx) {
+  __u32 slots = roce_slot_mask + 1;
+  struct roce_harvest_loop l = {.start = ctx->start, .next = ctx->start};
+  if (l.start < slots) {
+    __u32 runs = (slots - l.start + ROCE_HARVEST_STEP - 1) / ROCE_HARVEST_STEP;
+    if (ctx->table)
+      bpf_loop(runs, roce_clear_b, &l, 0);
+    else
+      bpf_loop(runs, roce_clear_a, &l, 0);
+  }
+  ctx->start = slots;
   ctx->records = l.records;
   return 0;
 }

@@ -14,8 +14,9 @@
  *   roce_table_slots(table_size) slots (a power of two, at least 1.5 x table_size). A flow lives in the
  *   first slot of its probe sequence (roce_key_digest() & mask, +1, ... at most ROCE_MAX_PROBES) that is
  *   free or holds its key. A slot is claimed by a compare-and-swap of `tag` from 0 to the digest | 1, then
- *   the claimer writes every other field and publishes with `ready` = 1 (atomic exchange). Userspace clears
- *   a harvested slot by zeroing `ready`, then `tag`. `packets` and `cnp` are derived (roce_slot_stats):
+ *   the claimer writes every other field and publishes with `ready` = 1 (atomic exchange). The harvester
+ *   clears a harvested slot (zeroing `ready`, then `tag`) only once its record is written (two phases,
+ *   struct roce_epoch_state). `packets` and `cnp` are derived (roce_slot_stats):
  *   packets is the sum of the opcode classes, cnp the CNP class.
  * - struct roce_psn_entry is one slot of the userspace-only last-PSN table (pinned mmapable array, same
  *   slot count and probe sequence; a slot with family 0 is free).
@@ -177,19 +178,40 @@ struct roce_clock_sample {
   __u64 coarse_ns; /* bpf_ktime_get_coarse_ns (CLOCK_MONOTONIC_COARSE), updated on the same tick */
 };
 
-/* Context of the roce_harvest program (BPF_PROG_TYPE_SYSCALL, run by the harvester with
- * bpf_prog_test_run_opts): copies the claimed slots [start, slots) of flow table `table` (0: roce_flows_a,
- * 1: roce_flows_b) to roce_harvest_out[0, records) and clears them, stopping when roce_harvest_out
- * (ROCE_HARVEST_OUT slots, mapped by the harvester) is full. On return `start` is where to continue (the
- * table's slot count when done). */
+/* Context of the roce_harvest and roce_clear programs (BPF_PROG_TYPE_SYSCALL, run by the harvester with
+ * bpf_prog_test_run_opts) on flow table `table` (0: roce_flows_a, 1: roce_flows_b), which no program writes
+ * (the inactive one):
+ * - roce_harvest copies the claimed slots [start, slots) to roce_harvest_out[0, records) without
+ *   clearing them (the harvester skips a copy whose `ready` is 0: claimed, never published), stopping when
+ * roce_harvest_out (ROCE_HARVEST_OUT slots, mapped by the harvester) is full. On return `start` is where to
+ * continue (the table's slot count when done).
+ * - roce_clear clears every claimed slot of [start, slots) (`ready`, then `tag`) in one run; `records` =
+ *   slots cleared. Run once the copied records are durably written (FlowProbe::commit). */
 #define ROCE_HARVEST_OUT 4096
 struct roce_harvest_ctx {
   __u32 table;
   __u32 start;
-  __u32 records; /* slots copied to roce_harvest_out by this run */
+  __u32 records; /* slots copied (or cleared) by this run */
   __u32 pad;
 };
 
+/* The harvest epochs (pinned array roce_epoch, one entry; userspace only, updated with one
+ * bpf_map_update_elem each, so a killed harvester leaves either the old or the new state). Epoch E is the
+ * E-th harvest batch since the maps were created (continued from the sink's last epoch when that is
+ * higher). An epoch is pending from the moment its records are copied (the inactive table and the overflow
+ * ring buffer still hold them) until the harvester committed it (records written, PSN state advanced, ring
+ * consumed up to ring_end, table cleared); while one is pending the tables are not flipped. */
+#define ROCE_PHASE_DRAINED 1     /* copied; PSN state not yet advanced */
+#define ROCE_PHASE_PSN_APPLIED 2 /* PSN state advanced (ring and table not yet released) */
+struct roce_epoch_state {
+  __u64 epoch;     /* last epoch drained */
+  __u64 committed; /* last epoch committed: epoch > committed means `epoch` is pending */
+  __u64 ring_end;  /* overflow ring consumer position once the pending epoch is committed */
+  __u32 table;     /* table index + 1 of the pending epoch (0: none) */
+  __u32 phase;     /* ROCE_PHASE_* of the pending epoch */
+  __u32 clean;     /* table index + 1 of a table known to be empty (0: unknown) */
+  __u32 pad;
+};
 /* Slots of a flow table (and of the last-PSN table) holding table_size flows: the power of two >= 1.5 x
  * table_size. */
 static inline __u32 roce_table_slots(__u32 table_size) {

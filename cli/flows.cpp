@@ -1,8 +1,12 @@
 // `hsnsctl flows --file PATH [--top N]`: the flow probe's JSON-lines sink (daemon/flows/flow_sink.h) as a
 // table of the busiest flows, totals summed over harvest intervals per (host, interface, direction, source,
 // destination, UDP source port, destination QP), sorted by bytes. -o json prints the same aggregates.
-// Lines that are not flow records (counters lines) are skipped; malformed lines are counted and reported
-// on the last line. A missing file is a usage error (exit 64). Reads only the file: no server involved.
+// Only complete harvest batches count (daemon/flows/flow_sink.h): a `batch` opening marker with epoch E, its
+// flow lines (epoch E) and the `counters` closing marker of E. The lines of a batch without its closing
+// marker (cut short by a crash, or being written right now) are skipped and reported on the last line, as
+// are malformed lines. Files of earlier versions (flow lines without epoch, each harvest closed by a
+// counters line) read as before, a harvest without its counters line skipped likewise. A missing file is a
+// usage error (exit 64). Reads only the file: no server involved.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <fstream>
@@ -10,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,15 +47,14 @@ void flows_show(Context& ctx, const FlowsArgs& args) {
   if (!in) throw usage_error("cannot read " + args.file);
   std::map<std::string, Aggregate> flows;
   std::size_t malformed = 0;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    const auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
-      ++malformed;
-      continue;
-    }
-    if (j.value("type", "") != "flow") continue;
+  std::size_t incomplete = 0;  // lines of batches without their closing marker
+  // The lines of the batch being read: counted when its closing marker arrives.
+  std::vector<nlohmann::json> pending;
+  bool open = false;  // an opening marker was read (else: a file of an earlier version)
+  std::uint64_t open_epoch = 0;
+  std::uint64_t open_records = 0;
+  bool broken = false;
+  auto add = [&](const nlohmann::json& j) {
     try {
       nlohmann::json key = {{"host", j.value("host", "")},
                             {"ifname", j.value("ifname", "")},
@@ -71,7 +75,59 @@ void flows_show(Context& ctx, const FlowsArgs& args) {
     } catch (const nlohmann::json::exception&) {
       ++malformed;
     }
+  };
+  auto drop = [&] {
+    incomplete += pending.size() + (open ? 1 : 0);
+    pending.clear();
+    open = false;
+    broken = false;
+  };
+  auto epoch_of = [](const nlohmann::json& j) -> std::optional<std::uint64_t> {
+    if (j.contains("epoch") && j["epoch"].is_number_unsigned()) return j["epoch"].get<std::uint64_t>();
+    return std::nullopt;
+  };
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    if (in.eof()) {  // no newline: a line being written or cut short
+      ++incomplete;
+      break;
+    }
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      ++malformed;
+      if (open) broken = true;
+      continue;
+    }
+    const std::string type = j.value("type", "");
+    const auto epoch = epoch_of(j);
+    if (type == "batch") {
+      drop();
+      open = true;
+      open_epoch = epoch.value_or(0);
+      open_records = j.value("records", std::uint64_t{0});
+      broken = !epoch;
+    } else if (type == "flow") {
+      if (open && epoch != open_epoch) broken = true;
+      if (!open && epoch) {
+        ++incomplete;  // outside its batch
+        continue;
+      }
+      pending.push_back(std::move(j));
+    } else if (type == "counters") {
+      const bool complete = open ? !broken && epoch == open_epoch && pending.size() == open_records
+                                 : !epoch;  // earlier versions: the flow lines since the last counters line
+      if (!complete) {
+        drop();
+        ++incomplete;
+        continue;
+      }
+      for (const auto& f : pending) add(f);
+      pending.clear();
+      open = false;
+    }
   }
+  drop();
   std::vector<const Aggregate*> sorted;
   for (const auto& [k, a] : flows) sorted.push_back(&a);
   std::sort(sorted.begin(), sorted.end(), [](const Aggregate* x, const Aggregate* y) {
@@ -107,6 +163,9 @@ void flows_show(Context& ctx, const FlowsArgs& args) {
   }
   t.render(ctx.out);
   if (malformed > 0) ctx.out << "(" << malformed << " malformed line(s) skipped)\n";
+  if (incomplete > 0)
+    ctx.out << "(" << incomplete << " line(s) of incomplete harvest batches skipped: cut short by a crash or "
+            << "being written)\n";
 }
 
 }  // namespace

@@ -80,10 +80,12 @@ class SignalFd {
 };
 
 // The RoCEv2 flow probe inside hsnsd (daemon/flows). apply() loads and attaches the probe on the calling
-// (main) thread and opens the sink; a thread of its own then harvests every interval into the sink and the
-// metrics, so that a long harvest (about 0.3 s for 100,000 flows, plus the sink's fdatasync) never delays
-// the main loop's WATCHDOG=1 or its passes. stop() joins that thread, harvests one last time and detaches
-// (pinned maps stay, so a restarted hsnsd harvests what was counted meanwhile). FlowProbe and FlowSink are
+// (main) thread, opens the sink (which cuts a batch a crash left half-written) and settles a batch a killed
+// hsnsd left pending (FlowProbe::recover); a thread of its own then harvests every interval into the sink
+// and the metrics -- harvest, write + fdatasync, commit: kill -9 at any moment loses and repeats nothing --
+// so that a long harvest (about 0.3 s for 100,000 flows, plus the sink's fdatasync) never delays the main
+// loop's WATCHDOG=1 or its passes. stop() joins that thread, harvests one last time and detaches (pinned
+// maps stay, so a restarted hsnsd harvests what was counted meanwhile). FlowProbe and FlowSink are
 // used by one thread at a time: the thread's start and join order the hand-overs. Every public method is
 // called from the main thread.
 class FlowHarvester {
@@ -118,6 +120,7 @@ class FlowHarvester {
       harvest_once();  // what was counted so far goes to the old sink
       sink_ = std::move(*sink);
       config_ = config;
+      if (auto r = recover(); !r) log(3, "flow probe: recovery: " + r.error());
       start_thread();
       return Change::harvest_only;
     }
@@ -129,6 +132,12 @@ class FlowHarvester {
     probe_ = std::move(*probe);
     sink_ = std::move(*sink);
     config_ = config;
+    if (auto r = recover(); !r) {
+      probe_->stop(false);
+      probe_.reset();
+      sink_.reset();
+      return failed("recovery: " + r.error());
+    }
     metrics_.flow_probe_up.Set(1);
     metrics_.flow_probe_interfaces.Set(static_cast<double>(config.interfaces.size()));
     start_thread();
@@ -206,30 +215,50 @@ class FlowHarvester {
     log(level, msg);
   }
 
+  // One two-phase harvest: the batch is written to the sink (write + fdatasync) and only then committed,
+  // so a kill -9 at any moment loses and repeats nothing. A batch whose write failed is not committed: the
+  // kernel keeps it and the next harvest returns it again (no new counts are harvested meanwhile).
   void harvest_once() {
     const auto t0 = Clock::now();
-    auto records = probe_->harvest();
-    if (!records) {
+    auto batch = probe_->harvest();
+    if (!batch) {
       metrics_.flow_probe_harvest_errors.Increment();
-      log_limited(3, "flow probe: harvest: " + records.error());
+      log_limited(3, "flow probe: harvest: " + batch.error());
       return;
     }
+    const auto& records = batch->records;
     const auto counters = probe_->counters();
     metrics_.set_probe_counters(counter_names_, std::vector<std::uint64_t>(counters.begin(), counters.end()));
     if (sink_) {
-      if (auto w = sink_->write(*records, counters); !w) {
+      if (auto w = sink_->write(*batch, counters); !w) {
         metrics_.flow_probe_sink_errors.Increment();
-        metrics_.flow_probe_records_unwritten.Increment(static_cast<double>(records->size()));
-        log_limited(3, "flow probe: " + w.error() + " (" + std::to_string(records->size()) +
-                           " record(s) of this harvest not written)");
+        metrics_.flow_probe_records_unwritten.Increment(static_cast<double>(records.size()));
+        log_limited(3, "flow probe: " + w.error() + " (" + std::to_string(records.size()) +
+                           " record(s) of epoch " + std::to_string(batch->epoch) +
+                           " kept in the kernel, written again at the next harvest)");
+        return;
       }
     }
+    if (auto c = probe_->commit(*batch); !c) {
+      metrics_.flow_probe_harvest_errors.Increment();
+      log_limited(3, "flow probe: commit: " + c.error());
+      return;
+    }
     metrics_.flow_probe_harvests.Increment();
-    metrics_.flow_probe_records.Increment(static_cast<double>(records->size()));
-    metrics_.flow_probe_last_harvest_records.Set(static_cast<double>(records->size()));
+    metrics_.flow_probe_records.Increment(static_cast<double>(records.size()));
+    metrics_.flow_probe_last_harvest_records.Set(static_cast<double>(records.size()));
     metrics_.flow_probe_last_harvest_seconds.Set(std::chrono::duration<double>(Clock::now() - t0).count());
     metrics_.flow_probe_last_harvest_timestamp.Set(
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+  }
+
+  // Settles a batch a killed process left pending, against the sink now in use (see FlowProbe::recover).
+  tl::expected<void, std::string> recover() {
+    if (sink_ && sink_->truncated_bytes() > 0)
+      log(5, "flow probe: " + config_.sink + ": removed a batch cut short by a crash (" +
+                 std::to_string(sink_->truncated_bytes()) + " bytes after epoch " +
+                 std::to_string(sink_->last_epoch()) + ")");
+    return probe_->recover(sink_ ? std::optional<std::uint64_t>(sink_->last_epoch()) : std::nullopt);
   }
 
   DaemonMetrics& metrics_;

@@ -2,9 +2,11 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <linux/bpf.h>
 #include <linux/if_link.h>
 #include <linux/magic.h>
 #include <net/if.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -13,6 +15,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <unordered_map>
@@ -126,6 +129,71 @@ class ArrayMapping {
   std::size_t len_ = 0;
 };
 
+// The overflow ring buffer read without consuming it: records between the consumer position (advanced
+// only by commit, so a batch's ring records stay in the kernel until the batch is written) and the
+// producer position. Layout of a BPF ring buffer mapping: the consumer position page (writable), then the
+// producer position page and the data pages, mapped twice in a row so that a record is always contiguous.
+class RingReader {
+ public:
+  RingReader() = default;
+  RingReader(const RingReader&) = delete;
+  RingReader& operator=(const RingReader&) = delete;
+  ~RingReader() { reset(); }
+
+  tl::expected<void, std::string> map(int fd, std::size_t size) {
+    reset();
+    page_ = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    size_ = size;
+    void* c = mmap(nullptr, page_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (c == MAP_FAILED) return tl::unexpected("mmap ring buffer consumer page: " + err_text(errno));
+    cons_ = c;
+    void* p = mmap(nullptr, page_ + 2 * size_, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(page_));
+    if (p == MAP_FAILED) {
+      reset();
+      return tl::unexpected("mmap ring buffer data: " + err_text(errno));
+    }
+    prod_ = p;
+    return {};
+  }
+  void reset() {
+    if (cons_ != nullptr) munmap(cons_, page_);
+    if (prod_ != nullptr) munmap(prod_, page_ + 2 * size_);
+    cons_ = nullptr;
+    prod_ = nullptr;
+  }
+  std::uint64_t consumer() const { return load(cons_); }
+  // Calls f(data, len) for each complete record from the consumer position up to `until` (or up to the
+  // producer position, stopping at a record still being written); returns the position after the last.
+  template <class F>
+  std::uint64_t read(std::optional<std::uint64_t> until, F&& f) const {
+    std::uint64_t pos = consumer();
+    const std::uint64_t end = until ? *until : load(prod_);
+    const auto* data = static_cast<const unsigned char*>(prod_) + page_;
+    while (pos < end) {
+      const auto* hdr = reinterpret_cast<const std::uint32_t*>(data + (pos & (size_ - 1)));
+      const std::uint32_t len = __atomic_load_n(hdr, __ATOMIC_ACQUIRE);
+      if ((len & BPF_RINGBUF_BUSY_BIT) != 0) break;
+      const std::uint32_t n = len & ~(BPF_RINGBUF_BUSY_BIT | BPF_RINGBUF_DISCARD_BIT);
+      if ((len & BPF_RINGBUF_DISCARD_BIT) == 0)
+        f(reinterpret_cast<const unsigned char*>(hdr) + BPF_RINGBUF_HDR_SZ, n);
+      pos += (std::uint64_t{n} + BPF_RINGBUF_HDR_SZ + 7) / 8 * 8;
+    }
+    return pos;
+  }
+  void consume_to(std::uint64_t pos) const {
+    __atomic_store_n(static_cast<unsigned long*>(cons_), static_cast<unsigned long>(pos), __ATOMIC_RELEASE);
+  }
+
+ private:
+  static std::uint64_t load(void* p) {
+    return __atomic_load_n(static_cast<const unsigned long*>(p), __ATOMIC_ACQUIRE);
+  }
+  std::size_t page_ = 0;
+  std::size_t size_ = 0;
+  void* cons_ = nullptr;
+  void* prod_ = nullptr;
+};
+
 tl::expected<void, std::string> ensure_bpffs() {
   struct statfs fs {};
   if (statfs("/sys/fs/bpf", &fs) == 0 && fs.f_type == BPF_FS_MAGIC) return {};
@@ -146,9 +214,6 @@ tl::expected<void, std::string> mkdirs(const std::string& path) {
 
 struct SkelDeleter {
   void operator()(roce_flow* s) const { roce_flow__destroy(s); }
-};
-struct RingDeleter {
-  void operator()(ring_buffer* r) const { ring_buffer__free(r); }
 };
 
 class RoceFlowProbe final : public FlowProbe {
@@ -186,16 +251,13 @@ class RoceFlowProbe final : public FlowProbe {
     if (int rc = rc_load; rc != 0)
       return tl::unexpected("load roce_flow: " + err_text(rc) + " (a table pinned under " + config_.pin_dir +
                             " with another table_size, ring_buffer_bytes or layout is not reused: purge it)");
-    rb_.reset(
-        ring_buffer__new(bpf_map__fd(skel_->maps.roce_overflow), &RoceFlowProbe::on_event, this, nullptr));
-    if (!rb_) return tl::unexpected("ring buffer: " + err_text(errno));
+    if (auto r = ring_.map(bpf_map__fd(skel_->maps.roce_overflow), config_.ring_buffer_bytes); !r) return r;
     if (auto r = harvest_out_.map(bpf_map__fd(skel_->maps.roce_harvest_out),
                                   std::size_t{ROCE_HARVEST_OUT} * sizeof(roce_flow_slot));
         !r)
       return r;
     id_a_ = map_id(bpf_map__fd(skel_->maps.roce_flows_a));
     if (auto r = load_psn_state(); !r) return r;
-    start_generation_ = generation_;
     if (auto r = calibrate_clock(); !r) return r;
     for (const auto& itf : config_.interfaces) {
       if (auto r = attach(itf); !r) {
@@ -206,102 +268,135 @@ class RoceFlowProbe final : public FlowProbe {
     return {};
   }
 
-  tl::expected<std::vector<FlowRecord>, std::string> harvest() override {
+  tl::expected<void, std::string> recover(std::optional<std::uint64_t> sink_last_epoch) override {
     if (!skel_) return tl::unexpected(std::string("flow probe stopped"));
-    std::vector<FlowRecord> out;
+    auto st = read_state();
+    if (!st) return tl::unexpected(st.error());
+    if (st->epoch > st->committed) {
+      // Pending: already in the sink (or nowhere to write it, or its commit got past the PSN state,
+      // which only happens after the write): finish the commit without emitting it again.
+      if (sink_last_epoch && *sink_last_epoch != st->epoch && st->phase < ROCE_PHASE_PSN_APPLIED) return {};
+      FlowBatch b;
+      b.epoch = st->epoch;
+      if (st->phase < ROCE_PHASE_PSN_APPLIED) {
+        auto again = harvest();  // the same batch, rebuilt from the table and the ring buffer
+        if (!again) return tl::unexpected(again.error());
+        b = std::move(*again);
+      }
+      recovering_ = true;
+      auto c = commit(b);
+      recovering_ = false;
+      return c;
+    }
+    if (sink_last_epoch && *sink_last_epoch > st->epoch) {
+      st->epoch = *sink_last_epoch;
+      st->committed = *sink_last_epoch;
+      return write_state(*st);
+    }
+    return {};
+  }
+
+  tl::expected<FlowBatch, std::string> harvest() override {
+    if (!skel_) return tl::unexpected(std::string("flow probe stopped"));
+    FlowBatch batch;
+    auto& out = batch.records;
     // Exactly the last count (+64): 100,000 records stay under glibc's largest mmap threshold (32 MiB), so
     // the buffer is recycled from the heap instead of being mapped and faulted in on every harvest. The first
     // harvest reserves the table's capacity (untouched pages cost no memory) instead of growing by copies.
-    out.reserve(generation_ == start_generation_ ? std::size_t{config_.table_size} + 64 : last_count_ + 64);
-    // Flip the active table; the update returns once running programs are done with the old one.
+    out.reserve(first_harvest_ ? std::size_t{config_.table_size} + 64 : last_count_ + 64);
+    first_harvest_ = false;
+    auto st = read_state();
+    if (!st) return tl::unexpected(st.error());
     const int outer = bpf_map__fd(skel_->maps.roce_tables);
     std::uint32_t zero = 0;
     std::uint32_t active_id = 0;
     if (bpf_map_lookup_elem(outer, &zero, &active_id) != 0)
       return tl::unexpected("read active table: " + err_text(errno));
-    const int fa = bpf_map__fd(skel_->maps.roce_flows_a);
-    const int fb = bpf_map__fd(skel_->maps.roce_flows_b);
-    const bool a_active = active_id == id_a_;
-    int next = a_active ? fb : fa;
-    if (bpf_map_update_elem(outer, &zero, &next, BPF_ANY) != 0)
-      return tl::unexpected("flip active table: " + err_text(errno));
-    // The previous table has no writer now: each roce_harvest run copies up to ROCE_HARVEST_OUT of its
-    // claimed slots (in slot order) to roce_harvest_out, mapped here, and clears them.
-    const auto* staged = harvest_out_.as<roce_flow_slot>();
-    roce_harvest_ctx hctx{};
-    hctx.table = a_active ? 0 : 1;
-    while (hctx.start < slots_) {
-      LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &hctx, .ctx_size_in = sizeof(hctx));
-      const std::uint32_t before = hctx.start;
-      if (bpf_prog_test_run_opts(bpf_program__fd(skel_->progs.roce_harvest), &opts) != 0)
-        return tl::unexpected("harvest run: " + err_text(errno));
-      for (std::uint32_t i = 0; i < hctx.records && i < ROCE_HARVEST_OUT; ++i) {
-        FlowRecord& r = out.emplace_back();
-        std::memcpy(&r.key, &staged[i].key, sizeof(r.key));
-        roce_slot_stats(&staged[i], &r.stats);
+    const std::uint32_t inactive = active_id == id_a_ ? 1 : 0;
+    std::uint64_t ring_end = 0;
+    if (st->epoch > st->committed) {
+      // Epoch still pending (not written, or the process died before its commit): the same batch again.
+      // The tables were not flipped since, the inactive table and the ring buffer still hold its records.
+      if (st->table != inactive + 1)
+        return tl::unexpected("pending epoch " + std::to_string(st->epoch) + " is not on the inactive table");
+      batch.epoch = st->epoch;
+      if (auto r = copy_table(inactive, out); !r) return tl::unexpected(r.error());
+      ring_end = read_ring(st->ring_end);
+    } else {
+      std::uint32_t target = inactive;
+      // A table not known to be empty can hold counts of a process that died between its flip and the
+      // record of its epoch: harvest it first, without flipping (no program writes it).
+      if (st->clean != inactive + 1) {
+        if (auto r = copy_table(inactive, out); !r) return tl::unexpected(r.error());
       }
-      if (hctx.start == before && hctx.records == 0)
-        return tl::unexpected(std::string("harvest run makes no progress"));
+      if (out.empty()) {
+        // Flip the active table; the update returns once running programs are done with the old one.
+        const int next = bpf_map__fd(inactive == 0 ? skel_->maps.roce_flows_a : skel_->maps.roce_flows_b);
+        if (bpf_map_update_elem(outer, &zero, &next, BPF_ANY) != 0)
+          return tl::unexpected("flip active table: " + err_text(errno));
+        target = inactive ^ 1;
+        if (auto r = copy_table(target, out); !r) return tl::unexpected(r.error());
+      }
+      ring_end = read_ring(std::nullopt);
+      st->epoch += 1;
+      st->table = target + 1;
+      st->phase = ROCE_PHASE_DRAINED;
+      st->ring_end = ring_end;
+      st->clean = 0;
+      if (auto r = write_state(*st); !r) return tl::unexpected(r.error());
+      batch.epoch = st->epoch;
     }
-    ring_.clear();
-    ring_buffer__consume(rb_.get());
-    if (!ring_.empty()) {
-      std::unordered_map<roce_flow_key, std::size_t, KeyHash, KeyEq> index;
-      for (std::size_t i = 0; i < out.size(); ++i) index.emplace(out[i].key, i);
-      for (const auto& ev : ring_) {
-        auto [it, fresh] = index.emplace(ev.key, out.size());
-        if (fresh) {
-          FlowRecord r;
-          r.key = ev.key;
-          r.stats = ev.stats;
-          out.push_back(std::move(r));
+    if (auto r = finish_records(batch, st->phase < ROCE_PHASE_PSN_APPLIED); !r)
+      return tl::unexpected(r.error());
+    last_count_ = out.size();
+    return batch;
+  }
+
+  tl::expected<void, std::string> commit(const FlowBatch& batch) override {
+    if (!skel_) return tl::unexpected(std::string("flow probe stopped"));
+    auto st = read_state();
+    if (!st) return tl::unexpected(st.error());
+    if (st->epoch <= st->committed || batch.epoch != st->epoch)
+      return tl::unexpected("commit: epoch " + std::to_string(batch.epoch) + " is not pending");
+    if (!batch.records.empty() && !recovering_) flow_test_crash_point("before-commit");
+    if (st->phase < ROCE_PHASE_PSN_APPLIED) {
+      if (auto r = map_psn(); !r) return r;
+      auto* psn = psn_map_.as<roce_psn_entry>();
+      const bool sweep = st->epoch % 64 == 0 || psn_count_ >= slots_ / 4 * 3;
+      // The sweep moves entries: the slots found by harvest() are then looked up again.
+      if (sweep) expire_psn_state(psn, st->epoch);
+      const bool use_index =
+          !sweep && psn_index_epoch_ == batch.epoch && psn_index_.size() == batch.records.size();
+      const auto gen = static_cast<std::uint32_t>(st->epoch);
+      for (std::size_t i = 0; i < batch.records.size(); ++i) {
+        const auto& r = batch.records[i];
+        if (!r.stats.has_psn) continue;
+        if (use_index && psn_index_[i] != kPsnNew) {
+          psn[psn_index_[i]].last_psn = r.stats.last_psn;
+          psn[psn_index_[i]].generation = gen;
         } else {
-          merge(out[it->second].stats, ev.stats);
+          store_psn(psn, r.key, r.stats.last_psn, gen);
         }
       }
+      st->phase = ROCE_PHASE_PSN_APPLIED;
+      if (auto r = write_state(*st); !r) return r;
     }
-    // Program timestamps are jiffies: convert them to CLOCK_MONOTONIC_COARSE ns against a reading taken
-    // now (every record was written before it), then to Unix ns.
-    const auto now = clock_sample();
-    if (!now) return tl::unexpected(now.error());
-    const auto to_mono_ns = [&](std::uint64_t jiffies) {
-      const auto ticks = static_cast<std::int64_t>(now->jiffies - jiffies);
-      return static_cast<std::uint64_t>(static_cast<std::int64_t>(now->coarse_ns) -
-                                        static_cast<std::int64_t>(static_cast<double>(ticks) * tick_ns_));
-    };
-    timespec mono{};
-    timespec real{};
-    clock_gettime(CLOCK_MONOTONIC, &mono);
-    clock_gettime(CLOCK_REALTIME, &real);
-    const std::int64_t offset = (static_cast<std::int64_t>(real.tv_sec) - mono.tv_sec) * 1000000000LL +
-                                (static_cast<std::int64_t>(real.tv_nsec) - mono.tv_nsec);
-    ++generation_;
-    ArrayMapping pm;
-    if (auto r = pm.map(bpf_map__fd(skel_->maps.roce_psn_last), std::size_t{slots_} * sizeof(roce_psn_entry));
-        !r)
-      return tl::unexpected(r.error());
-    auto* psn = pm.as<roce_psn_entry>();
-    // A table that fills up is swept early; if it is still 3/4 full, new flows go untracked.
-    if (psn_count_ >= slots_ / 4 * 3) expire_psn_state(psn);
-    std::uint32_t name_index = 0;
-    const std::string* name = nullptr;
-    for (auto& r : out) {
-      auto& s = r.stats;
-      s.first_ns = to_mono_ns(s.first_ns);
-      s.last_ns = to_mono_ns(s.last_ns);
-      if (s.has_psn) track_psn(psn, r.key, s);
-      r.first_unix_ns = static_cast<std::int64_t>(s.first_ns) + offset;
-      r.last_unix_ns = static_cast<std::int64_t>(s.last_ns) + offset;
-      if (name == nullptr || name_index != r.key.ifindex) {  // usually one interface: look up on change
-        name_index = r.key.ifindex;
-        name = &ifname(name_index);
-      }
-      r.ifname = *name;
-    }
-    last_count_ = out.size();
-    // Forget the PSN state of flows idle for 300 harvests.
-    if (generation_ % 64 == 0) expire_psn_state(psn);
-    return out;
+    if (!batch.records.empty() && !recovering_) flow_test_crash_point("mid-commit");
+    psn_map_.reset();
+    psn_index_.clear();
+    ring_.consume_to(st->ring_end);
+    const std::uint32_t table = st->table - 1;
+    roce_harvest_ctx hctx{};
+    hctx.table = table;
+    LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &hctx, .ctx_size_in = sizeof(hctx));
+    if (bpf_prog_test_run_opts(bpf_program__fd(skel_->progs.roce_clear), &opts) != 0)
+      return tl::unexpected("clear harvested table: " + err_text(errno));
+    if (hctx.start < slots_) return tl::unexpected(std::string("clear harvested table: incomplete"));
+    st->committed = st->epoch;
+    st->table = 0;
+    st->phase = 0;
+    st->clean = table + 1;
+    return write_state(*st);
   }
 
   std::array<std::uint64_t, ROCE_CNT_MAX> counters() const override {
@@ -345,7 +440,8 @@ class RoceFlowProbe final : public FlowProbe {
       }
     }
     attached_.clear();
-    rb_.reset();
+    ring_.reset();
+    psn_map_.reset();
     harvest_out_.reset();
     if (purge) {
       for (bpf_map* m : pinned_maps()) bpf_map__unpin(m, nullptr);
@@ -355,10 +451,126 @@ class RoceFlowProbe final : public FlowProbe {
   }
 
  private:
-  std::array<bpf_map*, 7> pinned_maps() const {
+  std::array<bpf_map*, 8> pinned_maps() const {
     return {skel_->maps.roce_flows_a,  skel_->maps.roce_flows_b,  skel_->maps.roce_tables,
             skel_->maps.roce_overflow, skel_->maps.roce_counters, skel_->maps.roce_qdisc_owner,
-            skel_->maps.roce_psn_last};
+            skel_->maps.roce_psn_last, skel_->maps.roce_epoch};
+  }
+
+  static constexpr std::uint32_t kPsnNew = 0xFFFFFFFFu;
+
+  tl::expected<roce_epoch_state, std::string> read_state() const {
+    roce_epoch_state st{};
+    std::uint32_t zero = 0;
+    if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.roce_epoch), &zero, &st) != 0)
+      return tl::unexpected("read epoch state: " + err_text(errno));
+    return st;
+  }
+
+  // One syscall: a process killed around it leaves either the old or the new state.
+  tl::expected<void, std::string> write_state(const roce_epoch_state& st) const {
+    std::uint32_t zero = 0;
+    if (bpf_map_update_elem(bpf_map__fd(skel_->maps.roce_epoch), &zero, &st, BPF_ANY) != 0)
+      return tl::unexpected("write epoch state: " + err_text(errno));
+    return {};
+  }
+
+  // roce_harvest over table `table` (no program writes it): every claimed slot, in slot order, through the
+  // staging array; the published ones become records (first_ns/last_ns still jiffies).
+  tl::expected<void, std::string> copy_table(std::uint32_t table, std::vector<FlowRecord>& out) {
+    const auto* staged = harvest_out_.as<roce_flow_slot>();
+    roce_harvest_ctx hctx{};
+    hctx.table = table;
+    while (hctx.start < slots_) {
+      LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &hctx, .ctx_size_in = sizeof(hctx));
+      const std::uint32_t before = hctx.start;
+      if (bpf_prog_test_run_opts(bpf_program__fd(skel_->progs.roce_harvest), &opts) != 0)
+        return tl::unexpected("harvest run: " + err_text(errno));
+      for (std::uint32_t i = 0; i < hctx.records && i < ROCE_HARVEST_OUT; ++i) {
+        if (staged[i].ready == 0) continue;  // claimed, never published (no counts): cleared by roce_clear
+        FlowRecord& r = out.emplace_back();
+        std::memcpy(&r.key, &staged[i].key, sizeof(r.key));
+        roce_slot_stats(&staged[i], &r.stats);
+      }
+      if (hctx.start == before && hctx.records == 0)
+        return tl::unexpected(std::string("harvest run makes no progress"));
+    }
+    return {};
+  }
+
+  // The ring buffer's records from the consumer position up to `until` (or what is there now) into
+  // ring_events_; returns the end position.
+  std::uint64_t read_ring(std::optional<std::uint64_t> until) {
+    ring_events_.clear();
+    return ring_.read(until, [this](const unsigned char* data, std::uint32_t len) {
+      if (len < sizeof(roce_overflow_event)) return;
+      roce_overflow_event ev{};
+      std::memcpy(&ev, data, sizeof(ev));
+      ring_events_.push_back(ev);
+    });
+  }
+
+  tl::expected<void, std::string> map_psn() {
+    if (psn_map_.as<roce_psn_entry>() != nullptr) return {};
+    return psn_map_.map(bpf_map__fd(skel_->maps.roce_psn_last), std::size_t{slots_} * sizeof(roce_psn_entry));
+  }
+
+  // Merges the ring buffer's records into the batch, converts timestamps, checks PSNs across batches
+  // (read-only: the PSN state is advanced by commit) and names interfaces.
+  tl::expected<void, std::string> finish_records(FlowBatch& batch, bool check_psn) {
+    auto& out = batch.records;
+    if (!ring_events_.empty()) {
+      std::unordered_map<roce_flow_key, std::size_t, KeyHash, KeyEq> index;
+      for (std::size_t i = 0; i < out.size(); ++i) index.emplace(out[i].key, i);
+      for (const auto& ev : ring_events_) {
+        auto [it, fresh] = index.emplace(ev.key, out.size());
+        if (fresh) {
+          FlowRecord r;
+          r.key = ev.key;
+          r.stats = ev.stats;
+          out.push_back(std::move(r));
+        } else {
+          merge(out[it->second].stats, ev.stats);
+        }
+      }
+    }
+    // Program timestamps are jiffies: convert them to CLOCK_MONOTONIC_COARSE ns against a reading taken
+    // now (every record was written before it), then to Unix ns.
+    const auto now = clock_sample();
+    if (!now) return tl::unexpected(now.error());
+    const auto to_mono_ns = [&](std::uint64_t jiffies) {
+      const auto ticks = static_cast<std::int64_t>(now->jiffies - jiffies);
+      return static_cast<std::uint64_t>(static_cast<std::int64_t>(now->coarse_ns) -
+                                        static_cast<std::int64_t>(static_cast<double>(ticks) * tick_ns_));
+    };
+    timespec mono{};
+    timespec real{};
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    clock_gettime(CLOCK_REALTIME, &real);
+    const std::int64_t offset = (static_cast<std::int64_t>(real.tv_sec) - mono.tv_sec) * 1000000000LL +
+                                (static_cast<std::int64_t>(real.tv_nsec) - mono.tv_nsec);
+    if (auto r = map_psn(); !r) return r;
+    const auto* psn = psn_map_.as<const roce_psn_entry>();
+    psn_index_.assign(out.size(), kPsnNew);
+    psn_index_epoch_ = batch.epoch;
+    const auto gen = static_cast<std::uint32_t>(batch.epoch);
+    std::uint32_t name_index = 0;
+    const std::string* name = nullptr;
+    for (std::size_t n = 0; n < out.size(); ++n) {
+      auto& r = out[n];
+      auto& s = r.stats;
+      s.first_ns = to_mono_ns(s.first_ns);
+      s.last_ns = to_mono_ns(s.last_ns);
+      if (s.has_psn && check_psn) psn_index_[n] = check_psn_state(psn, r.key, s, gen);
+      r.first_unix_ns = static_cast<std::int64_t>(s.first_ns) + offset;
+      r.last_unix_ns = static_cast<std::int64_t>(s.last_ns) + offset;
+      if (name == nullptr || name_index != r.key.ifindex) {  // usually one interface: look up on change
+        name_index = r.key.ifindex;
+        name = &ifname(name_index);
+      }
+      r.ifname = *name;
+    }
+    return {};
   }
 
   static std::uint32_t map_id(int fd) {
@@ -409,8 +621,8 @@ class RoceFlowProbe final : public FlowProbe {
     return {};
   }
 
-  // PSN state left by a previous process (the pinned table): count the entries and continue its harvest
-  // numbering, so a restart keeps cross-harvest regression checks and idle expiry.
+  // PSN state left by a previous process (the pinned table): count the entries. Maps of a version without
+  // the epoch map start their epochs after the PSN table's highest harvest number (idle expiry goes on).
   tl::expected<void, std::string> load_psn_state() {
     ArrayMapping pm;
     if (auto r = pm.map(bpf_map__fd(skel_->maps.roce_psn_last), std::size_t{slots_} * sizeof(roce_psn_entry));
@@ -418,56 +630,85 @@ class RoceFlowProbe final : public FlowProbe {
       return r;
     const auto* e = pm.as<roce_psn_entry>();
     psn_count_ = 0;
-    generation_ = 0;
+    std::uint64_t generation = 0;
     for (std::uint32_t i = 0; i < slots_; ++i) {
       if (e[i].key.family == 0) continue;
       ++psn_count_;
-      generation_ = std::max<std::uint64_t>(generation_, e[i].generation);
+      generation = std::max<std::uint64_t>(generation, e[i].generation);
+    }
+    auto st = read_state();
+    if (!st) return tl::unexpected(st.error());
+    if (st->epoch == 0 && st->committed == 0 && generation > 0) {
+      st->epoch = generation;
+      st->committed = generation;
+      return write_state(*st);
     }
     return {};
   }
 
-  // Checks a record against the flow's last PSN of an earlier harvest (a go-back-N straddling the harvest
-  // is one regression) and stores its last PSN. Linear probing from the key's digest, as in the kernel.
-  void track_psn(roce_psn_entry* table, const roce_flow_key& key, roce_flow_stats& s) {
+  // Checks a record against the flow's last PSN of the previous committed batch (a go-back-N straddling
+  // the harvest is one regression); returns the flow's slot in the PSN table, or kPsnNew. An entry already
+  // advanced by this epoch (a commit that died half-way) is not checked again.
+  std::uint32_t check_psn_state(const roce_psn_entry* table, const roce_flow_key& key, roce_flow_stats& s,
+                                std::uint32_t gen) const {
     const std::uint32_t mask = slots_ - 1;
-    const auto gen = static_cast<std::uint32_t>(generation_);
+    for (std::uint32_t i = static_cast<std::uint32_t>(key_digest(key)) & mask, n = 0; n < slots_;
+         ++n, i = (i + 1) & mask) {
+      const roce_psn_entry& e = table[i];
+      if (e.key.family == 0) return kPsnNew;
+      if (!same_key(e.key, key)) continue;
+      if (e.generation != gen && !serial_after(s.first_psn, e.last_psn)) ++s.psn_regressions;
+      return i;
+    }
+    return kPsnNew;
+  }
+
+  // Stores a flow's last PSN (linear probing from the key's digest, as in the kernel). A table 3/4 full
+  // takes no new flow (they go untracked).
+  void store_psn(roce_psn_entry* table, const roce_flow_key& key, std::uint32_t last_psn, std::uint32_t gen) {
+    const std::uint32_t mask = slots_ - 1;
     for (std::uint32_t i = static_cast<std::uint32_t>(key_digest(key)) & mask, n = 0; n < slots_;
          ++n, i = (i + 1) & mask) {
       roce_psn_entry& e = table[i];
       if (e.key.family == 0) {
         if (psn_count_ >= slots_ / 4 * 3) return;
         e.key = key;
-        e.last_psn = s.last_psn;
+        e.last_psn = last_psn;
         e.generation = gen;
         ++psn_count_;
         return;
       }
       if (!same_key(e.key, key)) continue;
-      if (!serial_after(s.first_psn, e.last_psn)) ++s.psn_regressions;
-      e.last_psn = s.last_psn;
+      e.last_psn = last_psn;
       e.generation = gen;
       return;
     }
   }
 
-  // Drops entries idle for more than 300 harvests and re-inserts the rest (open addressing has no cheap
-  // single deletion).
-  void expire_psn_state(roce_psn_entry* table) {
-    std::vector<roce_psn_entry> keep;
-    keep.reserve(psn_count_);
-    for (std::uint32_t i = 0; i < slots_; ++i) {
-      if (table[i].key.family == 0) continue;
-      if (generation_ - table[i].generation <= 300) keep.push_back(table[i]);
-    }
-    std::memset(static_cast<void*>(table), 0, std::size_t{slots_} * sizeof(roce_psn_entry));
+  // Drops entries idle for more than 300 epochs, in place: deletion with backward shift (the entries after
+  // the hole that may move back into it do, in probe order). A process killed in the middle leaves at worst
+  // an entry twice in its probe sequence, where lookups find the first copy; the stale one ages out.
+  void expire_psn_state(roce_psn_entry* table, std::uint64_t epoch) {
     const std::uint32_t mask = slots_ - 1;
-    for (const auto& k : keep) {
-      std::uint32_t i = static_cast<std::uint32_t>(key_digest(k.key)) & mask;
-      while (table[i].key.family != 0) i = (i + 1) & mask;
-      table[i] = k;
+    const auto idle = [&](const roce_psn_entry& e) {
+      return e.key.family != 0 && epoch - e.generation > 300;
+    };
+    for (std::uint32_t i = 0; i < slots_; ++i) {
+      while (idle(table[i])) {
+        std::uint32_t hole = i;
+        for (std::uint32_t j = (hole + 1) & mask;; j = (j + 1) & mask) {
+          if (table[j].key.family == 0 || j == i) break;
+          const std::uint32_t home = static_cast<std::uint32_t>(key_digest(table[j].key)) & mask;
+          // table[j] may move to the hole when its home is not cyclically within (hole, j].
+          const bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+          if (stays) continue;
+          table[hole] = table[j];  // both have a non-zero family: no byte of the copy frees the slot
+          hole = j;
+        }
+        table[hole].key.family = 0;  // one byte: the slot is free
+        --psn_count_;
+      }
     }
-    psn_count_ = keep.size();
   }
 
   struct Attached {
@@ -476,16 +717,6 @@ class RoceFlowProbe final : public FlowProbe {
     bool ingress = false;
     bool egress = false;
   };
-
-  static int on_event(void* ctx, void* data, size_t size) {
-    auto* self = static_cast<RoceFlowProbe*>(ctx);
-    if (size >= sizeof(roce_overflow_event)) {
-      roce_overflow_event ev{};
-      std::memcpy(&ev, data, sizeof(ev));
-      self->ring_.push_back(ev);
-    }
-    return 0;
-  }
 
   tl::expected<void, std::string> attach(const FlowProbeInterface& itf) {
     const int ifindex = static_cast<int>(if_nametoindex(itf.name.c_str()));
@@ -537,21 +768,29 @@ class RoceFlowProbe final : public FlowProbe {
 
   FlowProbeConfig config_;
   std::unique_ptr<roce_flow, SkelDeleter> skel_;
-  std::unique_ptr<ring_buffer, RingDeleter> rb_;
-  ArrayMapping harvest_out_;  // roce_harvest_out (1 MiB), mapped while the probe runs
+  RingReader ring_;                       // roce_overflow, read without consuming (commit consumes)
+  ArrayMapping harvest_out_;              // roce_harvest_out (1 MiB), mapped while the probe runs
+  ArrayMapping psn_map_;                  // roce_psn_last, mapped from harvest() to commit()
+  std::vector<std::uint32_t> psn_index_;  // per record of the last harvest: its PSN table slot or kPsnNew
+  std::uint64_t psn_index_epoch_ = 0;     // the epoch psn_index_ belongs to
+  bool recovering_ = false;
+  bool first_harvest_ = true;
   std::vector<Attached> attached_;
-  std::vector<roce_overflow_event> ring_;
+  std::vector<roce_overflow_event> ring_events_;
   std::unordered_map<std::uint32_t, std::string> names_;
   std::uint32_t slots_ = 0;
   double tick_ns_ = 4e6;
   std::size_t psn_count_ = 0;
-  std::uint64_t generation_ = 0;
-  std::uint64_t start_generation_ = 0;  // generation_ when this process started
   std::size_t last_count_ = 0;
   std::uint32_t id_a_ = 0;
 };
 
 }  // namespace
+
+void flow_test_crash_point(const char* point) {
+  const char* v = std::getenv("HSNS_TEST_CRASH_AFTER_DRAIN");
+  if (v != nullptr && std::strcmp(v, point) == 0) kill(getpid(), SIGKILL);
+}
 
 const char* counter_name(int c) {
   return c >= 0 && c < ROCE_CNT_MAX ? kCounterNames[c] : "?";

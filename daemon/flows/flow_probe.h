@@ -11,25 +11,42 @@
 //   filter, returning TC_ACT_UNSPEC), replacing a filter left by a previous process; XDP replaces any
 //   program. A clsact qdisc is created only when missing, and remembered in a pinned map so that stop()
 //   (even of a later process) removes only qdiscs the probe made. Any failure detaches what was attached.
-// - harvest() flips the program to the other of two flow tables (a map-in-map update, which waits for
-//   running programs), then has the roce_harvest program copy the previous table's flows to a 1 MiB
-//   staging array mapped into this process and clear them (no concurrent writer, so no packet's update is
-//   split; no per-flow syscall), merges the overflow ring buffer's records, and returns the deltas since
-//   the previous harvest. A PSN regression across two harvests is detected from the flow's last PSN at the
-//   previous harvest, kept in a pinned open-addressing table (so it survives a restart; mapped only while
-//   a harvest runs).
+// - Harvests are two-phase batches numbered by an epoch kept in a pinned map (bpf/roce_flow.h, struct
+//   roce_epoch_state), so that a kill -9 at any moment neither loses nor repeats a count:
+//   1. harvest() flips the program to the other of two flow tables (a map-in-map update, which waits for
+//      running programs), has the roce_harvest program copy the previous table's flows to a 1 MiB staging
+//      array mapped into this process WITHOUT clearing them (no concurrent writer, so no packet's update is
+//      split; no per-flow syscall), reads the overflow ring buffer without consuming it, records "epoch E
+//      drained" in the pinned map and returns the batch {E, records} (deltas since the previous batch).
+//   2. The owner writes the batch durably (FlowSink::write tags it with E), then calls commit(batch): the
+//      PSN state is advanced, the ring buffer consumed, the table cleared and E marked committed.
+//   While E is pending (not committed: the write failed, or the process died before commit), harvest()
+//   returns the same batch E again, and the tables are not flipped. A PSN regression across two batches is
+//   detected from the flow's last PSN of the previous committed batch, kept in a pinned open-addressing
+//   table (survives a restart; mapped from harvest() to commit()); it is advanced only by commit, so a
+//   re-harvested batch is checked against the same state and counts the same regressions.
+// - recover(sink_last_epoch), after start() and whenever the owner opens another sink: the last epoch the
+//   sink holds completely (FlowSink::last_epoch), or nullopt when there is no sink. If the pending epoch E
+//   is in the sink (or there is no sink), its commit is finished without emitting it again; otherwise the
+//   next harvest() re-emits it. Epoch numbering continues after the sink's last epoch when that is higher
+//   (maps purged, another sink). Without recover(), the pending batch is re-emitted (never lost).
+// - A crash between the flip and the "drained" record leaves data in the inactive table with nothing
+//   pending: the next harvest() notices (the pinned map records which table is known empty), harvests that
+//   table first without flipping, and only then goes on with the usual flip.
+// - Test-only hook: HSNS_TEST_CRASH_AFTER_DRAIN=before-commit|mid-commit makes commit() of a non-empty
+//   batch SIGKILL its own process at its start or after the PSN state was advanced (see also FlowSink).
 // - counters() returns the program's counters (enum roce_counter) summed over CPUs, cumulative since the
 //   maps were created.
 // - stop(purge) detaches everything (no filters, programs or probe-made qdiscs left); pinned maps stay
 //   unless purge. The destructor calls stop(false) if stop was not called.
-// - Thread-compatible: one owner thread. Known loss window: records drained but not yet written when the
-//   process is killed (a kill between the flip and the drain loses nothing: the next harvests drain both).
+// - Thread-compatible: one owner thread.
 #pragma once
 
 #include <array>
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tl/expected.hpp>
 #include <vector>
@@ -42,16 +59,28 @@ namespace hsns::daemon {
 inline constexpr std::uint32_t kRoceTcHandle = 0x4f52;
 inline constexpr std::uint32_t kRoceTcPriority = 10;
 
+// One harvest: the records of epoch `epoch` (deltas since the previous epoch).
+struct FlowBatch {
+  std::uint64_t epoch = 0;
+  std::vector<FlowRecord> records;
+};
+
 class FlowProbe {
  public:
   static tl::expected<std::unique_ptr<FlowProbe>, std::string> start(const FlowProbeConfig& config);
   virtual ~FlowProbe() = default;
-  virtual tl::expected<std::vector<FlowRecord>, std::string> harvest() = 0;
+  virtual tl::expected<void, std::string> recover(std::optional<std::uint64_t> sink_last_epoch) = 0;
+  virtual tl::expected<FlowBatch, std::string> harvest() = 0;
+  virtual tl::expected<void, std::string> commit(const FlowBatch& batch) = 0;
   virtual std::array<std::uint64_t, ROCE_CNT_MAX> counters() const = 0;
   virtual std::chrono::milliseconds interval() const = 0;
   virtual void stop(bool purge_pinned_maps) = 0;
 };
 
 const char* counter_name(int counter);
+
+// Test-only crash hook (HSNS_TEST_CRASH_AFTER_DRAIN): kills the calling process with SIGKILL, exactly as
+// kill -9 would, when the variable equals `point`. Never set it outside the restart tests.
+void flow_test_crash_point(const char* point);
 
 }  // namespace hsns::daemon

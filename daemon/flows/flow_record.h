@@ -1,9 +1,9 @@
 // One RoCEv2 flow record: the counts of one flow (bpf/roce_flow.h key) during one harvest interval.
 //
-// Contract: `stats` holds deltas since the previous harvest (the kernel table is drained on every
-// harvest), with first/last seen converted to Unix time (ns). to_json() renders the JSON-lines sink
-// format documented in docs/flow-probe.md; from_json() reads it back (hsnsctl flows, tests) and returns an
-// error message for a line that is not a flow record.
+// Contract: `stats` holds deltas since the previous harvest batch (the kernel table is cleared once each
+// batch is committed, FlowProbe::commit), with first/last seen converted to Unix time (ns). to_json() renders
+// the JSON-lines sink format documented in docs/flow-probe.md; from_json() reads it back (hsnsctl flows,
+// tests) and returns an error message for a line that is not a flow record.
 #pragma once
 
 #include <cstdint>

@@ -1,17 +1,33 @@
-// JSON-lines sink of flow records: one `{"type":"flow",...}` line per record (flow_record.h) and one
-// `{"type":"counters",...}` line per harvest with the probe's cumulative counters.
+// JSON-lines sink of flow records. One harvest batch (FlowBatch, epoch E) is written as
+//   {"type":"batch","host":...,"epoch":E,"records":N}          opening marker
+//   {"type":"flow",...,"epoch":E}                              N lines, one per record (flow_record.h)
+//   {"type":"counters","host":...,"epoch":E,"records":N,"ts_ms":...,"counters":{...}}   closing marker
+// A batch counts only when it is complete: its opening marker, N flow lines of its epoch and its closing
+// marker, in that order (read_sink_batches, hsnsctl flows). Files of earlier versions (flow lines without
+// epoch, then a counters line) are read as complete batches of epoch 0.
 //
-// Contract: open() appends to (creates, mode 0640) the file; write() appends one harvest in ~1 MiB write(2)
-// chunks of whole lines, then fdatasync(2)s it; the counters line is last, so a harvest without its
-// counters line was cut short by a crash. Errors are values naming the path. One owner thread.
+// Contract:
+// - open() appends to (creates, mode 0640) the file. A tail after the last closing marker is a batch a
+//   crash cut short: open() truncates it (after checking that it holds only batch/flow lines and at most a
+//   partial last line; anything else is an error and the file is left alone) and last_epoch() returns the
+//   epoch of the last complete batch (0: none, or a file of an earlier version). The flow probe re-emits a
+//   batch that is not in the sink (FlowProbe::recover).
+// - write() appends one batch in ~1 MiB write(2) chunks of whole lines, then fdatasync(2)s it; only then
+//   may the caller commit the batch (FlowProbe::commit). A failed write leaves a torn batch that readers
+//   ignore and the next open() truncates; the probe returns the same batch again.
+// - Test-only hook: HSNS_TEST_CRASH_AFTER_DRAIN=partial-write makes write() of a non-empty batch SIGKILL
+//   its own process after the opening marker, half of the flow lines and half of the next line.
+// - Errors are values naming the path. One owner thread.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <tl/expected.hpp>
 #include <vector>
 
+#include "flow_probe.h"
 #include "flow_record.h"
 
 namespace hsns::daemon {
@@ -25,7 +41,12 @@ class FlowSink {
   FlowSink& operator=(const FlowSink&) = delete;
   ~FlowSink();
 
-  tl::expected<void, std::string> write(const std::vector<FlowRecord>& records,
+  // Epoch of the last complete batch in the file (updated by write()).
+  std::uint64_t last_epoch() const { return last_epoch_; }
+  // Bytes truncated by open() (a torn batch).
+  std::uint64_t truncated_bytes() const { return truncated_; }
+
+  tl::expected<void, std::string> write(const FlowBatch& batch,
                                         const std::array<std::uint64_t, ROCE_CNT_MAX>& counters);
 
  private:
@@ -33,6 +54,19 @@ class FlowSink {
   int fd_ = -1;
   std::string path_;
   std::string host_;
+  std::uint64_t last_epoch_ = 0;
+  std::uint64_t truncated_ = 0;
 };
+
+// The complete batches of a sink file's text, in file order: each batch's flow lines (parsed) and its
+// closing counters line. Lines of a batch that is not complete (torn by a crash, or still being written)
+// are left out and counted in *ignored_lines; lines that are not JSON objects in *malformed_lines.
+struct SinkBatch {
+  std::uint64_t epoch = 0;
+  std::vector<nlohmann::json> flows;
+  nlohmann::json counters;
+};
+std::vector<SinkBatch> read_sink_batches(const std::string& text, std::size_t* ignored_lines = nullptr,
+                                         std::size_t* malformed_lines = nullptr);
 
 }  // namespace hsns::daemon

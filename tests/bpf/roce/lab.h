@@ -12,9 +12,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -57,6 +59,13 @@ inline bool wait_for(const std::function<bool()>& cond, std::chrono::millisecond
   return cond();
 }
 
+// True while pid runs (not yet exited; a zombie counts as exited). Does not reap.
+inline bool running(pid_t pid) {
+  const auto stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+  const auto paren = stat.rfind(')');
+  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
+}
+
 class Proc {
  public:
   Proc() = default;
@@ -86,6 +95,14 @@ class Proc {
     pid_ = -1;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   }
+  // Waits up to `timeout` for the process to end by a signal (e.g. a test crash hook's SIGKILL); returns the
+  // signal, or 0 if it exited or still runs (then it is left as it is).
+  int wait_signal(std::chrono::milliseconds timeout) {
+    int st = 0;
+    if (!wait_for([&] { return waitpid(pid_, &st, WNOHANG) == pid_; }, timeout)) return 0;
+    pid_ = -1;
+    return WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+  }
   void kill9() {
     if (pid_ <= 0) return;
     kill(pid_, SIGKILL);
@@ -113,6 +130,58 @@ inline Proc spawn(const std::vector<std::string>& argv, const std::string& out_p
     _exit(127);
   }
   return Proc(pid);
+}
+
+// The flow sink's complete harvest batches (daemon/flows/flow_sink.h), read independently of the library:
+// an opening `batch` marker with epoch E, flow lines of epoch E, the `counters` closing marker of E with
+// the same record count. Lines of other batches (torn by a crash, not yet truncated) are counted in
+// `ignored`; `epochs` lists the complete batches' epochs in file order.
+struct SinkRead {
+  std::vector<nlohmann::json> flows;
+  std::vector<std::uint64_t> epochs;
+  nlohmann::json counters;  // the last complete batch's counters
+  std::size_t ignored = 0;
+};
+inline SinkRead read_sink_batches(const std::string& text) {
+  SinkRead r;
+  std::vector<nlohmann::json> open;
+  bool is_open = false;
+  std::uint64_t epoch = 0;
+  std::uint64_t records = 0;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (in.eof()) {  // no newline: torn
+      ++r.ignored;
+      break;
+    }
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object()) {
+      ++r.ignored;
+      continue;
+    }
+    const std::string type = j.value("type", "");
+    if (type == "batch") {
+      if (is_open) r.ignored += open.size() + 1;
+      open.clear();
+      is_open = true;
+      epoch = j.at("epoch").get<std::uint64_t>();
+      records = j.at("records").get<std::uint64_t>();
+    } else if (type == "flow" && is_open && j.value("epoch", std::uint64_t{0}) == epoch) {
+      open.push_back(j);
+    } else if (type == "counters" && is_open && j.value("epoch", std::uint64_t{0}) == epoch &&
+               j.value("records", std::uint64_t{0}) == records && open.size() == records) {
+      for (auto& f : open) r.flows.push_back(std::move(f));
+      open.clear();
+      is_open = false;
+      r.epochs.push_back(epoch);
+      r.counters = j.at("counters");
+    } else {
+      ++r.ignored;
+    }
+  }
+  if (is_open) r.ignored += open.size() + 1;
+  return r;
 }
 
 class Lab {

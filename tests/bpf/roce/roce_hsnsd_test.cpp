@@ -2,8 +2,11 @@
 // in its hsnsd.yaml, inside a network namespace the test creates, talking to the real hsns-aggregator on
 // that namespace's loopback; hsns-roce-gen sends a known mix from a second namespace over a veth pair.
 //
-// - kill -9 of hsnsd in the middle of a run, restart: per-flow totals summed from the sink equal the
-//   generator's exact counts (the acceptance test of the issue, against hsnsd).
+// - kill -9 of hsnsd at any moment of a run, restart: per-flow totals summed from the sink equal the
+//   generator's exact counts (the acceptance test of the issue, against hsnsd). hsnsd is killed again and
+//   again during one generator run: inside the harvest window (the test-only hook
+//   HSNS_TEST_CRASH_AFTER_DRAIN makes it SIGKILL itself half-way through writing a batch, after writing it
+//   but before its commit, and half-way through the commit) and at random moments.
 // - /metrics exposes the probe's counters and harvest figures (promtool clean); SIGHUP restarts the probe
 //   only when its section changed; SIGTERM leaves no tc filter, clsact qdisc, XDP program or loaded
 //   program using the pinned maps behind (the maps stay pinned).
@@ -25,6 +28,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
@@ -217,15 +221,18 @@ class HsnsdFlowProbe : public ::testing::Test {
         << interfaces;
   }
 
-  // Starts hsnsd in namespace B with the unit's capabilities; returns once it sent READY=1.
-  void start_hsnsd() {
+  // Starts hsnsd in namespace B with the unit's capabilities; returns once it sent READY=1. crash_hook:
+  // HSNS_TEST_CRASH_AFTER_DRAIN for this run ("" = none).
+  void start_hsnsd(const std::string& crash_hook = "") {
     std::vector<std::string> argv = {kHsnsd, "run", "--config", dir_ + "/hsnsd.yaml"};
     if (!setpriv_.empty()) argv.insert(argv.begin(), {"setpriv", "--bounding-set=" + setpriv_, "--"});
     const std::size_t ready_before = count(notify_->notes(), "READY=1");
     ++starts_;
     setenv("NOTIFY_SOCKET", notify_->path().c_str(), 1);
+    if (!crash_hook.empty()) setenv("HSNS_TEST_CRASH_AFTER_DRAIN", crash_hook.c_str(), 1);
     hsnsd_ = hsns::test::spawn(Lab::in(b_, argv), dir_ + "/hsnsd.out", log_path());
     unsetenv("NOTIFY_SOCKET");
+    unsetenv("HSNS_TEST_CRASH_AFTER_DRAIN");
     ASSERT_TRUE(wait_for([&] { return count(notify_->notes(), "READY=1") > ready_before; }, 20s)) << log();
   }
 
@@ -299,21 +306,19 @@ class HsnsdFlowProbe : public ::testing::Test {
     sent_ += j.at("sent").get<std::uint64_t>();
   }
 
-  // Per-flow totals of every flow line of the sink; *counters = the last counters line's counters.
+  // Per-flow totals of the flow lines of the sink's complete batches; *counters = the last batch's
+  // counters. Every complete batch has an epoch of its own (a batch written twice would count twice).
   std::map<std::string, Totals> read_sink(json* counters) {
     std::map<std::string, Totals> out;
-    std::istringstream in(read_file(dir_ + "/flows.jsonl"));
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.empty()) continue;
-      const json j = json::parse(line);
-      if (j.at("type") == "counters") {
-        if (counters != nullptr) *counters = j.at("counters");
-        continue;
-      }
+    const auto r = hsns::test::read_sink_batches(read_file(dir_ + "/flows.jsonl"));
+    EXPECT_EQ(std::set<std::uint64_t>(r.epochs.begin(), r.epochs.end()).size(), r.epochs.size())
+        << "an epoch written twice";
+    EXPECT_EQ(r.ignored, 0u) << "lines outside complete batches (a torn batch was not truncated)";
+    for (const auto& j : r.flows) {
       EXPECT_EQ(j.at("host"), "roce-node");
       add(out[flow_id(j.at("ifname"), j)], j);
     }
+    if (counters != nullptr) *counters = r.counters;
     return out;
   }
 
@@ -327,14 +332,6 @@ class HsnsdFlowProbe : public ::testing::Test {
       for (const auto& [k, v] : want) EXPECT_EQ(it->second.at(k), v) << k;
     }
     for (const auto& [id, t] : got) EXPECT_TRUE(expected_.count(id)) << "unexpected flow " << id;
-  }
-
-  // True once the sink holds a flow record and ends with a complete harvest (its counters line).
-  bool sink_has_complete_harvest() {
-    const auto text = read_file(dir_ + "/flows.jsonl");
-    if (text.find("\"type\":\"flow\"") == std::string::npos || text.back() != '\n') return false;
-    const auto start = text.rfind('\n', text.size() - 2);
-    return text.find("\"type\":\"counters\"", start == std::string::npos ? 0 : start) != std::string::npos;
   }
 
   void expect_nothing_attached() {
@@ -360,35 +357,56 @@ class HsnsdFlowProbe : public ::testing::Test {
   std::uint64_t sent_ = 0;
 };
 
-// The acceptance test of issue 4 against hsnsd: kill -9 in the middle of a run, restart, exact totals.
-TEST_F(HsnsdFlowProbe, KillNineOfHsnsdMidRunKeepsPerFlowTotalsExact) {
+// The acceptance test of issue 4 against hsnsd: kill -9 at any moment of a run, restart, exact totals.
+TEST_F(HsnsdFlowProbe, KillNineOfHsnsdAtAnyMomentKeepsPerFlowTotalsExact) {
   write_config("    - {name: vb, attach: tc, direction: ingress}\n");
   start_hsnsd();
   // READY=1 is sent after the probe attached.
   EXPECT_NE(probe_prog_id("vb", "ingress"), "") << tc_filters("vb", "ingress") << log();
-  // ~2.4 s of traffic: 16 flows x 300 packets at 2000 packets/s, in the background.
+  // ~40 s of traffic in the background: 16 flows x 5000 packets at 2000 packets/s (long enough for seven
+  // restarts of an ASan build on a loaded machine).
   const std::string gen_out = dir_ + "/gen.json";
   Proc gen = hsns::test::spawn(
       Lab::in(a_, std::vector<std::string>{kGen, "--mode", "udp", "--src", "198.18.50.1", "--dst",
-                                           "198.18.50.2", "--seed", "41", "--flows", "16", "--packets", "300",
-                                           "--rate", "2000"}),
+                                           "198.18.50.2", "--seed", "41", "--flows", "16", "--packets",
+                                           "5000", "--rate", "2000"}),
       gen_out, dir_ + "/gen.err");
-  // Kill -9 as soon as hsnsd has written records of this run. Right after a harvest was written, and
-  // not while one is in flight: the probe's documented loss window (records drained from the kernel but
-  // not yet written) is not what this test is about.
-  ASSERT_TRUE(wait_for([&] { return sink_has_complete_harvest(); }, 10s)) << log();
+  ASSERT_TRUE(wait_for(
+      [&] { return read_file(dir_ + "/flows.jsonl").find("\"type\":\"flow\"") != std::string::npos; }, 10s))
+      << log();
   hsnsd_.kill9();
-  EXPECT_TRUE(alive(gen.pid())) << "the generator finished before the kill: not mid-run";
-  // The orphaned filter keeps counting into the pinned maps until the restarted hsnsd takes over.
-  EXPECT_NE(probe_prog_id("vb", "ingress"), "");
+  // Inside the harvest window: hsnsd kills itself (SIGKILL) half-way through writing a batch, after writing
+  // it but before its commit, and after advancing the PSN state but before releasing the table. The
+  // orphaned filter keeps counting into the pinned maps until the next hsnsd takes over.
+  for (const std::string hook : {"partial-write", "before-commit", "mid-commit"}) {
+    SCOPED_TRACE(hook);
+    start_hsnsd(hook);
+    // The start after the half-written batch cut it off the sink (the probe writes it again).
+    if (hook == "before-commit") {
+      EXPECT_NE(log().find("removed a batch cut short"), std::string::npos) << log();
+    }
+    EXPECT_EQ(hsnsd_.wait_signal(20s), SIGKILL) << "the crash hook did not fire\n" << log();
+    hsnsd_.kill9();
+    EXPECT_NE(probe_prog_id("vb", "ingress"), "");
+  }
+  // At random moments (the harvest interval is 200 ms).
+  const auto seed = static_cast<unsigned>(std::random_device{}());
+  SCOPED_TRACE("random kill delays, seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  for (int i = 0; i < 3; ++i) {
+    start_hsnsd();
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 700)(rng)));
+    hsnsd_.kill9();
+  }
+  EXPECT_TRUE(alive(gen.pid())) << "the generator finished before the last kill: not mid-run";
   start_hsnsd();
-  ASSERT_EQ(gen.wait(30s), 0) << read_file(dir_ + "/gen.err");
+  ASSERT_EQ(gen.wait(60s), 0) << read_file(dir_ + "/gen.err");
   stop_hsnsd();
   expect_generator_output(read_file(gen_out));
   ASSERT_EQ(expected_.size(), 16u);
   json counters;
   expect_sink_matches_generator(&counters);
-  EXPECT_EQ(counters.at("roce").get<std::uint64_t>(), 16u * 300u);
+  EXPECT_EQ(counters.at("roce").get<std::uint64_t>(), 16u * 5000u);
   for (const char* bad : {"table_full", "ringbuf_drop"}) EXPECT_EQ(counters.at(bad).get<std::uint64_t>(), 0u);
   expect_nothing_attached();
 }
