@@ -67,13 +67,10 @@ std::string host_name(int i) {
   return buf;
 }
 
-// Generates the cluster and gives every NPU but host008's NPU 3 an address in 198.18.0.0/24.
-void set_up_cluster(HttpClient& ops) {
+// Generates the cluster and registers its hosts' NPUs, without ports.
+void set_up_hosts(HttpClient& ops) {
   auto gen = post(ops, "/api/v1/topology/generate", kCluster);
   ASSERT_EQ(gen.status, 200) << gen.body;
-  auto subnet = post(ops, "/api/v1/subnets", {{"name", "rdma"}, {"cidr", "198.18.0.0/24"}});
-  ASSERT_EQ(subnet.status, 201) << subnet.body;
-  const std::string subnet_id = body_of(subnet)["id"];
   for (int h = 1; h <= 8; ++h) {
     json npus = json::array();
     for (int n = 0; n < 4; ++n) {
@@ -84,6 +81,17 @@ void set_up_cluster(HttpClient& ops) {
     auto put = ops.put("/api/v1/hosts/" + host_name(h), json({{"npus", npus}}).dump());
     ASSERT_TRUE(put.has_value());
     ASSERT_EQ(put->status, 201) << put->body;
+  }
+}
+
+// Generates the cluster and gives every NPU but host008's NPU 3 an address in 198.18.0.0/24.
+void set_up_cluster(HttpClient& ops) {
+  set_up_hosts(ops);
+  if (::testing::Test::HasFatalFailure()) return;
+  auto subnet = post(ops, "/api/v1/subnets", {{"name", "rdma"}, {"cidr", "198.18.0.0/24"}});
+  ASSERT_EQ(subnet.status, 201) << subnet.body;
+  const std::string subnet_id = body_of(subnet)["id"];
+  for (int h = 1; h <= 8; ++h) {
     for (int n = 0; n < 4; ++n) {
       if (h == 8 && n == 3) continue;
       auto port = post(ops, "/api/v1/ports", {{"subnet_id", subnet_id}, {"host", host_name(h)}, {"npu", n}});
@@ -398,23 +406,6 @@ TEST(SchedulingApi, PartialHostsShareAndConcurrentSchedulesNeverShareAnNpu) {
 // ---------------------------------------------------------------------------------------------------
 // Subnets and reachability: NPU addresses are chosen so that the job's pairs share a subnet where the
 // ports allow it; a schedule whose pairs cannot reach each other is refused unless allow_unreachable.
-
-// Generates the cluster and registers its hosts' NPUs, without ports.
-void set_up_hosts(HttpClient& ops) {
-  auto gen = post(ops, "/api/v1/topology/generate", kCluster);
-  ASSERT_EQ(gen.status, 200) << gen.body;
-  for (int h = 1; h <= 8; ++h) {
-    json npus = json::array();
-    for (int n = 0; n < 4; ++n) {
-      char mac[32];
-      std::snprintf(mac, sizeof mac, "02:00:00:00:%02x:%02x", h, n);
-      npus.push_back({{"index", n}, {"netdev", "eth" + std::to_string(n)}, {"mac", mac}});
-    }
-    auto put = ops.put("/api/v1/hosts/" + host_name(h), json({{"npus", npus}}).dump());
-    ASSERT_TRUE(put.has_value());
-    ASSERT_EQ(put->status, 201) << put->body;
-  }
-}
 
 std::string create_subnet(HttpClient& ops, const std::string& name, const std::string& cidr) {
   auto subnet = post(ops, "/api/v1/subnets", {{"name", name}, {"cidr", cidr}});
