@@ -7,6 +7,7 @@
 // stays the host's. Root only.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,7 +17,9 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -182,6 +185,43 @@ inline SinkRead read_sink_batches(const std::string& text) {
   }
   if (is_open) r.ignored += open.size() + 1;
   return r;
+}
+
+// Totals of one flow, from sink records or the generator's report: packets, bytes, ect, ce, cnp,
+// psn_regressions, op.<class>, nak.<syndrome>.
+using FlowTotals = std::map<std::string, std::uint64_t>;
+
+// "ifname|src|dst|sport|dest_qp": the key both sides are compared under.
+inline std::string flow_id(const std::string& ifname, const nlohmann::json& f) {
+  return ifname + "|" + f.at("src").get<std::string>() + "|" + f.at("dst").get<std::string>() + "|" +
+         std::to_string(f.at("sport").get<int>()) + "|" +
+         std::to_string(f.at("dest_qp").get<std::uint32_t>());
+}
+
+inline void add_flow(FlowTotals& t, const nlohmann::json& f) {
+  for (const char* k : {"packets", "bytes", "ect", "ce", "cnp", "psn_regressions"})
+    t[k] += f.at(k).get<std::uint64_t>();
+  for (const auto& [k, v] : f.at("op").items()) t["op." + k] += v.get<std::uint64_t>();
+  for (const auto& [k, v] : f.at("nak").items()) t["nak." + k] += v.get<std::uint64_t>();
+}
+
+// Per-flow totals of the flow lines of a sink file's complete batches; *counters = the last batch's
+// counters. Expects every complete batch to have an epoch of its own (a batch written twice would count
+// twice) and no line outside complete batches; check_flow (when given) sees every flow line.
+inline std::map<std::string, FlowTotals> read_sink_totals(
+    const std::string& path, nlohmann::json* counters,
+    const std::function<void(const nlohmann::json&)>& check_flow = {}) {
+  std::map<std::string, FlowTotals> out;
+  const auto r = read_sink_batches(read_file(path));
+  EXPECT_EQ(std::set<std::uint64_t>(r.epochs.begin(), r.epochs.end()).size(), r.epochs.size())
+      << "an epoch written twice";
+  EXPECT_EQ(r.ignored, 0u) << "lines outside complete batches (a torn batch was not truncated)";
+  for (const auto& j : r.flows) {
+    if (check_flow) check_flow(j);
+    add_flow(out[flow_id(j.at("ifname"), j)], j);
+  }
+  if (counters != nullptr) *counters = r.counters;
+  return out;
 }
 
 class Lab {

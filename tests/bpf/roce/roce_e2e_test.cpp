@@ -19,7 +19,10 @@
 
 namespace {
 
+using hsns::test::add_flow;
+using hsns::test::flow_id;
 using hsns::test::Lab;
+using hsns::test::read_sink_totals;
 using hsns::test::sh;
 using nlohmann::json;
 using namespace std::chrono_literals;
@@ -27,36 +30,6 @@ using namespace std::chrono_literals;
 const std::string kBuild = HSNS_TEST_BUILD_DIR;
 const std::string kGen = kBuild + "/lab/roce_gen/hsns-roce-gen";
 const std::string kProbe = kBuild + "/daemon/flows/hsns-flowprobe";
-
-struct Totals {
-  std::map<std::string, std::uint64_t> v;
-};
-
-std::string flow_id(const std::string& ifname, const json& f) {
-  return ifname + "|" + f.at("src").get<std::string>() + "|" + f.at("dst").get<std::string>() + "|" +
-         std::to_string(f.at("sport").get<int>()) + "|" +
-         std::to_string(f.at("dest_qp").get<std::uint32_t>());
-}
-
-void add(Totals& t, const json& f) {
-  for (const char* k : {"packets", "bytes", "ect", "ce", "cnp", "psn_regressions"})
-    t.v[k] += f.at(k).get<std::uint64_t>();
-  for (const auto& [k, val] : f.at("op").items()) t.v["op." + k] += val.get<std::uint64_t>();
-  for (const auto& [k, val] : f.at("nak").items()) t.v["nak." + k] += val.get<std::uint64_t>();
-}
-
-// Sums the flow records of the sink's complete batches per flow id; returns the last counters in *counters.
-// Every complete batch has an epoch of its own (a batch written twice would count twice).
-std::map<std::string, Totals> read_sink(const std::string& path, json* counters) {
-  std::map<std::string, Totals> out;
-  const auto r = hsns::test::read_sink_batches(hsns::test::read_file(path));
-  EXPECT_EQ(std::set<std::uint64_t>(r.epochs.begin(), r.epochs.end()).size(), r.epochs.size())
-      << "an epoch written twice";
-  EXPECT_EQ(r.ignored, 0u) << "lines outside complete batches (a torn batch was not truncated)";
-  for (const auto& j : r.flows) add(out[flow_id(j.at("ifname"), j)], j);
-  if (counters != nullptr) *counters = r.counters;
-  return out;
-}
 
 struct Feed {
   std::string ifname_tx;  // in namespace A
@@ -131,22 +104,20 @@ class RoceE2E : public ::testing::Test {
     const json j = json::parse(r.out.substr(0, r.out.find('\n')));
     EXPECT_TRUE(j.at("complete").get<bool>());
     for (const auto& fl : j.at("flows")) {
-      Totals t;
-      add(t, fl);
-      expected_[flow_id(f.ifname_rx, fl)] = t;
+      add_flow(expected_[flow_id(f.ifname_rx, fl)], fl);
     }
     sent_ += j.at("sent").get<std::uint64_t>();
     return j;
   }
 
   void expect_sink_matches_generator(json* counters) {
-    const auto got = read_sink(dir_ + "/flows.jsonl", counters);
+    const auto got = read_sink_totals(dir_ + "/flows.jsonl", counters);
     EXPECT_EQ(got.size(), expected_.size());
     for (const auto& [id, want] : expected_) {
       SCOPED_TRACE(id);
       const auto it = got.find(id);
       ASSERT_NE(it, got.end()) << "flow missing from the sink";
-      for (const auto& [k, v] : want.v) EXPECT_EQ(it->second.v.at(k), v) << k;
+      for (const auto& [k, v] : want) EXPECT_EQ(it->second.at(k), v) << k;
     }
     for (const auto& [id, t] : got) EXPECT_TRUE(expected_.count(id)) << "unexpected flow " << id;
   }
@@ -158,7 +129,7 @@ class RoceE2E : public ::testing::Test {
   std::string pin_dir_;
   hsns::test::Proc probe_;
   int starts_ = 0;
-  std::map<std::string, Totals> expected_;
+  std::map<std::string, hsns::test::FlowTotals> expected_;
   std::uint64_t sent_ = 0;
 };
 
@@ -263,9 +234,9 @@ TEST_F(RoceE2E, GeneratorProbeAndTsharkAgree) {
     SCOPED_TRACE("tshark " + id);
     const auto it = ts.find(id);
     ASSERT_NE(it, ts.end());
-    EXPECT_EQ(it->second[0], want.v.at("packets"));
-    EXPECT_EQ(it->second[1], want.v.at("cnp"));
-    EXPECT_EQ(it->second[2], want.v.at("ce"));
+    EXPECT_EQ(it->second[0], want.at("packets"));
+    EXPECT_EQ(it->second[1], want.at("cnp"));
+    EXPECT_EQ(it->second[2], want.at("ce"));
   }
   // Detach left nothing behind.
   EXPECT_EQ(sh(Lab::in(b_, "tc qdisc show dev vb")).out.find("clsact"), std::string::npos);
@@ -321,9 +292,7 @@ TEST_F(RoceE2E, KillNineAtAnyMomentKeepsTotalsExact) {
   stop_probe(true);
   const json j = json::parse(hsns::test::read_file(gen_out));
   for (const auto& fl : j.at("flows")) {
-    Totals t;
-    add(t, fl);
-    expected_[flow_id("vb", fl)] = t;
+    add_flow(expected_[flow_id("vb", fl)], fl);
   }
   ASSERT_EQ(expected_.size(), 16u);
   json counters;

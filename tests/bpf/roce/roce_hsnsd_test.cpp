@@ -37,9 +37,12 @@
 
 namespace {
 
+using hsns::test::add_flow;
+using hsns::test::flow_id;
 using hsns::test::Lab;
 using hsns::test::Proc;
 using hsns::test::read_file;
+using hsns::test::read_sink_totals;
 using hsns::test::sh;
 using hsns::test::wait_for;
 using nlohmann::json;
@@ -52,21 +55,6 @@ const std::string kHsnsd = kBuild + "/daemon/core/hsnsd";
 const std::string kAggregator = kBuild + "/aggregator/hsns-aggregator";
 constexpr const char* kAgentToken = "agent-token-roce-0123456789abcdef";
 constexpr const char* kOperatorToken = "operator-token-roce-0123456789abcdef";
-
-using Totals = std::map<std::string, std::uint64_t>;
-
-std::string flow_id(const std::string& ifname, const json& f) {
-  return ifname + "|" + f.at("src").get<std::string>() + "|" + f.at("dst").get<std::string>() + "|" +
-         std::to_string(f.at("sport").get<int>()) + "|" +
-         std::to_string(f.at("dest_qp").get<std::uint32_t>());
-}
-
-void add(Totals& t, const json& f) {
-  for (const char* k : {"packets", "bytes", "ect", "ce", "cnp", "psn_regressions"})
-    t[k] += f.at(k).get<std::uint64_t>();
-  for (const auto& [k, v] : f.at("op").items()) t["op." + k] += v.get<std::uint64_t>();
-  for (const auto& [k, v] : f.at("nak").items()) t["nak." + k] += v.get<std::uint64_t>();
-}
 
 // "CAP_BPF CAP_NET_ADMIN" from the unit's CapabilityBoundingSet= as setpriv's "-all,+bpf,+net_admin".
 std::string unit_bounding_set() {
@@ -302,28 +290,13 @@ class HsnsdFlowProbe : public ::testing::Test {
   void expect_generator_output(const std::string& text) {
     const json j = json::parse(text.substr(0, text.find('\n')));
     EXPECT_TRUE(j.at("complete").get<bool>());
-    for (const auto& fl : j.at("flows")) add(expected_[flow_id("vb", fl)], fl);
+    for (const auto& fl : j.at("flows")) add_flow(expected_[flow_id("vb", fl)], fl);
     sent_ += j.at("sent").get<std::uint64_t>();
   }
 
-  // Per-flow totals of the flow lines of the sink's complete batches; *counters = the last batch's
-  // counters. Every complete batch has an epoch of its own (a batch written twice would count twice).
-  std::map<std::string, Totals> read_sink(json* counters) {
-    std::map<std::string, Totals> out;
-    const auto r = hsns::test::read_sink_batches(read_file(dir_ + "/flows.jsonl"));
-    EXPECT_EQ(std::set<std::uint64_t>(r.epochs.begin(), r.epochs.end()).size(), r.epochs.size())
-        << "an epoch written twice";
-    EXPECT_EQ(r.ignored, 0u) << "lines outside complete batches (a torn batch was not truncated)";
-    for (const auto& j : r.flows) {
-      EXPECT_EQ(j.at("host"), "roce-node");
-      add(out[flow_id(j.at("ifname"), j)], j);
-    }
-    if (counters != nullptr) *counters = r.counters;
-    return out;
-  }
-
   void expect_sink_matches_generator(json* counters) {
-    const auto got = read_sink(counters);
+    const auto got = read_sink_totals(dir_ + "/flows.jsonl", counters,
+                                      [](const json& f) { EXPECT_EQ(f.at("host"), "roce-node"); });
     EXPECT_EQ(got.size(), expected_.size());
     for (const auto& [id, want] : expected_) {
       SCOPED_TRACE(id);
@@ -353,7 +326,7 @@ class HsnsdFlowProbe : public ::testing::Test {
   int starts_ = 0;
   Proc aggregator_;
   Proc hsnsd_;
-  std::map<std::string, Totals> expected_;
+  std::map<std::string, hsns::test::FlowTotals> expected_;
   std::uint64_t sent_ = 0;
 };
 
