@@ -4,6 +4,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hsns/json_fields.h"
@@ -14,12 +15,15 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::int64_t kMaxParallel = std::int64_t{1} << 20;
+constexpr std::int64_t kMaxParallel = cost::kMaxParallelSize;
 constexpr std::size_t kMaxHostNameLength = 253;
 
-template <typename T>
-void set_if(std::optional<std::int64_t> v, T& out) {
-  if (v) out = static_cast<T>(*v);
+// Reads the integer field `name`, which must lie in [Lo, Hi], into `out`. The range is checked at compile
+// time to fit T, so the conversion never changes the value: request numbers reach the libraries exactly.
+template <std::int64_t Lo, std::int64_t Hi, typename T>
+void read_int(FieldReader& r, std::string_view name, bool required, T& out) {
+  static_assert(Lo <= Hi && std::in_range<T>(Lo) && std::in_range<T>(Hi), "range does not fit the field");
+  if (auto v = r.integer(name, required, Lo, Hi)) out = static_cast<T>(*v);
 }
 
 // One enumerated string field: its value must be one of `allowed`; returns the position.
@@ -43,14 +47,14 @@ cost::ModelSpec read_model(FieldReader& parent) {
   const json* obj = parent.object("model", true);
   if (!obj) return m;
   FieldReader r = parent.child(*obj, parent.field_path("model"));
-  set_if(r.integer("parameters", true, 1, std::int64_t{1} << 50), m.parameters);
-  set_if(r.integer("layers", true, 1, 65536), m.layers);
-  set_if(r.integer("hidden", true, 1, std::int64_t{1} << 20), m.hidden);
-  set_if(r.integer("heads", true, 1, std::int64_t{1} << 20), m.heads);
-  set_if(r.integer("kv_heads", false, 0, std::int64_t{1} << 20), m.kv_heads);
-  set_if(r.integer("seq_len", true, 1, std::int64_t{1} << 24), m.seq_len);
-  set_if(r.integer("micro_batch", true, 1, std::int64_t{1} << 24), m.micro_batch);
-  set_if(r.integer("global_batch", true, 1, std::int64_t{1} << 24), m.global_batch);
+  read_int<1, cost::kMaxParameters>(r, "parameters", true, m.parameters);
+  read_int<1, cost::kMaxLayers>(r, "layers", true, m.layers);
+  read_int<1, cost::kMaxHidden>(r, "hidden", true, m.hidden);
+  read_int<1, cost::kMaxHidden>(r, "heads", true, m.heads);
+  read_int<0, cost::kMaxHidden>(r, "kv_heads", false, m.kv_heads);
+  read_int<1, cost::kMaxSeqLen>(r, "seq_len", true, m.seq_len);
+  read_int<1, std::int64_t{1} << 24>(r, "micro_batch", true, m.micro_batch);
+  read_int<1, cost::kMaxGlobalBatch>(r, "global_batch", true, m.global_batch);
   if (auto d = r.integer("dtype_bytes", false, 1, 8)) {
     if (*d == 1 || *d == 2 || *d == 4 || *d == 8) {
       m.dtype_bytes = static_cast<std::uint32_t>(*d);
@@ -58,8 +62,8 @@ cost::ModelSpec read_model(FieldReader& parent) {
       r.fail("dtype_bytes", "must be 1, 2, 4 or 8");
     }
   }
-  set_if(r.integer("moe_experts", false, 0, 65536), m.moe_experts);
-  set_if(r.integer("moe_top_k", false, 0, 256), m.moe_top_k);
+  read_int<0, cost::kMaxExperts>(r, "moe_experts", false, m.moe_experts);
+  read_int<0, cost::kMaxTopK>(r, "moe_top_k", false, m.moe_top_k);
   (void)r.finish();
   return m;
 }
@@ -69,14 +73,14 @@ cost::ParallelSpec read_parallel(FieldReader& parent) {
   const json* obj = parent.object("parallel", true);
   if (!obj) return p;
   FieldReader r = parent.child(*obj, parent.field_path("parallel"));
-  set_if(r.integer("tp", false, 1, kMaxParallel), p.tp);
-  set_if(r.integer("pp", false, 1, kMaxParallel), p.pp);
-  set_if(r.integer("dp", false, 1, kMaxParallel), p.dp);
-  set_if(r.integer("cp", false, 1, kMaxParallel), p.cp);
-  set_if(r.integer("ep", false, 1, kMaxParallel), p.ep);
-  set_if(r.integer("zero_stage", false, 0, 3), p.zero_stage);
+  read_int<1, kMaxParallel>(r, "tp", false, p.tp);
+  read_int<1, kMaxParallel>(r, "pp", false, p.pp);
+  read_int<1, kMaxParallel>(r, "dp", false, p.dp);
+  read_int<1, kMaxParallel>(r, "cp", false, p.cp);
+  read_int<1, kMaxParallel>(r, "ep", false, p.ep);
+  read_int<0, 3>(r, "zero_stage", false, p.zero_stage);
   if (auto sp = r.boolean("sequence_parallel", false)) p.sequence_parallel = *sp;
-  set_if(r.integer("virtual_stages", false, 1, kMaxParallel), p.virtual_stages);
+  read_int<1, kMaxParallel>(r, "virtual_stages", false, p.virtual_stages);
   (void)r.finish();
   return p;
 }
@@ -155,8 +159,8 @@ tl::expected<search::SearchRequest, Problem> parse_search_request(const json& bo
   FieldReader r(body);
   req.model = read_model(r);
   req.parallel = read_parallel(r);
-  set_if(r.integer("npus", false, 0, std::int64_t{1} << 24), req.npus);
-  set_if(r.integer("npus_per_host", false, 0, network::kMaxNpusPerHost), req.npus_per_host);
+  read_int<0, cost::kMaxWorldSize>(r, "npus", false, req.npus);
+  read_int<0, network::kMaxNpusPerHost>(r, "npus_per_host", false, req.npus_per_host);
   if (const json* res = r.object("resources", false)) {
     FieldReader rr = r.child(*res, "resources");
     req.resources.hosts = read_host_list(rr, "hosts", false, 0);
@@ -170,7 +174,7 @@ tl::expected<search::SearchRequest, Problem> parse_search_request(const json& bo
     req.constraints.exclude_hosts = read_host_list(cr, "exclude_hosts", false, 0);
     (void)cr.finish();
   }
-  set_if(r.integer("answers", false, 1, 1000), req.answers);
+  read_int<1, 1000>(r, "answers", false, req.answers);
   if (auto a = read_algorithm(r)) req.algorithm = *a;
   if (auto p = r.finish()) return tl::unexpected(*p);
   return req;
@@ -187,7 +191,7 @@ tl::expected<ScheduleBody, Problem> parse_schedule_request(const json& body) {
     }
   }
   req.hosts = read_host_list(r, "hosts", true, 1);
-  set_if(r.integer("npus_per_host", false, 0, network::kMaxNpusPerHost), req.npus_per_host);
+  read_int<0, network::kMaxNpusPerHost>(r, "npus_per_host", false, req.npus_per_host);
   req.model = read_model(r);
   req.parallel = read_parallel(r);
   if (auto a = read_algorithm(r)) req.algorithm = *a;
@@ -231,7 +235,7 @@ tl::expected<ScheduleBody, Problem> parse_schedule_request(const json& body) {
           cost::HashFunction::xor_fold};
       req.ecmp_hash.function = kFunctions[*f];
     }
-    set_if(hr.integer("seed", false, 0, 0xFFFFFFFF), req.ecmp_hash.seed);
+    read_int<0, 0xFFFFFFFF>(hr, "seed", false, req.ecmp_hash.seed);
     (void)hr.finish();
   }
   if (const json* ports = r.object("source_ports", false)) {
@@ -247,9 +251,9 @@ tl::expected<ScheduleBody, Problem> parse_schedule_request(const json& body) {
     }
     (void)pr.finish();
   }
-  set_if(r.integer("qps_per_pair", false, 1, 64), req.qps_per_pair);
-  set_if(r.integer("ecmp_seeds", false, 1, 100), req.ecmp_seeds);
-  set_if(r.integer("master_port", false, 1, 65535), req.master_port);
+  read_int<1, 64>(r, "qps_per_pair", false, req.qps_per_pair);
+  read_int<1, 100>(r, "ecmp_seeds", false, req.ecmp_seeds);
+  read_int<1, 65535>(r, "master_port", false, req.master_port);
   if (auto v = choice(r, "rank_table_version", false, {"auto", "1.0", "1.2"})) {
     static constexpr placement::RankTableVersion kVersions[] = {placement::RankTableVersion::automatic,
                                                                 placement::RankTableVersion::v1_0,

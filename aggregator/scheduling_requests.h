@@ -5,9 +5,12 @@
 // Contract:
 // - Stateless validation only: JSON types (integers must be JSON integers), ranges, enumerations, name
 //   syntax, unknown fields at every level. Every bad field is reported, with its full path ("model.heads",
-//   "parallel.tp", "constraints.exclude_hosts[2]", "ecmp_hash.fields[0]"), in one 400 Problem. Rules that
-//   need the topology or combine fields (divisibility, world size, host state) are left to the libraries,
-//   whose errors the API maps to 422.
+//   "parallel.tp", "constraints.exclude_hosts[2]", "ecmp_hash.fields[0]"), in one 400 Problem. The ranges
+//   of the model and parallel sizes are the cost model's limits (scheduling/cost/comm_volume.h), and every
+//   accepted value fits its library field exactly. Rules that need the topology or combine fields
+//   (divisibility, world size tp*pp*dp*cp, pp*virtual_stages <= layers, micro_batch*dp <= global_batch,
+//   host state) are left to the libraries (cost::check first), whose errors name the field and which the
+//   API maps to 422.
 // - Defaults are the libraries' defaults; the schedule request's npu_ips and host_ips are left empty (the
 //   API fills npu_ips from the network store).
 // - Pure functions; thread-safe.

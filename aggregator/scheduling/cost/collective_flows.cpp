@@ -1,17 +1,43 @@
 #include "scheduling/cost/collective_flows.h"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 #include <map>
 #include <utility>
 
+#include "scheduling/cost/checked.h"
+
 namespace hsns::cost {
+
+namespace {
+
+std::string too_many(std::uint64_t n, const char* what) {
+  return std::to_string(n) + " " + what + ", more than the " + std::to_string(kMaxCollectiveTransfers) +
+         " the simulator accepts";
+}
+
+}  // namespace
+
+std::uint64_t ring_all_reduce_transfers(std::uint32_t n) {
+  // Saturates near n = 2^32 (where 2(n-1)n passes 2^64): only the comparison with the bound matters there.
+  return n < 2 ? 0 : checked_product({2, n - 1u, n}).value_or(UINT64_MAX);
+}
+
+std::uint64_t halving_doubling_all_reduce_transfers(std::uint32_t n) {
+  return n < 2 ? 0 : 2 * static_cast<std::uint64_t>(std::bit_width(n) - 1) * n;
+}
 
 tl::expected<std::vector<TransferPhase>, std::string> ring_all_reduce_phases(std::uint32_t n, double bytes) {
   if (n < 2) return tl::unexpected(std::string("ring all-reduce needs at least 2 ranks"));
   if (!(bytes >= 0)) return tl::unexpected(std::string("bytes must be >= 0"));
-  std::vector<TransferPhase> phases(2 * (n - 1));
+  if (const auto total = ring_all_reduce_transfers(n); total > kMaxCollectiveTransfers) {
+    return tl::unexpected("ring all-reduce over " + std::to_string(n) +
+                          " ranks: " + too_many(total, "transfers"));
+  }
+  std::vector<TransferPhase> phases(2 * (std::size_t{n} - 1));
   for (auto& phase : phases) {
+    phase.reserve(n);
     for (std::uint32_t r = 0; r < n; ++r) phase.push_back(Transfer{r, (r + 1) % n, bytes / n});
   }
   return phases;
@@ -23,6 +49,10 @@ tl::expected<std::vector<TransferPhase>, std::string> halving_doubling_all_reduc
     return tl::unexpected(std::string("halving-doubling all-reduce needs a power-of-two rank count >= 2"));
   }
   if (!(bytes >= 0)) return tl::unexpected(std::string("bytes must be >= 0"));
+  if (const auto total = halving_doubling_all_reduce_transfers(n); total > kMaxCollectiveTransfers) {
+    return tl::unexpected("halving-doubling all-reduce over " + std::to_string(n) +
+                          " ranks: " + too_many(total, "transfers"));
+  }
   std::vector<TransferPhase> rs;
   double chunk = bytes;
   for (std::uint32_t dist = n / 2; dist >= 1; dist /= 2) {
@@ -56,6 +86,11 @@ tl::expected<std::vector<FlowDemand>, std::string> demands_of(const std::vector<
       if (groups.empty() || groups.back() != p) groups.push_back(p);
     }
   }
+  if (const auto sub = checked_product({out.size(), qps}).value_or(UINT64_MAX);
+      sub > kMaxCollectiveTransfers) {
+    return tl::unexpected(std::to_string(out.size()) + " rank pairs x " + std::to_string(qps) +
+                          " QPs: " + too_many(sub, "sub-flows"));
+  }
   return out;
 }
 
@@ -64,13 +99,21 @@ tl::expected<PhasedResult, std::string> simulate_collective(const ClosFabric& f,
                                                             const std::vector<TransferPhase>& phases,
                                                             const RoutePlan& plan, bool non_blocking) {
   if (auto ok = validate(f); !ok) return tl::unexpected(ok.error());
+  // Links: [0, ne) NIC tx, [ne, 2ne) NIC rx, then uplinks, then downlinks. Link ids are 32-bit: each part
+  // below a quarter of the range keeps 2 * ne + 2 * fabric_links from wrapping.
+  if (endpoints.size() > UINT32_MAX / 4 || std::uint64_t{f.leaves} * f.uplinks_per_leaf > UINT32_MAX / 4) {
+    return tl::unexpected(std::string("too many endpoints or fabric links for the simulator"));
+  }
   const std::uint32_t ne = static_cast<std::uint32_t>(endpoints.size());
   const std::uint32_t fabric_links = f.leaves * f.uplinks_per_leaf;
-  // Links: [0, ne) NIC tx, [ne, 2ne) NIC rx, then uplinks, then downlinks.
   std::vector<double> capacity(2 * ne, f.port_gbps * 1e9 / 8);
   capacity.resize(2 * ne + 2 * fabric_links, f.uplink_gbps * 1e9 / 8);
   std::map<std::pair<IpAddress, IpAddress>, const PlannedFlow*> by_pair;
-  for (const auto& pf : plan.flows) by_pair[{pf.demand.src_ip, pf.demand.dst_ip}] = &pf;
+  std::uint64_t max_qps = 1;
+  for (const auto& pf : plan.flows) {
+    by_pair[{pf.demand.src_ip, pf.demand.dst_ip}] = &pf;
+    max_qps = std::max<std::uint64_t>(max_qps, pf.src_ports.size());
+  }
 
   // A phase with the same transfers as the one before it (every step of a ring) takes the same time: it
   // is mapped and simulated once.
@@ -88,8 +131,12 @@ tl::expected<PhasedResult, std::string> simulate_collective(const ClosFabric& f,
       out.makespan += seconds;
       continue;
     }
+    if (const auto sub = checked_product({phase.size(), max_qps}).value_or(UINT64_MAX);
+        sub > kMaxCollectiveTransfers) {
+      return tl::unexpected("phase " + std::to_string(p) + ": " + too_many(sub, "sub-flows"));
+    }
     std::vector<SimFlow> flows;
-    flows.reserve(phase.size());
+    flows.reserve(phase.size() * max_qps);
     for (const auto& t : phase) {
       if (t.src >= ne || t.dst >= ne) return tl::unexpected(std::string("transfer rank without an endpoint"));
       if (t.src == t.dst || t.bytes <= 0) continue;

@@ -8,6 +8,9 @@
 // - halving_doubling_all_reduce_phases(n, S): Rabenseifner for n a power of two: recursive-halving
 //   reduce-scatter (step k = 1..log2 n: partner at distance n/2^k, exchange S/2^k bytes) then the mirror
 //   recursive-doubling all-gather; 2 log2 n phases of n transfers.
+// - Size bound: a collective's phases, a phase's sub-flows (transfers x QPs) and a plan's sub-flows (pairs x
+//   QPs) are each at most kMaxCollectiveTransfers; larger inputs are errors reported before anything of that
+//   size is allocated (a ring over n ranks is 2(n-1) x n transfers: n = 2048 already needs 8.4 million).
 // - demands_of(): the distinct ordered (src IP, dst IP) pairs of the phases, in first-appearance
 //   order, each with `qps` QPs and the phases it is active in as its concurrency groups: the input of
 //   plan_routes().
@@ -45,6 +48,13 @@ struct Transfer {
 };
 
 using TransferPhase = std::vector<Transfer>;
+
+inline constexpr std::uint64_t kMaxCollectiveTransfers = std::uint64_t{1} << 22;
+
+// Transfers ring_all_reduce_phases(n) and halving_doubling_all_reduce_phases(n) produce (0 for n < 2), in
+// 64 bits: lets a caller check kMaxCollectiveTransfers over many groups before building any of them.
+std::uint64_t ring_all_reduce_transfers(std::uint32_t n);
+std::uint64_t halving_doubling_all_reduce_transfers(std::uint32_t n);
 
 tl::expected<std::vector<TransferPhase>, std::string> ring_all_reduce_phases(std::uint32_t n, double bytes);
 tl::expected<std::vector<TransferPhase>, std::string> halving_doubling_all_reduce_phases(std::uint32_t n,

@@ -1,5 +1,6 @@
 #include "scheduling/cost/collective_time.h"
 
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -59,15 +60,14 @@ Link link_of(const Tier& t) {
   return Link{t.alpha_seconds(), 1.0 / t.bytes_per_second()};
 }
 
+// For n >= 1 (callers return early for n <= 1). std::bit_width never shifts past the type's width,
+// which a shift loop would do for n >= 2^31.
 std::uint32_t floor_log2(std::uint32_t n) {
-  std::uint32_t l = 0;
-  while ((2u << l) <= n) ++l;
-  return l;
+  return n == 0 ? 0 : static_cast<std::uint32_t>(std::bit_width(n)) - 1;
 }
 
 std::uint32_t ceil_log2(std::uint32_t n) {
-  const std::uint32_t f = floor_log2(n);
-  return (1u << f) == n ? f : f + 1;
+  return std::has_single_bit(n) ? floor_log2(n) : floor_log2(n) + 1;
 }
 
 double ring(Collective kind, double s, std::uint32_t n, Link l) {
@@ -95,8 +95,8 @@ double halving_doubling(Collective kind, double s, std::uint32_t n, Link l) {
     return steps * l.alpha + steps / 2.0 * s * l.beta;
   }
   const std::uint32_t lg = floor_log2(n);
-  const double p2 = static_cast<double>(1u << lg);
-  const bool extra = (1u << lg) != n;  // non-power-of-two: fold the excess ranks in and out
+  const double p2 = static_cast<double>(std::uint64_t{1} << lg);
+  const bool extra = !std::has_single_bit(n);  // non-power-of-two: fold the excess ranks in and out
   const double frac = (p2 - 1) / p2;
   if (kind == Collective::all_reduce) {
     return 2 * lg * l.alpha + 2 * frac * s * l.beta + (extra ? 2 * (l.alpha + s * l.beta) : 0.0);

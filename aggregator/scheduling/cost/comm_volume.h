@@ -12,10 +12,13 @@
 // - Formulas and their derivations: docs/cost-model.md. Simplifications (no activation recomputation,
 //   gradients reduced in the model dtype, every layer an MoE layer when experts > 0, expert MLPs of
 //   8*h^2 parameters) are stated there.
-// - Inputs are bounded so that no byte or call count can overflow 64 bits (validate() names the bound):
+// - Inputs are bounded so that no byte or call count can overflow 64 bits, and combinations are checked
+//   against what the model can mean (check() names the field, docs/cost-model.md lists every rule):
 //   layers, moe_experts <= 65536; hidden <= 2^20; seq_len <= 2^24; micro_batch * seq_len <= 2^28;
-//   global_batch <= 2^24; parameters <= 2^50; moe_top_k <= 256; every parallel size <= 2^20. Products
-//   of bytes and counts (total_bytes, buffer_bytes) are doubles.
+//   global_batch <= 2^24; parameters <= 2^50; moe_top_k <= 256; every parallel size <= 2^20; the world
+//   size tp * pp * dp * cp <= 2^24; pp * virtual_stages <= layers; micro_batch * dp <= global_batch;
+//   ep <= dp * cp. Every product of request numbers is computed with overflow checks (checked.h), never
+//   in a width that can wrap. Products of bytes and counts (total_bytes, buffer_bytes) are doubles.
 #pragma once
 
 #include <cstdint>
@@ -77,7 +80,30 @@ struct CommVolume {
   double buffer_bytes(Dimension d) const;
 };
 
-// Checks every rule the formulas rely on; the error names the field and the rule.
+// Validation limits (inclusive). The REST parser's per-field ranges match the single-field ones.
+inline constexpr std::uint64_t kMaxLayers = 65536;
+inline constexpr std::uint64_t kMaxHidden = std::uint64_t{1} << 20;
+inline constexpr std::uint64_t kMaxSeqLen = std::uint64_t{1} << 24;
+inline constexpr std::uint64_t kMaxTokens = std::uint64_t{1} << 28;  // micro_batch * seq_len
+inline constexpr std::uint64_t kMaxGlobalBatch = std::uint64_t{1} << 24;
+inline constexpr std::uint64_t kMaxParameters = std::uint64_t{1} << 50;
+inline constexpr std::uint64_t kMaxExperts = 65536;
+inline constexpr std::uint64_t kMaxTopK = 256;
+inline constexpr std::uint64_t kMaxParallelSize = std::uint64_t{1}
+                                                  << 20;                // tp, pp, dp, cp, ep, virtual_stages
+inline constexpr std::uint64_t kMaxWorldSize = std::uint64_t{1} << 24;  // tp * pp * dp * cp NPUs
+
+// A failed rule: `field` is the request path it is about ("model.layers", "parallel.virtual_stages", or
+// "parallel" for a rule on the whole parallelism), `message` says why and starts with the field.
+struct ValidationError {
+  std::string field;
+  std::string message;
+};
+
+// Checks every rule the formulas rely on, cheapest first; the first failing rule is reported.
+tl::expected<void, ValidationError> check(const ModelSpec& model, const ParallelSpec& par);
+
+// check() with the message only.
 tl::expected<void, std::string> validate(const ModelSpec& model, const ParallelSpec& par);
 
 tl::expected<CommVolume, std::string> communication_volume(const ModelSpec& model, const ParallelSpec& par);

@@ -5,6 +5,8 @@
 #include <set>
 #include <tuple>
 
+#include "scheduling/cost/checked.h"
+
 namespace hsns::placement {
 
 using topology::NodeId;
@@ -105,19 +107,6 @@ std::uint32_t& coord_of(RankSlot& s, ParallelDim d) {
   return s.pp;
 }
 
-// The request field a hsns_cost validation message is about: its first word when that names a model
-// field ("model.heads") or a parallel size ("ep" -> "parallel.ep"), else "parallel".
-std::string cost_field(const std::string& why) {
-  const std::string word = why.substr(0, why.find_first_of(" ,:"));
-  if (word.starts_with("model.")) return word;
-  if (word.starts_with("parallelism.")) return "parallel." + word.substr(12);
-  for (const char* name : {"tp", "pp", "dp", "cp", "ep", "virtual_stages"}) {
-    if (word == name) return "parallel." + word;
-  }
-  if (word == "with") return "parallel.sequence_parallel";
-  return "parallel";
-}
-
 // Validation that needs no topology.
 tl::expected<void, ScheduleError> check_request(const ScheduleRequest& req) {
   if (req.job_name.empty()) return fail("job_name", "must not be empty");
@@ -130,7 +119,8 @@ tl::expected<void, ScheduleError> check_request(const ScheduleRequest& req) {
     return fail("source_ports", "the range holds fewer ports than qps_per_pair");
   }
   if (auto ok = cost::validate(req.ecmp_hash); !ok) return fail("ecmp_hash", ok.error());
-  if (auto ok = cost::validate(req.model, req.parallel); !ok) return fail(cost_field(ok.error()), ok.error());
+  // Bounds the parallel sizes and their products (world size <= 2^24, ...) used below.
+  if (auto ok = cost::check(req.model, req.parallel); !ok) return fail(ok.error().field, ok.error().message);
   return {};
 }
 
@@ -312,9 +302,35 @@ void merge_phases(std::vector<cost::TransferPhase>& into, const std::vector<cost
   }
 }
 
+// The transfers of the route plan's phases, counted before each batch is built: a request whose plan would
+// exceed what the simulator accepts is refused before the memory is allocated (a ring over a DP group of
+// n ranks is 2(n-1) x n transfers).
+class TransferBudget {
+ public:
+  // False (and nothing taken) when n more transfers would pass cost::kMaxCollectiveTransfers.
+  bool take(std::uint64_t n) {
+    const auto total = cost::checked_add(used_, n);
+    if (!total || *total > cost::kMaxCollectiveTransfers) return false;
+    used_ = *total;
+    return true;
+  }
+  std::string exceeded(const char* what) const {
+    return std::string(what) + " needs more than the " + std::to_string(cost::kMaxCollectiveTransfers) +
+           " transfers the route planner accepts";
+  }
+
+ private:
+  std::uint64_t used_ = 0;
+};
+
 tl::expected<std::vector<cost::TransferPhase>, ScheduleError> dp_phases(const Placement& pl,
                                                                         cost::Algorithm algorithm,
-                                                                        double bytes) {
+                                                                        double bytes,
+                                                                        TransferBudget& budget) {
+  const auto too_large = [&] {
+    return fail("parallel.dp", budget.exceeded("the route plan of the DP all-reduce") +
+                                   " (use algorithm halving-doubling or hierarchical, or a smaller dp)");
+  };
   std::vector<cost::TransferPhase> phases;
   for (const auto& g : pl.groups.at(ParallelDim::dp)) {
     const auto n = static_cast<std::uint32_t>(g.ranks.size());
@@ -325,6 +341,8 @@ tl::expected<std::vector<cost::TransferPhase>, ScheduleError> dp_phases(const Pl
       for (std::uint32_t r : g.ranks) by_host[pl.ranks[r].node_rank].push_back(r);
       const std::size_t per_host = by_host.begin()->second.size();
       if (by_host.size() < 2) continue;
+      const auto rail_transfers = cost::ring_all_reduce_transfers(static_cast<std::uint32_t>(by_host.size()));
+      if (!budget.take(cost::checked_mul(rail_transfers, per_host).value_or(UINT64_MAX))) return too_large();
       for (std::size_t k = 0; k < per_host; ++k) {
         std::vector<std::uint32_t> rail;
         for (const auto& [node, ranks] : by_host) rail.push_back(ranks.at(k));
@@ -335,18 +353,28 @@ tl::expected<std::vector<cost::TransferPhase>, ScheduleError> dp_phases(const Pl
       }
       continue;
     }
-    auto local = algorithm == cost::Algorithm::halving_doubling
-                     ? cost::halving_doubling_all_reduce_phases(n, bytes)
-                     : cost::ring_all_reduce_phases(n, bytes);
+    const bool hd = algorithm == cost::Algorithm::halving_doubling;
+    if (!budget.take(hd ? cost::halving_doubling_all_reduce_transfers(n)
+                        : cost::ring_all_reduce_transfers(n))) {
+      return too_large();
+    }
+    auto local =
+        hd ? cost::halving_doubling_all_reduce_phases(n, bytes) : cost::ring_all_reduce_phases(n, bytes);
     if (!local) return fail("algorithm", local.error());
     merge_phases(phases, *local, g.ranks, 0);
   }
   return phases;
 }
 
-std::vector<cost::TransferPhase> pp_phases(const Placement& pl, double bytes) {
+tl::expected<std::vector<cost::TransferPhase>, ScheduleError> pp_phases(const Placement& pl, double bytes,
+                                                                        TransferBudget& budget) {
+  std::uint64_t sends = 0;  // one per stage boundary of every group, forward and backward
+  for (const auto& g : pl.groups.at(ParallelDim::pp)) sends += g.ranks.empty() ? 0 : 2 * (g.ranks.size() - 1);
+  if (!budget.take(sends)) return fail("parallel.pp", budget.exceeded("the route plan of the PP exchange"));
   cost::TransferPhase forward;
   cost::TransferPhase backward;
+  forward.reserve(sends / 2);
+  backward.reserve(sends / 2);
   for (const auto& g : pl.groups.at(ParallelDim::pp)) {
     for (std::size_t s = 0; s + 1 < g.ranks.size(); ++s) {
       forward.push_back({g.ranks[s], g.ranks[s + 1], bytes});
@@ -416,10 +444,13 @@ tl::expected<RoutePlanResult, ScheduleError> plan(const topology::Topology& topo
     if (op.dim == cost::Dimension::dp && out.dp_bytes == 0) out.dp_bytes = op.bytes;
     if (op.dim == cost::Dimension::pp && out.pp_bytes == 0) out.pp_bytes = op.bytes;
   }
-  auto dp = dp_phases(pl, algorithm, static_cast<double>(out.dp_bytes));
+  TransferBudget budget;
+  auto dp = dp_phases(pl, algorithm, static_cast<double>(out.dp_bytes), budget);
   if (!dp) return tl::unexpected(dp.error());
   std::vector<cost::TransferPhase> all = std::move(*dp);
-  for (auto& p : pp_phases(pl, static_cast<double>(out.pp_bytes))) all.push_back(std::move(p));
+  auto pp = pp_phases(pl, static_cast<double>(out.pp_bytes), budget);
+  if (!pp) return tl::unexpected(pp.error());
+  for (auto& p : *pp) all.push_back(std::move(p));
   // Only inter-host transfers use the fabric.
   for (auto& phase : all) {
     cost::TransferPhase kept;
@@ -430,6 +461,9 @@ tl::expected<RoutePlanResult, ScheduleError> plan(const topology::Topology& topo
   }
   for (const auto& s : pl.ranks) out.endpoints.push_back({s.ip, s.leaf});
   if (out.phases.empty()) return out;
+  // The rank pairs times their QPs bound every sub-flow list the planner and the simulator build.
+  auto demands = cost::demands_of(out.endpoints, out.phases, req.qps_per_pair);
+  if (!demands) return fail("qps_per_pair", demands.error());
 
   auto fabric = fabric_of(topo, leaves, pl, req.ecmp_hash);
   if (!fabric) return tl::unexpected(fabric.error());
@@ -441,8 +475,6 @@ tl::expected<RoutePlanResult, ScheduleError> plan(const topology::Topology& topo
     if (!c) return fail("route_plan", c.error());
     out.comparison = std::move(*c);
   } else {
-    auto demands = cost::demands_of(out.endpoints, out.phases, req.qps_per_pair);
-    if (!demands) return fail("route_plan", demands.error());
     for (auto& d : *demands) {
       cost::PlannedFlow pf;
       pf.demand = std::move(d);
@@ -473,15 +505,16 @@ Result schedule_job(const topology::Topology& topo, const ScheduleRequest& req) 
   if (!hosts) return tl::unexpected(hosts.error());
   const auto nproc = static_cast<std::uint32_t>(hosts->front().npus.size());
   const auto& par = req.parallel;
+  // check_request() bounded tp * cp * dp * pp by cost::kMaxWorldSize, so none of these products wraps.
   const std::uint64_t stage_ranks = static_cast<std::uint64_t>(par.tp) * par.cp * par.dp;
   if (stage_ranks % nproc == 0) align_blocks(*hosts, stage_ranks / nproc);
   for (std::size_t i = 0; i < hosts->size(); ++i) (*hosts)[i].node_rank = static_cast<std::uint32_t>(i);
-  const std::uint64_t world = static_cast<std::uint64_t>(hosts->size()) * nproc;
-  const std::uint64_t product = static_cast<std::uint64_t>(par.tp) * par.cp * par.dp * par.pp;
-  if (product != world) {
+  const auto world = cost::checked_mul(hosts->size(), nproc);  // at most hosts x 2^32
+  const std::uint64_t product = stage_ranks * par.pp;
+  if (!world || product != *world) {
     return fail("parallel", "tp x cp x dp x pp = " + std::to_string(product) + " but the hosts have " +
                                 std::to_string(hosts->size()) + " x " + std::to_string(nproc) + " = " +
-                                std::to_string(world) + " NPUs");
+                                std::to_string(world.value_or(0)) + " NPUs");
   }
   if (par.tp > nproc || nproc % par.tp != 0) {
     return fail("parallel.tp", std::to_string(par.tp) + " must divide the " + std::to_string(nproc) +

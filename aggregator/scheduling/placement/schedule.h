@@ -44,9 +44,12 @@
 // - Errors: ScheduleError names the request field and why: "job_name"; "hosts" (empty, an NPU without a
 //   leaf link, leaves with different uplink counts); "hosts[i]" (unknown, a switch, listed twice, not
 //   healthy, too few or a different number of free NPUs); "parallel" (tp x cp x dp x pp != NPUs);
-//   "parallel.tp" (does not divide the NPUs per host); "model.<field>" / "parallel.<size>" (from
-//   cost::validate); "npu_ips[<host>:<npu>]" (missing, duplicate, other address family); "algorithm";
-//   "source_ports"; "ecmp_hash"; "qps_per_pair"; "ecmp_seeds"; "master_port"; "route_plan" (hsns_cost).
+//   "parallel.tp" (does not divide the NPUs per host); "model.<field>" / "parallel.<size>" / "parallel"
+//   (from cost::check, before anything else is computed from the sizes); "npu_ips[<host>:<npu>]"
+//   (missing, duplicate, other address family); "algorithm"; "source_ports"; "ecmp_hash"; "qps_per_pair"
+//   (also: rank pairs x QPs above cost::kMaxCollectiveTransfers); "parallel.dp" / "parallel.pp" (the DP
+//   all-reduce's or the PP exchange's phases would pass cost::kMaxCollectiveTransfers transfers, counted
+//   before they are built); "ecmp_seeds"; "master_port"; "route_plan" (hsns_cost).
 // - Cost: dominated by cost::compare_plan (plan_routes plus 2 + ecmp_seeds simulations).
 #pragma once
 

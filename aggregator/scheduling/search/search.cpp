@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "scheduling/cost/checked.h"
 #include "scheduling/topology/export.h"
 
 namespace hsns::search {
@@ -21,15 +22,6 @@ constexpr std::size_t di(cost::Dimension d) {
 
 tl::unexpected<SearchError> fail(std::string field, std::string detail) {
   return tl::unexpected(SearchError{std::move(field), std::move(detail)});
-}
-
-// Field named by a cost-model validation message: "model.layers must be ..." -> "model.layers".
-std::string cost_field(const std::string& message) {
-  if (message.rfind("model.", 0) == 0) return message.substr(0, message.find(' '));
-  if (message.rfind("parallelism.", 0) == 0) {
-    return "parallel." + message.substr(12, message.find(' ') - 12);
-  }
-  return "parallel";
 }
 
 // Domain ids of one host (leaf, spine, core).
@@ -63,9 +55,9 @@ cost::Calibration default_calibration() {
 tl::expected<Scorer, SearchError> Scorer::create(const Topology& topology, const SearchRequest& request) {
   Scorer s(topology, request);
   if (request.answers == 0 || request.answers > 1000) return fail("answers", "must be in 1..1000");
-  if (auto ok = cost::validate(request.model, request.parallel); !ok) {
-    return fail(cost_field(ok.error()), ok.error());
-  }
+  // Bounds every size and product used below (world size <= 2^24, pp * virtual_stages <= layers, ...).
+  if (auto ok = cost::check(request.model, request.parallel); !ok)
+    return fail(ok.error().field, ok.error().message);
   if (auto ok = cost::validate(request.calibration); !ok) return fail("calibration", ok.error());
   const auto hosts = topology.hosts();
   if (hosts.empty()) return fail("resources", "the topology has no hosts");
@@ -79,16 +71,16 @@ tl::expected<Scorer, SearchError> Scorer::create(const Topology& topology, const
     return fail("parallel.tp", "TP " + std::to_string(p.tp) + " is larger than a host (" +
                                    std::to_string(nph) + " NPUs): TP groups must stay inside a host");
   }
-  const std::uint64_t world = std::uint64_t{p.tp} * p.pp * p.dp * p.cp;
-  if (request.npus != 0 && request.npus != world) {
-    return fail("npus", "TP*PP*DP*CP = " + std::to_string(world) + " differs from the " +
+  const auto world = cost::bounded_product(cost::kMaxWorldSize, {p.tp, p.pp, p.dp, p.cp});
+  if (!world) return fail("parallel", "TP*PP*DP*CP must be <= 2^24 NPUs");  // cost::check said so already
+  if (request.npus != 0 && request.npus != *world) {
+    return fail("npus", "TP*PP*DP*CP = " + std::to_string(*world) + " differs from the " +
                             std::to_string(request.npus) + " NPUs requested");
   }
-  if (world > (1u << 24)) return fail("parallel", "TP*PP*DP*CP must be <= 2^24 NPUs");
-  s.world_ = static_cast<std::uint32_t>(world);
+  s.world_ = static_cast<std::uint32_t>(*world);
   s.u_ = std::min(s.world_, nph);
   if (s.world_ % s.u_ != 0) {
-    return fail("parallel", "TP*PP*DP*CP = " + std::to_string(world) + " is not a multiple of the " +
+    return fail("parallel", "TP*PP*DP*CP = " + std::to_string(*world) + " is not a multiple of the " +
                                 std::to_string(nph) + " NPUs per host");
   }
   if (s.u_ % p.tp != 0) {
@@ -96,13 +88,13 @@ tl::expected<Scorer, SearchError> Scorer::create(const Topology& topology, const
                                    " NPUs used per host, or a TP group would leave its host");
   }
   s.k_ = s.world_ / s.u_;
-  const std::uint32_t g = p.tp * p.cp * p.dp;
+  const std::uint64_t g = std::uint64_t{p.tp} * p.cp * p.dp;  // divides world <= 2^24
   // A block: the fewest consecutive hosts that hold whole pipeline stages (lcm(stage ranks, u) / u).
-  const std::uint64_t stage_lcm = std::lcm(std::uint64_t{g}, std::uint64_t{s.u_});
-  s.block_ = world % stage_lcm == 0 ? static_cast<std::uint32_t>(stage_lcm / s.u_) : 1;
+  const std::uint64_t stage_lcm = std::lcm(g, std::uint64_t{s.u_});
+  s.block_ = *world % stage_lcm == 0 ? static_cast<std::uint32_t>(stage_lcm / s.u_) : 1;
 
   auto volume = cost::communication_volume(request.model, request.parallel);
-  if (!volume) return fail(cost_field(volume.error()), volume.error());
+  if (!volume) return fail("parallel", volume.error());
   s.volume_ = std::move(*volume);
   for (const cost::CommOp& op : s.volume_.ops) {
     auto& g_dim = s.dim_gcd_[di(op.dim)];

@@ -15,7 +15,8 @@
 // - Feasibility: world = TP*PP*DP*CP; npus (when non-zero) must equal world; TP <= npus_per_host and TP
 //   divides u (TP groups never leave a host); world is a multiple of u; hosts needed k = world / u; at
 //   least k usable hosts; some domain of a tier <= constraints.max_tier holds k usable hosts. The model and
-//   parallelism must pass cost::validate (field "model..." or "parallel").
+//   parallelism must pass cost::check first (its field: "model.<field>", "parallel.<size>" or "parallel"),
+//   which bounds world <= 2^24 and every product used here, so no size computation can wrap.
 // - Rank order (Megatron-LM, "tp-cp-ep-dp-pp"): rank = tp + TP*(cp + CP*(dp + DP*pp)); EP groups are
 //   consecutive runs of EP ranks in the (cp + CP*dp) index. Host i of a candidate holds ranks [i*u, (i+1)*u),
 //   local rank j on npus[i][j]. A dimension's span is the highest lowest-common-tier over its groups; the DP

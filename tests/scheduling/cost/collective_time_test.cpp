@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace hsns::cost {
 namespace {
 
@@ -206,6 +208,27 @@ TEST(Calibration, RejectsBadDocumentsNamingTheField) {
     auto cal = parse_calibration(doc);
     ASSERT_FALSE(cal) << doc;
     EXPECT_NE(cal.error().find(message), std::string::npos) << doc << " -> " << cal.error();
+  }
+}
+
+// Group sizes up to 2^32 - 1: the log2 of halving-doubling, Bruck and tree used to shift 2u past 32 bits
+// for n >= 2^31 (undefined behaviour, an endless loop in practice). Hand-checked: n = 2^31 is a power of two
+// (31 steps, no excess ranks); n = 2^32 - 1 has floor log2 31 and ceil log2 32.
+TEST(CollectiveTime, LargestGroupSizesGiveFiniteTimes) {
+  const Calibration cal = calibration(1, 1);  // 1 us per step on the leaf tier
+  const double alpha = 1e-6;
+  EXPECT_DOUBLE_EQ(seconds(Collective::all_to_all, 0, 1u << 31, {1, 1}, cal, Algorithm::halving_doubling),
+                   31 * alpha);
+  EXPECT_DOUBLE_EQ(seconds(Collective::all_to_all, 0, 0xFFFFFFFFu, {1, 1}, cal, Algorithm::halving_doubling),
+                   32 * alpha);
+  EXPECT_DOUBLE_EQ(seconds(Collective::all_reduce, 0, 0xFFFFFFFFu, {1, 1}, cal, Algorithm::tree),
+                   2 * 32 * alpha);
+  // Halving-doubling all-reduce, non-power of two: 2 * 31 steps plus the fold in and out.
+  EXPECT_DOUBLE_EQ(seconds(Collective::all_reduce, 0, 0xFFFFFFFFu, {1, 1}, cal, Algorithm::halving_doubling),
+                   (2 * 31 + 2) * alpha);
+  for (auto a : {Algorithm::ring, Algorithm::halving_doubling, Algorithm::automatic}) {
+    const double t = seconds(Collective::reduce_scatter, ~std::uint64_t{0}, 0xFFFFFFFFu, {2, 1}, cal, a);
+    EXPECT_TRUE(std::isfinite(t) && t > 0) << to_string(a);
   }
 }
 

@@ -330,5 +330,154 @@ TEST(CommVolume, RejectsInvalidInputWithTheRuleThatFails) {
   }
 }
 
+// The outside report: layers, pp and virtual_stages 65536 each (every one inside its documented range)
+// made pp * virtual_stages wrap to 0 in 32 bits, and `layers % 0` killed the process with SIGFPE.
+TEST(CommVolume, ReportedWrapOfPpTimesVirtualStagesIsAValidationError) {
+  ModelSpec m = model_a();
+  m.layers = 65536;
+  ParallelSpec p;
+  p.pp = 65536;
+  p.virtual_stages = 65536;
+  m.global_batch = 32;
+  auto ok = check(m, p);
+  ASSERT_FALSE(ok);
+  EXPECT_EQ(ok.error().field, "parallel.virtual_stages");
+  EXPECT_NE(ok.error().message.find("4294967296 model chunks"), std::string::npos) << ok.error().message;
+  EXPECT_FALSE(communication_volume(m, p));
+  // The same with pp alone too large for the layers names pp.
+  p.virtual_stages = 1;
+  m.layers = 4;
+  p.pp = 8;
+  ASSERT_FALSE(check(m, p));
+  EXPECT_EQ(check(m, p).error().field, "parallel.pp");
+  // At the edge: one layer per chunk is fine.
+  m.layers = 65536;
+  p.pp = 256;
+  p.virtual_stages = 256;
+  EXPECT_TRUE(check(m, p)) << check(m, p).error().message;
+}
+
+struct FieldCase {
+  const char* name;
+  void (*mutate)(ModelSpec&, ParallelSpec&);
+  const char* field;
+};
+
+// Siblings of the reported case: every product of request numbers the model divides by or sizes from,
+// at values where 32-bit (or 64-bit) arithmetic would wrap.
+TEST(CommVolume, ProductsOfRequestNumbersAreBoundedAndNameTheirField) {
+  const FieldCase cases[] = {
+      // tp * pp * dp * cp = 2^80 wraps 64 bits to 0; 2^40 wraps 32 bits.
+      {"world 2^80", [](ModelSpec&, ParallelSpec& p) { p.tp = p.pp = p.dp = p.cp = 1u << 20; }, "parallel"},
+      {"world 2^25",
+       [](ModelSpec&, ParallelSpec& p) {
+         p.tp = 1;
+         p.pp = 2;
+         p.dp = 1u << 12;
+         p.cp = 1u << 12;
+       },
+       "parallel"},
+      // dp * cp = 2^32 wrapped to 0 in 32 bits, so `(dp * cp) % ep` passed for any ep.
+      {"dp*cp wrap",
+       [](ModelSpec& m, ParallelSpec& p) {
+         m.moe_experts = 16;
+         m.moe_top_k = 2;
+         p.tp = 1;
+         p.pp = 1;
+         p.dp = 1u << 16;
+         p.cp = 1u << 16;
+         p.ep = 16;
+       },
+       "parallel"},
+      // micro_batch * dp larger than the global batch (no micro-batch for some DP rank).
+      {"micro_batch*dp",
+       [](ModelSpec& m, ParallelSpec& p) {
+         m.micro_batch = 1u << 12;
+         m.global_batch = 1u << 24;
+         m.seq_len = 1u << 16;
+         p.dp = 1u << 13;
+         p.tp = 1;
+         p.pp = 1;
+       },
+       "model.global_batch"},
+      {"tokens", [](ModelSpec& m, ParallelSpec&) { m.micro_batch = 1u << 24; }, "model.micro_batch"},
+      {"ep > dp*cp",
+       [](ModelSpec& m, ParallelSpec& p) {
+         m.moe_experts = 8;
+         m.moe_top_k = 1;
+         p.ep = 8;  // dp 2
+       },
+       "parallel.ep"},
+      {"virtual_stages 2^21", [](ModelSpec&, ParallelSpec& p) { p.virtual_stages = 1u << 21; },
+       "parallel.virtual_stages"},
+      {"zero layers", [](ModelSpec& m, ParallelSpec&) { m.layers = 0; }, "model.layers"},
+      {"zero pp", [](ModelSpec&, ParallelSpec& p) { p.pp = 0; }, "parallel.pp"},
+      {"sp",
+       [](ModelSpec& m, ParallelSpec& p) {
+         m.seq_len = 2050;
+         p.sequence_parallel = true;
+       },
+       "parallel.sequence_parallel"},
+  };
+  for (const auto& c : cases) {
+    ModelSpec m = model_a();
+    ParallelSpec p = par_a();
+    c.mutate(m, p);
+    auto ok = check(m, p);
+    ASSERT_FALSE(ok) << c.name;
+    EXPECT_EQ(ok.error().field, c.field) << c.name << ": " << ok.error().message;
+    EXPECT_EQ(ok.error().message.rfind(c.field, 0), 0u) << c.name << ": " << ok.error().message;
+    EXPECT_EQ(validate(m, p).error(), ok.error().message) << c.name;
+    EXPECT_FALSE(communication_volume(m, p)) << c.name;
+  }
+}
+
+// The largest inputs the model accepts give exact, unwrapped counts (2^24 NPUs, the largest activations).
+TEST(CommVolume, LargestAcceptedInputsGiveExactCounts) {
+  ModelSpec m;
+  m.parameters = std::uint64_t{1} << 50;
+  m.layers = 65536;
+  m.hidden = 1u << 20;
+  m.heads = 1u << 10;
+  m.seq_len = 1u << 24;
+  m.micro_batch = 16;  // 2^28 tokens
+  m.global_batch = 1u << 24;
+  m.dtype_bytes = 8;
+  m.moe_experts = 256;
+  m.moe_top_k = 256;
+  ParallelSpec p;
+  p.tp = 16;
+  p.pp = 64;
+  p.dp = 64;
+  p.cp = 256;  // 2^4 * 2^6 * 2^6 * 2^8 = 2^24 NPUs
+  p.ep = 256;
+  p.virtual_stages = 1024;  // pp * virtual_stages = 65536 = layers
+  p.zero_stage = 3;
+  p.sequence_parallel = true;
+  // Expert parameters 2^16 * 2^8 * 8 * 2^40 = 2^67 > parameters: a dense model at this size instead.
+  m.moe_experts = 0;
+  m.moe_top_k = 0;
+  p.ep = 1;
+  auto v = communication_volume(m, p);
+  ASSERT_TRUE(v) << v.error();
+  // m = 2^24 / (16 * 64) = 2^14 micro-batches; activations 16 * 2^16 tokens * 2^20 * 8 = 2^43 bytes.
+  EXPECT_EQ(v->micro_batches, 1u << 14);
+  EXPECT_EQ(v->pp_crossings_per_microbatch, 65535u);
+  for (const auto& op : v->ops) {
+    EXPECT_GE(op.group_size, 2u) << op.what;
+    EXPECT_GT(op.bytes, 0u) << op.what;
+    EXPECT_GT(op.count, 0u) << op.what;
+  }
+  // CP ring backward: 2 (cp - 1) L_p m = 2 * 255 * 1024 * 2^14 calls.
+  bool found = false;
+  for (const auto& op : v->ops) {
+    if (op.what.find("cp ring backward") != std::string::npos) {
+      EXPECT_EQ(op.count, 2ull * 255 * 1024 * (1u << 14));
+      found = true;
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
 }  // namespace
 }  // namespace hsns::cost

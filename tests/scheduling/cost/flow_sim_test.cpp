@@ -196,5 +196,36 @@ TEST(CollectivePhases, SimulatedRingMatchesTheAlphaBetaRingOnANonBlockingFabric)
   EXPECT_NEAR(r->makespan, 0.12, 1e-12);
 }
 
+// A ring over n ranks is 2(n-1) x n transfers: the count is computed in 64 bits (2(n-1) wrapped 32 bits for
+// n > 2^31) and bounded before any phase is allocated.
+TEST(CollectivePhases, TransferCountsAreBoundedBeforeAllocating) {
+  EXPECT_EQ(ring_all_reduce_transfers(1), 0u);
+  EXPECT_EQ(ring_all_reduce_transfers(4), 24u);
+  EXPECT_EQ(ring_all_reduce_transfers(0xFFFFFFFFu), UINT64_MAX);  // 2(n-1)n > 2^64: saturated
+  EXPECT_EQ(halving_doubling_all_reduce_transfers(8), 48u);       // 2 * 3 phases of 8
+  EXPECT_EQ(halving_doubling_all_reduce_transfers(1u << 31), 2ull * 31 * (1u << 31));
+  // 2 * 1447 * 1448 = 4,190,512 transfers fit; 1449 ranks do not (4,196,304 > 2^22).
+  EXPECT_TRUE(ring_all_reduce_phases(1448, 1.0));
+  for (std::uint32_t n : {1449u, 1u << 20, (1u << 31) + 1, 0xFFFFFFFFu}) {
+    auto r = ring_all_reduce_phases(n, 1.0);
+    ASSERT_FALSE(r) << n;
+    EXPECT_NE(r.error().find("transfers"), std::string::npos) << r.error();
+  }
+  EXPECT_FALSE(halving_doubling_all_reduce_phases(1u << 20, 1.0));  // 40 x 2^20 transfers
+  EXPECT_TRUE(halving_doubling_all_reduce_phases(1u << 16, 1.0));   // 32 x 2^16 = 2^21
+  // Rank pairs x QPs: 2^16 pairs with 64 QPs each is 2^22, one QP more per pair is refused.
+  std::vector<Endpoint> ends;
+  for (std::uint32_t i = 0; i < (1u << 16); ++i) {
+    ends.push_back(
+        {*IpAddress::parse("10." + std::to_string(i >> 8) + "." + std::to_string(i & 255) + ".1"), 0});
+  }
+  TransferPhase ring;
+  for (std::uint32_t i = 0; i < ends.size(); ++i) ring.push_back({i, (i + 1) % (1u << 16), 1.0});
+  EXPECT_TRUE(demands_of(ends, {ring}, 64));
+  auto over = demands_of(ends, {ring}, 65);
+  ASSERT_FALSE(over);
+  EXPECT_NE(over.error().find("sub-flows"), std::string::npos) << over.error();
+}
+
 }  // namespace
 }  // namespace hsns::cost

@@ -712,5 +712,42 @@ TEST(RoutePlan, ThousandNpuJobOnAFragmentedClusterReachesTheBound) {
   expect_plan_at_bound(*s, 1);
 }
 
+// A ring DP all-reduce over 1,456 ranks is 2 x 1,455 x 1,456 = 4.2 million transfers, more than the route
+// planner accepts (2^22): refused naming parallel.dp before the phases are built, instead of allocating
+// them (a 10,000-host cluster would have taken billions). The wrapped-product siblings of the reported
+// pp x virtual_stages case are refused by cost::check first.
+TEST(Schedule, DerivedCountsAreBoundedBeforeAllocating) {
+  topology::ClosParams cp;
+  cp.hosts = 182;
+  cp.npus_per_host = 8;
+  cp.hosts_per_su = 26;
+  cp.spines_per_plane = 2;
+  cp.fabric_link_gbps = 400;
+  const topology::Topology t = clos(cp);
+  std::vector<std::string> hosts;
+  for (std::uint32_t h = 1; h <= 182; ++h) {
+    char name[16];
+    std::snprintf(name, sizeof name, "host%03u", h);
+    hosts.push_back(name);
+  }
+  ScheduleRequest r = request(hosts, par(1, 1, 1456, 1), 182, 8);
+  r.model.global_batch = 1456;
+  r.algorithm = cost::Algorithm::ring;
+  auto s = schedule_job(t, r);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().field, "parallel.dp") << s.error().message();
+
+  ScheduleRequest wrap = request({"host001"}, par(1, 1, 1, 65536));
+  wrap.model.layers = 65536;
+  wrap.parallel.virtual_stages = 65536;
+  auto w = schedule_job(t, wrap);
+  ASSERT_FALSE(w);
+  EXPECT_EQ(w.error().field, "parallel.virtual_stages");
+  wrap = request({"host001"}, par(1u << 20, 1u << 20, 1u << 20, 1u << 20));
+  w = schedule_job(t, wrap);
+  ASSERT_FALSE(w);
+  EXPECT_EQ(w.error().field, "parallel");
+}
+
 }  // namespace
 }  // namespace hsns::placement

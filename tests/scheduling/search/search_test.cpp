@@ -86,6 +86,28 @@ TEST(Search, InfeasibleRequestsNameTheirConstraint) {
   EXPECT_NE(res.error().detail.find("sub-health"), std::string::npos) << res.error().detail;
 }
 
+// Sizes inside their documented ranges whose products wrap 32 or 64 bits: refused naming the field before
+// anything is computed from them (the reported pp = virtual_stages = layers = 65536 was a SIGFPE).
+TEST(Search, WrappingParallelProductsNameTheirField) {
+  Topology t = cluster(32, 8);
+  auto field_of = [&](const SearchRequest& r) {
+    auto res = search_topology(t, r);
+    EXPECT_FALSE(res.has_value());
+    return res ? std::string("<ok>") : res.error().field;
+  };
+  SearchRequest r = job(65536, 1, 1);
+  r.model.layers = 65536;
+  r.parallel.virtual_stages = 65536;
+  EXPECT_EQ(field_of(r), "parallel.virtual_stages");
+  r = job(1u << 20, 1u << 20, 1);  // tp * pp * dp * cp = 2^40 (2^80 with tp = cp = 2^20)
+  EXPECT_EQ(field_of(r), "parallel");
+  r.parallel.tp = r.parallel.cp = 1u << 20;
+  r.npus = 0;
+  EXPECT_EQ(field_of(r), "parallel");
+  r = job(1, 1u << 20, 1);  // micro_batch * dp = 2^20 > global_batch 1024
+  EXPECT_EQ(field_of(r), "model.global_batch");
+}
+
 TEST(Search, PrefersOneSuAndBestFit) {
   Topology t = cluster(64, 16);  // 4 SUs of 16
   // SU0: 6 free, SU1: 12 free, SU2: 16 free, SU3: 9 free.
