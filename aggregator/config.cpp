@@ -24,7 +24,8 @@ T read_int(const YAML::Node& n, const std::string& key, long long min, long long
   return static_cast<T>(v);
 }
 
-void apply_limits(const YAML::Node& node, http::ServerLimits& l) {
+void apply_http(const YAML::Node& node, AggregatorConfig& c) {
+  auto& l = c.limits;
   for (const auto& kv : node) {
     const auto key = kv.first.as<std::string>();
     const auto& v = kv.second;
@@ -39,6 +40,12 @@ void apply_limits(const YAML::Node& node, http::ServerLimits& l) {
       l.read_timeout = std::chrono::milliseconds(read_int<long long>(v, where, 100, 3'600'000));
     } else if (key == "pipeline_limit") {
       l.pipeline_limit = read_int<std::size_t>(v, where, 1, 128);
+    } else if (key == "max_connections") {
+      l.max_connections = read_int<std::size_t>(v, where, 1, 1'000'000);
+    } else if (key == "worker_threads") {
+      c.worker_threads = read_int<int>(v, where, 1, 256);
+    } else if (key == "heavy_queue_limit") {
+      c.heavy_queue_limit = read_int<std::size_t>(v, where, 0, 10'000);
     } else {
       throw std::runtime_error("unknown key '" + where + "'");
     }
@@ -85,7 +92,7 @@ tl::expected<AggregatorConfig, std::string> load_config_yaml(const std::string& 
           }
         }
       } else if (key == "http") {
-        apply_limits(v, c.limits);
+        apply_http(v, c);
       } else if (key == "shutdown_grace_ms") {
         c.shutdown_grace = std::chrono::milliseconds(read_int<long long>(v, key, 0, 600'000));
       } else {

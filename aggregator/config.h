@@ -32,6 +32,8 @@ struct AggregatorConfig {
   std::string tls_certificate;    // PEM chain; TLS is on when set
   std::string tls_private_key;    // PEM key
   http::ServerLimits limits;
+  int worker_threads = 2;              // threads for heavy requests (import, generate, search, schedule)
+  std::size_t heavy_queue_limit = 16;  // heavy requests that may wait for a worker; more get 503
   std::chrono::milliseconds shutdown_grace{10'000};
   std::string ready_file;  // written with "<address> <port>" once listening (for tests and scripts)
 };

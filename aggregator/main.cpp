@@ -101,11 +101,14 @@ int run(const AggregatorConfig& c) {
   hsns::Metrics metrics;
   hsns::store::SqliteNetworkStore sqlite_store(*db);
   hsns::store::InstrumentedNetworkStore store(sqlite_store, metrics);
-  hsns::AggregatorService service(metrics, std::move(auth), [&db]() -> std::optional<std::string> {
-    auto ok = db->check();
-    if (!ok) return ok.error().message;
-    return std::nullopt;
-  });
+  hsns::AggregatorService service(
+      metrics, std::move(auth),
+      [&db]() -> std::optional<std::string> {
+        auto ok = db->check();
+        if (!ok) return ok.error().message;
+        return std::nullopt;
+      },
+      hsns::WorkerLimits{c.worker_threads, c.heavy_queue_limit});
   hsns::store::SqliteAgentStore agent_store(*db);
   hsns::network::register_network_routes(service.router(), store);
   hsns::network::register_agent_routes(service.router(), store, agent_store);
@@ -125,8 +128,12 @@ int run(const AggregatorConfig& c) {
   }
   hsns::http::HttpServer server(
       ioc, tls.get(), c.limits,
-      [&service](hsns::http::Request&& req) { return service.handle(std::move(req)); },
-      [&metrics](int status) { metrics.observe_rejected(status); });
+      [&service](hsns::http::Request&& req, hsns::http::Respond respond) {
+        service.handle(std::move(req), std::move(respond));
+      },
+      hsns::http::ServerObserver{[&metrics](int status) { metrics.observe_rejected(status); },
+                                 [&metrics](const char* action) { metrics.observe_connection_shed(action); },
+                                 [&metrics](const char* kind) { metrics.observe_accept_error(kind); }});
   try {
     server.listen({net::ip::make_address(c.listen_address), c.port});
   } catch (const std::exception& e) {
@@ -136,6 +143,7 @@ int run(const AggregatorConfig& c) {
   }
   server.start();
   const auto bound = server.local_endpoint();
+  metrics.set_max_connections(static_cast<double>(server.max_connections()));
 
   // Connection gauge and systemd watchdog, refreshed from the event loop (proves it makes progress).
   net::steady_timer tick(ioc);
@@ -177,13 +185,15 @@ int run(const AggregatorConfig& c) {
   }
   std::cerr << "<6>hsns-aggregator " << hsns::kVersion << " listening on " << (tls ? "https" : "http")
             << "://" << bound.address().to_string() << ":" << bound.port() << " (database " << c.database
-            << ", schema v" << db->schema_version() << ")\n";
+            << ", schema v" << db->schema_version() << ", at most " << server.max_connections()
+            << " connections)\n";
   sd_notify(0, "READY=1");
 
   std::vector<std::thread> threads;
   for (int i = 1; i < c.threads; ++i) threads.emplace_back([&ioc] { ioc.run(); });
   ioc.run();
   for (auto& t : threads) t.join();
+  service.stop_workers();  // heavy requests still running finish before the stores close
 
   if (auto closed = db->close(); !closed) {
     std::cerr << "<4>hsns-aggregator: database close: " << closed.error().message << "\n";

@@ -42,6 +42,22 @@ Metrics::Metrics()
                          .Name("hsns_http_auth_failures_total")
                          .Help("Requests refused by authentication or authorisation, by reason")
                          .Register(*registry_)),
+      connections_shed_(
+          prometheus::BuildCounter()
+              .Name("hsns_http_connections_shed_total")
+              .Help("Connections over the connection limit: the oldest idle connection "
+                    "closed for a new one (closed_idle), or the new one refused with 503 (refused)")
+              .Register(*registry_)),
+      accept_errors_(prometheus::BuildCounter()
+                         .Name("hsns_http_accept_errors_total")
+                         .Help("Failed accepts, by kind: descriptors (EMFILE/ENFILE: accepting backs off), "
+                               "memory, other")
+                         .Register(*registry_)),
+      max_connections_(prometheus::BuildGauge()
+                           .Name("hsns_http_max_connections")
+                           .Help("The connection limit in force (configured, lowered to fit RLIMIT_NOFILE)")
+                           .Register(*registry_)
+                           .Add({})),
       open_connections_(prometheus::BuildGauge()
                             .Name("hsns_http_open_connections")
                             .Help("HTTP connections currently open")
@@ -72,6 +88,18 @@ void Metrics::observe_store(std::string_view operation, bool ok, double seconds)
 
 void Metrics::observe_rejected(int status) {
   rejected_.Add({{"code", std::to_string(status)}}).Increment();
+}
+
+void Metrics::observe_connection_shed(std::string_view action) {
+  connections_shed_.Add({{"action", std::string(action)}}).Increment();
+}
+
+void Metrics::observe_accept_error(std::string_view kind) {
+  accept_errors_.Add({{"kind", std::string(kind)}}).Increment();
+}
+
+void Metrics::set_max_connections(double n) {
+  max_connections_.Set(n);
 }
 
 void Metrics::set_open_connections(double n) {

@@ -3,7 +3,9 @@
 // Contract: one Metrics object per process, created at start-up; every method is thread-safe. Names
 // follow Prometheus conventions: hsns_ prefix, base units (seconds, bytes), _total for counters, an
 // _info gauge for the build. Label values are low-cardinality by construction: the route label is the
-// route pattern ("/api/v1/ports/{port_id}"), never the raw path; unmatched paths are "unmatched".
+// route pattern ("/api/v1/ports/{port_id}"), never the raw path; unmatched paths are "unmatched". Every
+// label value is one of a fixed set chosen by the caller (route patterns, method names or "other", status
+// codes, reason words), so no client can grow the exposition.
 #pragma once
 
 #include <prometheus/counter.h>
@@ -24,7 +26,10 @@ class Metrics {
 
   void observe_request(std::string_view route, std::string_view method, int status, double seconds);
   void observe_store(std::string_view operation, bool ok, double seconds);
-  void observe_rejected(int status);  // rejected by the transport before routing (413, 431, 408)
+  void observe_rejected(int status);  // rejected by the transport before routing (400, 408, 413, 431, 501)
+  void observe_connection_shed(std::string_view action);  // "closed_idle" or "refused" at the cap
+  void observe_accept_error(std::string_view kind);       // "descriptors", "memory", "other"
+  void set_max_connections(double n);
   void set_open_connections(double n);
   void observe_auth_failure(std::string_view reason);
 
@@ -39,6 +44,9 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& store_errors_;
   prometheus::Family<prometheus::Counter>& rejected_;
   prometheus::Family<prometheus::Counter>& auth_failures_;
+  prometheus::Family<prometheus::Counter>& connections_shed_;
+  prometheus::Family<prometheus::Counter>& accept_errors_;
+  prometheus::Gauge& max_connections_;
   prometheus::Gauge& open_connections_;
 };
 

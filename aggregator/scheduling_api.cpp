@@ -536,8 +536,8 @@ void register_scheduling_routes(http::Router& router, std::shared_ptr<topology_a
   };
   const auto read = http::permits(Permission::read);
   const auto schedule = Permission::schedule | Permission::manage_network;
-  router.add(V::post, "/api/v1/topology/search", schedule, bind(post_search));
-  router.add(V::post, "/api/v1/schedule", schedule, bind(post_schedule));
+  router.add(V::post, "/api/v1/topology/search", schedule, bind(post_search), http::Cost::heavy);
+  router.add(V::post, "/api/v1/schedule", schedule, bind(post_schedule), http::Cost::heavy);
   router.add(V::get, "/api/v1/jobs", read, bind(list_jobs));
   router.add(V::get, "/api/v1/jobs/{name}", read, bind(get_job));
   router.add(V::delete_, "/api/v1/jobs/{name}", schedule, bind(delete_job));

@@ -59,8 +59,9 @@ std::optional<std::string> RequestContext::query(std::string_view name) const {
   return (*it).value;
 }
 
-void Router::add(bhttp::verb method, std::string pattern, PermissionSet permissions, Handler handler) {
-  routes_.push_back(Route{method, std::move(pattern), permissions, std::move(handler)});
+void Router::add(bhttp::verb method, std::string pattern, PermissionSet permissions, Handler handler,
+                 Cost cost) {
+  routes_.push_back(Route{method, std::move(pattern), permissions, std::move(handler), cost});
 }
 
 Router::Match Router::match(bhttp::verb method, std::string_view encoded_path) const {

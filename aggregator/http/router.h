@@ -7,6 +7,9 @@
 // - Each route names the permissions that may call it (any one suffices; none = public) and carries its
 //   pattern as the low-cardinality "route" label for metrics.
 // - match() tells apart "no such path" (404) from "path exists, method not allowed" (405 + Allow).
+// - A route's cost class says where it runs: light handlers (store reads and writes, bounded and brief)
+//   run on the connection's I/O strand; heavy ones (topology import and generation, search, schedule,
+//   exports: up to seconds of CPU) run on a bounded worker pool so they cannot starve other clients.
 #pragma once
 
 #include <boost/beast/http.hpp>
@@ -56,17 +59,23 @@ struct RequestContext {
 };
 
 using Handler = std::function<Response(RequestContext&)>;
+// Delivers a request's response to its connection; callable from any thread, exactly once.
+using Respond = std::function<void(Response)>;
+
+enum class Cost : std::uint8_t { light, heavy };
 
 struct Route {
   bhttp::verb method;
   std::string pattern;
   PermissionSet permissions;
   Handler handler;
+  Cost cost = Cost::light;
 };
 
 class Router {
  public:
-  void add(bhttp::verb method, std::string pattern, PermissionSet permissions, Handler handler);
+  void add(bhttp::verb method, std::string pattern, PermissionSet permissions, Handler handler,
+           Cost cost = Cost::light);
 
   struct Match {
     const Route* route = nullptr;                                  // set when path and method match

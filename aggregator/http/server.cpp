@@ -1,17 +1,24 @@
 #include "http/server.h"
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <cerrno>
 #include <deque>
 #include <mutex>
 #include <optional>
 #include <type_traits>
 #include <unordered_map>
+
+#include "http/framing.h"
 
 namespace hsns::http {
 
@@ -23,17 +30,45 @@ class SessionBase {
  public:
   virtual ~SessionBase() = default;
   virtual void begin_shutdown() = 0;
+  // Closes the connection if it is still waiting for the first byte of its next request.
+  virtual void evict_if_idle() = 0;
+
+  // When the session last started waiting for a new request; 0 while a request is in progress. Written
+  // on the session's strand, read by the acceptor to choose whom to evict at the connection cap.
+  std::atomic<std::int64_t> idle_since{0};
 };
 
 struct HttpServer::Shared {
   ServerLimits limits;
   RequestHandler handler;
-  RejectObserver on_reject;
+  ServerObserver observer;
 
   std::mutex mu;
   std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions;
   bool stopping = false;
   std::function<void()> on_drained;
+
+  void rejected(int status) const {
+    if (observer.rejected) observer.rejected(status);
+  }
+
+  // At the cap: the longest-idle session, marked so that it is not chosen twice, or null when none is
+  // idle. Called with mu held; the caller asks it to close and drops it after releasing mu (dropping the
+  // last reference runs remove(), which takes mu).
+  std::shared_ptr<SessionBase> take_oldest_idle() {
+    SessionBase* oldest = nullptr;
+    std::int64_t oldest_since = 0;
+    for (const auto& [ptr, weak] : sessions) {
+      const auto since = ptr->idle_since.load(std::memory_order_relaxed);
+      if (since == 0 || (oldest && since >= oldest_since)) continue;
+      oldest = ptr;
+      oldest_since = since;
+    }
+    if (!oldest) return nullptr;
+    auto chosen = sessions.at(oldest).lock();
+    if (chosen) chosen->idle_since.store(0, std::memory_order_relaxed);
+    return chosen;
+  }
 
   void remove(SessionBase* s) {
     std::function<void()> drained;
@@ -57,6 +92,9 @@ Response transport_problem(const Problem& p) {
   return res;
 }
 
+// The first read of a request: whatever has arrived, up to this much.
+constexpr std::size_t kFirstRead = 4096;
+
 template <typename Stream>
 class Session : public SessionBase, public std::enable_shared_from_this<Session<Stream>> {
   static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
@@ -76,15 +114,39 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     net::post(stream_.get_executor(), [self = this->shared_from_this()] {
       self->closing_ = true;
       // Idle (waiting for the first byte of a request): close now. Mid-request: let it finish.
-      if (self->reading_ && !(self->parser_ && self->parser_->got_some())) {
+      if (self->waiting_for_request()) {
         beast::get_lowest_layer(self->stream_).cancel();
-      } else if (!self->reading_ && !self->writing_) {
+      } else if (!self->reading_ && !self->writing_ && !self->handling_) {
         self->close();
       }
     });
   }
 
+  void evict_if_idle() override {
+    net::post(stream_.get_executor(), [self = this->shared_from_this()] {
+      if (self->waiting_for_request() && self->queue_.empty()) {
+        self->read_closed_ = true;
+        beast::get_lowest_layer(self->stream_).cancel();
+      }
+    });
+  }
+
  private:
+  bool waiting_for_request() const { return reading_ && awaiting_first_byte_; }
+
+  // Read deadlines use our own timer rather than tcp_stream's: its expiry closes the socket, which
+  // would make the promised 408 impossible to send.
+  void arm_read_deadline(std::chrono::milliseconds after) {
+    timed_out_ = false;
+    beast::get_lowest_layer(stream_).expires_never();
+    deadline_.expires_after(after);
+    deadline_.async_wait([self = this->shared_from_this()](beast::error_code ec) {
+      if (ec) return;  // cancelled or re-armed
+      self->timed_out_ = true;
+      beast::get_lowest_layer(self->stream_).socket().cancel();
+    });
+  }
+
   void start() {
     if constexpr (kTls) {
       beast::get_lowest_layer(stream_).expires_after(shared_->limits.read_timeout);
@@ -107,7 +169,23 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     parser_->header_limit(static_cast<std::uint32_t>(shared_->limits.header_limit));
     parser_->body_limit(shared_->limits.body_limit);
     reading_ = true;
-    beast::get_lowest_layer(stream_).expires_after(shared_->limits.idle_timeout);
+    arm_read_deadline(shared_->limits.idle_timeout);
+    if (buffer_.size() > 0) return read_header();  // a pipelined request has begun already
+    // Wait for the first byte on its own, so that "idle" (nothing of the next request received: the
+    // connection the cap may close) is known exactly.
+    awaiting_first_byte_ = true;
+    idle_since.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+    stream_.async_read_some(buffer_.prepare(kFirstRead),
+                            [self = this->shared_from_this()](beast::error_code ec, std::size_t n) {
+                              self->awaiting_first_byte_ = false;
+                              self->idle_since.store(0, std::memory_order_relaxed);
+                              self->buffer_.commit(n);
+                              if (ec) return self->on_read_error(ec);
+                              self->read_header();
+                            });
+  }
+
+  void read_header() {
     bhttp::async_read_header(
         stream_, buffer_, *parser_,
         [self = this->shared_from_this()](beast::error_code ec, std::size_t) { self->on_header(ec); });
@@ -115,33 +193,65 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
 
   void on_header(beast::error_code ec) {
     if (ec) return on_read_error(ec);
+    if (auto problem = check_request_framing(parser_->get().base())) {
+      reading_ = false;
+      return reject(*problem);
+    }
     // Refuse an announced oversized body before reading it.
     if (const auto len = parser_->content_length(); len && *len > shared_->limits.body_limit) {
       return reject(Problem::payload_too_large("request body of " + std::to_string(*len) +
                                                " bytes exceeds the limit of " +
                                                std::to_string(shared_->limits.body_limit) + " bytes"));
     }
-    beast::get_lowest_layer(stream_).expires_after(shared_->limits.read_timeout);
+    arm_read_deadline(shared_->limits.read_timeout);
     bhttp::async_read(
         stream_, buffer_, *parser_,
         [self = this->shared_from_this()](beast::error_code e, std::size_t) { self->on_read(e); });
   }
 
   void on_read(beast::error_code ec) {
+    deadline_.cancel();
     reading_ = false;
     if (ec) return on_read_error(ec);
-    Response res = shared_->handler(parser_->release());
+    handling_ = true;
+    auto request = parser_->release();
     parser_.reset();
+    shared_->handler(std::move(request), [self = this->shared_from_this()](Response res) {
+      auto executor = self->stream_.get_executor();
+      net::dispatch(executor, [self = std::move(self), res = std::move(res)]() mutable {
+        self->on_response(std::move(res));
+      });
+    });
+  }
+
+  void on_response(Response res) {
+    handling_ = false;
     if (closing_) res.keep_alive(false);
     if (!res.keep_alive()) read_closed_ = true;
     queue_.push_back(std::move(res));
     if (!writing_) do_write();
     if (!read_closed_ && !closing_ && queue_.size() < shared_->limits.pipeline_limit) do_read();
+    if ((read_closed_ || closing_) && !writing_) close();
   }
 
   void on_read_error(beast::error_code ec) {
+    deadline_.cancel();
     reading_ = false;
-    const bool partial = parser_ && parser_->got_some();
+    const bool partial = (parser_ && parser_->got_some()) || buffer_.size() > 0;
+    if (timed_out_) {
+      if (partial) {
+        return reject(
+            Problem{408,
+                    "request-timeout",
+                    "Request timeout",
+                    "the request was not received completely within " +
+                        std::to_string(parser_->is_header_done() ? shared_->limits.read_timeout.count()
+                                                                 : shared_->limits.idle_timeout.count()) +
+                        " ms",
+                    {}});
+      }
+      ec = beast::error::timeout;
+    }
     if (ec == bhttp::error::body_limit) {
       return reject(Problem::payload_too_large("request body exceeds the limit of " +
                                                std::to_string(shared_->limits.body_limit) + " bytes"));
@@ -154,12 +264,9 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
                 {}};
       return reject(p);
     }
-    if (ec == beast::error::timeout && partial) {
-      return reject(Problem{408, "request-timeout", "Request timeout", "request not received in time", {}});
-    }
     if (&ec.category() == &bhttp::make_error_code(bhttp::error::end_of_stream).category() &&
         ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message) {
-      return reject(Problem::malformed("malformed HTTP request: " + ec.message()));
+      return reject(parse_error_problem(ec));
     }
     // End of stream, reset, idle timeout, shutdown cancel: close once queued responses are written.
     read_closed_ = true;
@@ -167,7 +274,8 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   }
 
   void reject(const Problem& p) {
-    if (shared_->on_reject) shared_->on_reject(p.status);
+    deadline_.cancel();
+    shared_->rejected(p.status);
     read_closed_ = true;
     queue_.push_back(transport_problem(p));
     if (!writing_) do_write();
@@ -194,6 +302,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       queue_.clear();
     }
     if (!queue_.empty()) return do_write();
+    if (handling_) return;  // its response continues the connection
     if (read_closed_ || closing_) {
       if (!reading_) close();
       return;
@@ -204,6 +313,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   void close() {
     if (closed_) return;
     closed_ = true;
+    deadline_.cancel();
     if constexpr (kTls) {
       beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(5));
       stream_.async_shutdown([self = this->shared_from_this()](beast::error_code) { self->hard_close(); });
@@ -215,16 +325,21 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
 
   void hard_close() {
     closed_ = true;
+    deadline_.cancel();
     beast::error_code ignored;
     beast::get_lowest_layer(stream_).socket().close(ignored);
   }
 
   std::shared_ptr<HttpServer::Shared> shared_;
   Stream stream_;
+  net::steady_timer deadline_{stream_.get_executor()};
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   std::deque<Response> queue_;  // responses in request order; front is being written
   bool reading_ = false;
+  bool handling_ = false;             // the handler has the current request; its response is not queued yet
+  bool timed_out_ = false;            // the read deadline fired
+  bool awaiting_first_byte_ = false;  // reading, and nothing of the next request has arrived
   bool writing_ = false;
   bool read_closed_ = false;  // no more requests will be read on this connection
   bool closing_ = false;      // server shutdown requested
@@ -233,17 +348,73 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
 
 }  // namespace
 
+namespace {
+
+// Descriptors kept free for what the process opens besides connections: the SQLite database, its WAL
+// and shared memory, journal files, the log, worker pools.
+constexpr rlim_t kReservedDescriptors = 64;
+// Evictions are asynchronous, so admission runs slightly over the cap while evicted sessions finish
+// closing; beyond this slack every newcomer is refused.
+constexpr std::size_t kEvictionSlack = 16;
+
+// The cap is what the configuration says, lowered to what the descriptor limit can hold.
+std::size_t effective_max_connections(std::size_t configured) {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return configured;
+  const rlim_t usable =
+      rl.rlim_cur > 2 * kReservedDescriptors ? rl.rlim_cur - kReservedDescriptors : rl.rlim_cur / 2;
+  return std::max<std::size_t>(1, std::min<std::size_t>(configured, usable));
+}
+
+const char* classify_accept_error(const beast::error_code& ec) {
+  if (ec == net::error::no_descriptors || ec.value() == ENFILE) return "descriptors";
+  if (ec == net::error::no_buffer_space || ec == net::error::no_memory) return "memory";
+  return "other";
+}
+
+// A connection beyond the cap with nothing idle to close for it: a fixed 503 (nothing from the client
+// is read, nothing allocated per request), then close. TLS connections are closed without an answer,
+// since a plain-text response would be garbage to them.
+void refuse_connection(tcp::socket socket, bool tls) {
+  if (tls) {
+    beast::error_code ignored;
+    socket.close(ignored);
+    return;
+  }
+  static const std::string response = [] {
+    const std::string body =
+        R"({"type":"urn:hsns:problem:unavailable","title":"Service unavailable","status":503,)"
+        R"("detail":"the aggregator is at its connection limit; retry shortly"})";
+    return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/problem+json\r\n"
+           "Cache-Control: no-store\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: " +
+           std::to_string(body.size()) + "\r\n\r\n" + body;
+  }();
+  auto owned = std::make_shared<tcp::socket>(std::move(socket));
+  net::async_write(*owned, net::buffer(response), [owned](beast::error_code, std::size_t) {
+    beast::error_code ignored;
+    owned->shutdown(tcp::socket::shutdown_send, ignored);
+    owned->close(ignored);
+  });
+}
+
+}  // namespace
+
 HttpServer::HttpServer(net::io_context& ioc, net::ssl::context* ssl, ServerLimits limits,
-                       RequestHandler handler, RejectObserver on_reject)
-    : ioc_(ioc), ssl_(ssl), acceptor_(net::make_strand(ioc)), shared_(std::make_shared<Shared>()) {
+                       RequestHandler handler, ServerObserver observer)
+    : ioc_(ioc),
+      ssl_(ssl),
+      acceptor_(net::make_strand(ioc)),
+      accept_backoff_(acceptor_.get_executor()),
+      shared_(std::make_shared<Shared>()) {
   shared_->limits = limits;
   shared_->handler = std::move(handler);
-  shared_->on_reject = std::move(on_reject);
+  shared_->observer = std::move(observer);
 }
 
 HttpServer::~HttpServer() = default;
 
 void HttpServer::listen(const tcp::endpoint& endpoint) {
+  shared_->limits.max_connections = effective_max_connections(shared_->limits.max_connections);
   acceptor_.open(endpoint.protocol());
   acceptor_.set_option(net::socket_base::reuse_address(true));
   if (endpoint.address().is_v6()) acceptor_.set_option(net::ip::v6_only(false));
@@ -260,37 +431,72 @@ void HttpServer::start() {
 }
 
 void HttpServer::do_accept() {
-  acceptor_.async_accept(
-      net::make_strand(ioc_), [this, shared = shared_](beast::error_code ec, tcp::socket socket) {
-        {
-          std::lock_guard lock(shared->mu);
-          if (shared->stopping) return;
-        }
-        if (!ec) {
-          beast::error_code ignored;
-          socket.set_option(tcp::no_delay(true), ignored);
-          std::shared_ptr<SessionBase> session;
-          if (ssl_) {
-            auto s = std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(
-                shared, std::move(socket), *ssl_);
-            session = s;
-            {
-              std::lock_guard lock(shared->mu);
-              shared->sessions.emplace(session.get(), session);
-            }
-            s->run();
-          } else {
-            auto s = std::make_shared<Session<beast::tcp_stream>>(shared, std::move(socket));
-            session = s;
-            {
-              std::lock_guard lock(shared->mu);
-              shared->sessions.emplace(session.get(), session);
-            }
-            s->run();
-          }
-        }
-        do_accept();
-      });
+  acceptor_.async_accept(net::make_strand(ioc_),
+                         [this, shared = shared_](beast::error_code ec, tcp::socket socket) {
+                           {
+                             std::lock_guard lock(shared->mu);
+                             if (shared->stopping) return;
+                           }
+                           if (ec) return on_accept_error(ec);
+                           backoff_ = std::chrono::milliseconds(0);
+                           admit(std::move(socket));
+                           do_accept();
+                         });
+}
+
+void HttpServer::on_accept_error(const beast::error_code& ec) {
+  if (ec == net::error::operation_aborted) return;  // acceptor closed
+  const char* kind = classify_accept_error(ec);
+  if (shared_->observer.accept_error) shared_->observer.accept_error(kind);
+  if (std::string_view(kind) == "other") return do_accept();  // e.g. the peer reset before accept
+  // Out of descriptors or memory: the pending connection stays in the backlog and accepting again at
+  // once fails again at once. Wait, so that closing connections can free what accept needs.
+  backoff_ = std::clamp(backoff_ * 2, std::chrono::milliseconds(10), std::chrono::milliseconds(1000));
+  accept_backoff_.expires_after(backoff_);
+  accept_backoff_.async_wait([this, shared = shared_](beast::error_code e) {
+    if (e) return;
+    {
+      std::lock_guard lock(shared->mu);
+      if (shared->stopping) return;
+    }
+    do_accept();
+  });
+}
+
+void HttpServer::admit(tcp::socket socket) {
+  beast::error_code ignored;
+  socket.set_option(tcp::no_delay(true), ignored);
+  std::shared_ptr<SessionBase> session;
+  std::shared_ptr<SessionBase> evicted;
+  bool refused = false;
+  {
+    std::lock_guard lock(shared_->mu);
+    const auto cap = shared_->limits.max_connections;
+    if (shared_->sessions.size() >= cap) {
+      if (shared_->sessions.size() < cap + kEvictionSlack) evicted = shared_->take_oldest_idle();
+      refused = !evicted;
+    }
+  }
+  if (evicted) evicted->evict_if_idle();
+  if (shared_->observer.connection_shed && (evicted || refused)) {
+    shared_->observer.connection_shed(refused ? "refused" : "closed_idle");
+  }
+  if (refused) return refuse_connection(std::move(socket), ssl_ != nullptr);
+  {
+    std::lock_guard lock(shared_->mu);
+    if (ssl_) {
+      session =
+          std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(shared_, std::move(socket), *ssl_);
+    } else {
+      session = std::make_shared<Session<beast::tcp_stream>>(shared_, std::move(socket));
+    }
+    shared_->sessions.emplace(session.get(), session);
+  }
+  if (ssl_) {
+    static_cast<Session<beast::ssl_stream<beast::tcp_stream>>&>(*session).run();
+  } else {
+    static_cast<Session<beast::tcp_stream>&>(*session).run();
+  }
 }
 
 void HttpServer::shutdown(std::function<void()> on_drained) {
@@ -324,6 +530,10 @@ void HttpServer::shutdown(std::function<void()> on_drained) {
 std::size_t HttpServer::open_connections() const {
   std::lock_guard lock(shared_->mu);
   return shared_->sessions.size();
+}
+
+std::size_t HttpServer::max_connections() const {
+  return shared_->limits.max_connections;
 }
 
 }  // namespace hsns::http

@@ -4,9 +4,22 @@
 // - One io_context run by any number of threads; each connection runs on its own strand, so a session's
 //   handlers never run concurrently. The request handler is called on that strand and may block briefly
 //   (store calls); it must be thread-safe across connections.
-// - Limits per connection: header size, body size (413 problem, then close), idle timeout while waiting
-//   for the next request's header, read timeout for a body once the header arrived, and a bounded
-//   number of pipelined requests whose responses are queued (reading pauses while the queue is full).
+// - Limits per connection: header size (431), body size (413), idle timeout while waiting for the next
+//   request (silent close), read timeout for the rest of a request once its first byte arrived (408, then
+//   close), and a bounded number of pipelined requests whose responses are queued (reading pauses while
+//   the queue is full). Every problem the transport answers closes the connection afterwards.
+// - Framing (http/framing.h) is checked once a header is complete and before its body is read: an
+//   ambiguous request (Transfer-Encoding not exactly a final chunked, Content-Length with it, duplicate
+//   Host/Authorization/Content-Length/Content-Type, no Host in HTTP/1.1) gets 400/501 and the connection
+//   closes without reading on, so a body can never be read as a second request.
+// - The handler is asynchronous: it gets the request and a respond callback it calls exactly once, from
+//   any thread (a long handler runs elsewhere and leaves the I/O threads free). One request per
+//   connection is handled at a time; responses go out in request order.
+// - Connections are capped at max_connections, lowered at listen() to what RLIMIT_NOFILE allows after a
+//   reserve for the store and logs. A connection beyond the cap closes the oldest idle connection (one
+//   waiting for its next request) in its favour, or, when none is idle, gets 503 and is closed. Accept
+//   errors from descriptor exhaustion (EMFILE, ENFILE, ENOBUFS, ENOMEM) back off (10 ms doubling to 1 s)
+//   instead of spinning.
 // - shutdown(): stops accepting, lets every connection finish the request it is handling and write its
 //   queued responses, then closes it; idle connections close at once. `on_drained` runs once the last
 //   connection is gone. Safe to call from any thread, once.
@@ -17,6 +30,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -32,18 +46,27 @@ struct ServerLimits {
   std::chrono::milliseconds idle_timeout{60'000};
   std::chrono::milliseconds read_timeout{30'000};
   std::size_t pipeline_limit = 8;
+  std::size_t max_connections = 4096;
 };
 
-// Called for every complete request; returns the response to send.
-using RequestHandler = std::function<Response(Request&&)>;
-// Called for a request rejected by the transport (413, 431, 408); for metrics.
-using RejectObserver = std::function<void(int status)>;
+// Called for every complete request, on the connection's strand; `respond` (router.h) must be called
+// exactly once, from any thread.
+using RequestHandler = std::function<void(Request&&, Respond respond)>;
+
+// What the transport did on its own, for metrics. Every member may be empty; each is called from I/O
+// threads and must be thread-safe. Arguments are fixed, low-cardinality words.
+struct ServerObserver {
+  std::function<void(int status)> rejected;  // a request refused before routing (400, 408, 413, 431, 501)
+  std::function<void(const char* action)>
+      connection_shed;                                  // "closed_idle" or "refused" at the connection cap
+  std::function<void(const char* error)> accept_error;  // "descriptors", "memory" or "other"
+};
 
 class HttpServer {
  public:
   // ssl may be null for plain HTTP; when set it must outlive the server.
   HttpServer(boost::asio::io_context& ioc, boost::asio::ssl::context* ssl, ServerLimits limits,
-             RequestHandler handler, RejectObserver on_reject = {});
+             RequestHandler handler, ServerObserver observer = {});
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -54,6 +77,8 @@ class HttpServer {
   void start();
   void shutdown(std::function<void()> on_drained);
   std::size_t open_connections() const;
+  // The connection cap in force (after listen(): the configured one lowered to fit RLIMIT_NOFILE).
+  std::size_t max_connections() const;
 
   // State shared by the server and its sessions; sessions may outlive the server object while the
   // io_context still holds their handlers, so they keep this alive rather than pointing at the server.
@@ -61,10 +86,14 @@ class HttpServer {
 
  private:
   void do_accept();
+  void on_accept_error(const boost::system::error_code& ec);
+  void admit(boost::asio::ip::tcp::socket socket);
 
   boost::asio::io_context& ioc_;
   boost::asio::ssl::context* ssl_;
   boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer accept_backoff_;
+  std::chrono::milliseconds backoff_{0};
   std::shared_ptr<Shared> shared_;
 };
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -91,12 +92,15 @@ void AggregatorProcess::start() {
                                    ready.string(),
                                    "--threads",
                                    "2"};
-  // The named config file does not exist; use an empty one so "explicit config missing" is not hit.
-  std::ofstream(workdir_ / "no-such-config.yaml") << "{}\n";
+  std::ofstream(workdir_ / "no-such-config.yaml") << config_yaml_;
   args.insert(args.end(), extra_args_.begin(), extra_args_.end());
   const auto log_path = workdir_ / "aggregator.log";
   pid_ = ::fork();
   if (pid_ == 0) {
+    if (descriptor_limit_ > 0) {
+      const rlimit rl{descriptor_limit_, descriptor_limit_};
+      if (::setrlimit(RLIMIT_NOFILE, &rl) != 0) ::_exit(126);
+    }
     const int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (fd >= 0) {
       ::dup2(fd, STDERR_FILENO);

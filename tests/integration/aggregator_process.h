@@ -46,10 +46,15 @@ class AggregatorProcess {
   AggregatorProcess(const AggregatorProcess&) = delete;
   AggregatorProcess& operator=(const AggregatorProcess&) = delete;
 
+  // Before start(): the aggregator's YAML configuration file (default "{}") and its RLIMIT_NOFILE.
+  void set_config(std::string yaml) { config_yaml_ = std::move(yaml); }
+  void set_descriptor_limit(unsigned long limit) { descriptor_limit_ = limit; }
+
   void start();
   int stop();  // SIGTERM; returns the exit code (or 128 + signal)
   void kill9();
   bool running() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
 
   std::string url() const;  // "http://127.0.0.1:<port>"
   int port() const { return port_; }
@@ -65,6 +70,8 @@ class AggregatorProcess {
   pid_t pid_ = -1;
   int port_ = 0;
   std::string scheme_ = "http";
+  std::string config_yaml_ = "{}\n";
+  unsigned long descriptor_limit_ = 0;  // 0: inherit
 };
 
 // Runs a command with the given stdin text; returns exit status and combined stdout+stderr.
