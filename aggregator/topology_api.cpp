@@ -18,18 +18,18 @@
 #include "scheduling/topology/lldp_merge.h"
 
 namespace hsns::topology_api {
+namespace topo = hsns::topology;
 namespace {
 
 using http::RequestContext;
 using http::Response;
 using nlohmann::json;
 namespace bhttp = boost::beast::http;
-namespace topo = hsns::topology;
 
-// Server-side limits of the generator (the library accepts more; these keep one request bounded).
-constexpr std::uint32_t kMaxGenerateHosts = 16384;
+// Input ranges of the generator's parameters; the derived counts (hosts x NPUs, switches, links with
+// parallel fabric links, index work) are checked by topology::clos_size against topology::kModelLimits.
+constexpr auto kMaxGenerateHosts = static_cast<std::uint32_t>(topo::kModelLimits.hosts);
 constexpr std::uint32_t kMaxSwitchesPerPlane = 1024;
-constexpr double kMaxGeneratedLinks = 2'000'000;
 constexpr std::size_t kMaxObservations = 65536;
 constexpr std::size_t kMaxNameLength = 253;
 
@@ -69,20 +69,18 @@ bool is_yaml_media_type(std::string_view ct) {
 
 Response put_topology(State& state, RequestContext& ctx) {
   if (auto p = network::check_query(ctx, {})) return problem(ctx, *p);
-  tl::expected<topo::Topology, Problem> imported = tl::unexpected(Problem::internal("unset"));
-  if (is_yaml_media_type(ctx.request[bhttp::field::content_type])) {
-    imported = topo::import_topology(ctx.request.body(), topo::FileFormat::kYaml);
-  } else {
-    const auto ct = ctx.request[bhttp::field::content_type];
+  const auto ct = ctx.request[bhttp::field::content_type];
+  topo::FileFormat format = topo::FileFormat::kYaml;
+  if (!is_yaml_media_type(ct)) {
     if (ct.substr(0, ct.find(';')).find("json") == std::string_view::npos) {
       return problem(ctx, Problem::unsupported_media_type(
                               "Content-Type must be application/json or application/yaml, not '" +
                               std::string(ct) + "'"));
     }
-    auto body = network::json_request_body(ctx);
-    if (!body) return problem(ctx, body.error());
-    imported = topo::import_topology_json(*body);
+    format = topo::FileFormat::kJson;
   }
+  // One bounded reader for both formats (sizes, values, depth, aliases; import.h), before any model exists.
+  auto imported = topo::import_topology(ctx.request.body(), format);
   if (!imported) return problem(ctx, imported.error());
   auto stored = state.write("import", false, {}, [&](const topo::Topology*) {
     return tl::expected<std::optional<topo::Topology>, Problem>(std::move(*imported));
@@ -336,20 +334,55 @@ class ParamReader {
 }  // namespace
 
 tl::expected<TopologySnapshot, Problem> TopologyCache::current() {
+  {
+    std::lock_guard lock(mutex_);
+    auto rev = store_.topology_revision();
+    if (!rev) return tl::unexpected(network::to_problem(rev.error()));
+    if (*rev == 0) return tl::unexpected(Problem::not_found("no topology has been imported or generated"));
+    if (cache_.topology && cache_.revision == *rev) return cache_;
+  }
+  return load();
+}
+
+tl::expected<TopologySnapshot, Problem> TopologyCache::load() {
+  // One loader at a time; a writer holds load_mutex_ from its commit until its model is cached, so a
+  // reader that saw the new revision early waits for that model instead of parsing the document again.
+  std::lock_guard loading(load_mutex_);
+  {
+    std::lock_guard lock(mutex_);
+    auto rev = store_.topology_revision();
+    if (!rev) return tl::unexpected(network::to_problem(rev.error()));
+    if (*rev == 0) return tl::unexpected(Problem::not_found("no topology has been imported or generated"));
+    if (cache_.topology && cache_.revision == *rev) return cache_;
+  }
+  auto record = store_.get_topology();
+  if (!record) return tl::unexpected(network::to_problem(record.error()));
+  auto parsed = topo::import_topology(record->document, topo::FileFormat::kAuto, topo::kStoredDocumentLimits);
+  if (!parsed) {
+    return tl::unexpected(Problem::internal("the stored topology (revision " +
+                                            std::to_string(record->revision) +
+                                            ") does not parse: " + parsed.error().detail));
+  }
+  TopologySnapshot loaded{std::make_shared<const topo::Topology>(std::move(*parsed)), record->revision,
+                          record->source, record->updated_at};
   std::lock_guard lock(mutex_);
-  return current_locked();
+  if (!cache_.topology || cache_.revision < loaded.revision) cache_ = loaded;
+  return loaded;
 }
 
 tl::expected<AllocatedSnapshot, Problem> TopologyCache::with_jobs(store::JobStore& jobs) {
-  std::lock_guard lock(mutex_);
-  auto base = current_locked();
+  auto base = current();
   if (!base) return tl::unexpected(base.error());
   auto jobs_revision = jobs.jobs_revision();
   if (!jobs_revision) return tl::unexpected(network::to_problem(jobs_revision.error()));
-  if (overlay_.topology && overlay_.base.revision == base->revision &&
-      overlay_.jobs_revision == *jobs_revision) {
-    return overlay_;
+  {
+    std::lock_guard lock(mutex_);
+    if (overlay_.topology && overlay_.base.revision == base->revision &&
+        overlay_.jobs_revision == *jobs_revision) {
+      return overlay_;
+    }
   }
+  // Built outside the lock (a copy of the whole model): readers of the cache never wait for it.
   auto allocations = jobs.allocations();
   if (!allocations) return tl::unexpected(network::to_problem(allocations.error()));
   auto held = std::make_shared<HeldNpus>();
@@ -365,17 +398,24 @@ tl::expected<AllocatedSnapshot, Problem> TopologyCache::with_jobs(store::JobStor
     }
     overlay = std::move(copy);
   }
-  overlay_ = AllocatedSnapshot{*base, std::move(overlay), allocations->revision, std::move(held)};
-  return overlay_;
+  AllocatedSnapshot built{*base, std::move(overlay), allocations->revision, std::move(held)};
+  std::lock_guard lock(mutex_);
+  if (!overlay_.topology || overlay_.base.revision < built.base.revision ||
+      (overlay_.base.revision == built.base.revision && overlay_.jobs_revision <= built.jobs_revision)) {
+    overlay_ = built;
+  }
+  return built;
 }
 
 tl::expected<TopologySnapshot, Problem> TopologyCache::write(
     const std::string& source, bool need_current, const std::vector<store::LldpRecord>& observations,
     const Change& change) {
-  std::lock_guard lock(mutex_);
+  // Writers queue here; readers never take write_mutex_, so the heavy part below (the change, the
+  // document, its read-back) runs while GET /api/v1/topology keeps answering from the cached revision.
+  std::lock_guard writing(write_mutex_);
   TopologySnapshot before;
   if (need_current) {
-    auto cur = current_locked();
+    auto cur = current();
     if (!cur) return tl::unexpected(cur.error());
     before = std::move(*cur);
   } else {
@@ -388,42 +428,25 @@ tl::expected<TopologySnapshot, Problem> TopologyCache::write(
   std::optional<std::string> document;
   std::shared_ptr<const topo::Topology> parsed;
   if (*next) {
-    // Store what the file schema says, and cache the model read back from it, so the answers after a
-    // restart (ids included) are the answers now.
-    document = topo::export_topology_yaml(**next);
-    auto back = topo::import_topology(*document, topo::FileFormat::kYaml);
-    if (!back) {
-      return tl::unexpected(
-          Problem::internal("the topology does not read back from its own export: " + back.error().detail));
-    }
-    parsed = std::make_shared<const topo::Topology>(std::move(*back));
+    // Store the file schema as JSON (it reads back an order of magnitude faster than YAML) and cache
+    // the model as it will read back from that document (as_imported: same ids), so the answers after
+    // a restart are the answers now.
+    auto model = topo::as_imported(**next);
+    next->reset();
+    if (!model) return tl::unexpected(std::move(model.error()));  // only the size limits can fail here
+    document = topo::export_topology_document(*model).dump();
+    parsed = std::make_shared<const topo::Topology>(std::move(*model));
   }
   if (!document && observations.empty()) return before;
+  // The commit and the cache swap are the only steps that make loaders wait (see load()).
+  std::lock_guard loading(load_mutex_);
   auto stored = store_.write_topology(before.revision, document, source, observations);
   if (!stored) return tl::unexpected(network::to_problem(stored.error()));
-  if (parsed) {
-    cache_ = TopologySnapshot{std::move(parsed), stored->revision, stored->source, stored->updated_at};
-    return cache_;
-  }
-  return before;
-}
-
-tl::expected<TopologySnapshot, Problem> TopologyCache::current_locked() {
-  auto rev = store_.topology_revision();
-  if (!rev) return tl::unexpected(network::to_problem(rev.error()));
-  if (*rev == 0) return tl::unexpected(Problem::not_found("no topology has been imported or generated"));
-  if (cache_.topology && cache_.revision == *rev) return cache_;
-  auto record = store_.get_topology();
-  if (!record) return tl::unexpected(network::to_problem(record.error()));
-  auto parsed = topo::import_topology(record->document, topo::FileFormat::kYaml);
-  if (!parsed) {
-    return tl::unexpected(Problem::internal("the stored topology (revision " +
-                                            std::to_string(record->revision) +
-                                            ") does not parse: " + parsed.error().detail));
-  }
-  cache_ = TopologySnapshot{std::make_shared<const topo::Topology>(std::move(*parsed)), record->revision,
-                            record->source, record->updated_at};
-  return cache_;
+  if (!parsed) return before;
+  TopologySnapshot snapshot{std::move(parsed), stored->revision, stored->source, stored->updated_at};
+  std::lock_guard lock(mutex_);
+  cache_ = snapshot;
+  return snapshot;
 }
 
 tl::expected<topo::ClosParams, Problem> parse_clos_params(const json& body) {
@@ -446,22 +469,9 @@ tl::expected<topo::ClosParams, Problem> parse_clos_params(const json& body) {
   if (p.fabric_link_gbps > 0 && p.fabric_link_gbps < 1) {
     return tl::unexpected(Problem::invalid("fabric_link_gbps", "must be 0 or >= 1"));
   }
-  // Bound the link count before generating: parallel fabric links multiply it.
-  const double sus = std::ceil(static_cast<double>(p.hosts) / p.hosts_per_su);
-  const double leaves = sus * p.npus_per_host;
-  const double leaf_pair = p.hosts_per_su * p.host_link_gbps / p.leaf_oversubscription /
-                           std::max<std::uint32_t>(1, p.spines_per_plane);
-  const double per_pair = p.fabric_link_gbps > 0 ? std::ceil(leaf_pair / p.fabric_link_gbps) : 1;
-  const double spines = static_cast<double>(p.spines_per_plane) * p.superpods;
-  const double links = static_cast<double>(p.hosts) * p.npus_per_host +
-                       leaves * p.spines_per_plane * per_pair + spines * p.cores * per_pair;
-  if (links > kMaxGeneratedLinks) {
-    return tl::unexpected(
-        Problem::invalid(p.fabric_link_gbps > 0 ? "fabric_link_gbps" : "hosts",
-                         "the cluster would have about " + std::to_string(static_cast<std::uint64_t>(links)) +
-                             " links, more than the server's limit of " +
-                             std::to_string(static_cast<std::uint64_t>(kMaxGeneratedLinks))));
-  }
+  // Every derived count (hosts x NPUs, switches, links including parallel fabric links, index work) is
+  // computed from the parameters and checked before anything is generated.
+  if (auto size = topo::clos_size(p); !size) return tl::unexpected(std::move(size.error()));
   return p;
 }
 

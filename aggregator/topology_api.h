@@ -14,8 +14,8 @@
 // Contract: writes need manage_network (LLDP also agent_report), reads need read. Every input is validated
 // (unknown fields and query parameters, types, ranges, the import schema) before anything is stored; a
 // rejected request changes nothing. Each accepted write stores the model in the import file schema
-// (export_topology_yaml) with the revision incremented; LLDP conflicts are reported, never applied.
-// Writes are serialised in-process and checked against the stored revision (409 if another process
+// (export_topology_document, as JSON) with the revision incremented; LLDP conflicts are reported, never
+// applied. Writes are serialised in-process and checked against the stored revision (409 if another process
 // wrote meanwhile). The parsed model is cached per revision, so reads do not re-parse. The store must
 // outlive the router; handlers are thread-safe.
 //
@@ -23,6 +23,16 @@
 // is the stored model; with_jobs() is the stored model with every NPU a registered job holds set to
 // allocated, rebuilt only when the topology revision or the jobs revision moved (one copy of the parsed
 // model plus set_npu_state per held NPU). Snapshots are immutable and shared; the cache is thread-safe.
+// Locking: no lock a reader needs is held while a model is built. write() builds the new model, its
+// stored document and the model read back from it before it takes any lock readers use; it then holds
+// the load lock across the store commit and swaps the cached snapshot under the cache lock, so
+// current() answers with the previous revision until the new one is committed and cached. A reader
+// that finds the store ahead of the cache (another process wrote, or the first read after start)
+// parses the stored document under the load lock only.
+//
+// Bounds: every model that gets here went through the size checks of scheduling/topology/limits.h
+// (import, generate, read-back, LLDP merge), so one write or load costs at most the cost of a model at
+// the limits (docs/topology.md, "Limits").
 #pragma once
 
 #include <cstdint>
@@ -84,10 +94,13 @@ class TopologyCache {
   store::TopologyStore& store() { return store_; }
 
  private:
-  tl::expected<TopologySnapshot, Problem> current_locked();
+  // Parses the stored document the cache lacks (outside mutex_).
+  tl::expected<TopologySnapshot, Problem> load();
 
   store::TopologyStore& store_;
-  std::mutex mutex_;
+  std::mutex write_mutex_;  // serialises writers; held while a change is built; readers never take it
+  std::mutex load_mutex_;   // one parse of a stored document at a time; a writer holds it across its commit
+  std::mutex mutex_;        // guards cache_ and overlay_; held only to compare or swap them
   TopologySnapshot cache_;
   AllocatedSnapshot overlay_;
 };

@@ -1,8 +1,9 @@
 // Storage of the cluster's one current topology model and of the LLDP neighbours daemons reported.
 //
 // Contract:
-// - The topology is stored as a document in the import file schema (docs/topology.md; written by
-//   export_topology_yaml) with a revision number that grows by one on every write and never goes back,
+// - The topology is stored as a document in the import file schema (docs/topology.md; written as JSON by
+//   export_topology_document, earlier revisions as YAML; import_topology reads either) with a revision
+//   number that grows by one on every write and never goes back,
 //   also across replacements. get_topology is not_found while no topology was ever stored.
 // - write_topology is a compare-and-swap: it applies only when the stored revision equals
 //   expected_revision (0: none stored), conflict otherwise; the document (when given) and the
@@ -23,7 +24,7 @@ namespace hsns::store {
 
 struct TopologyRecord {
   std::int64_t revision = 0;
-  std::string document;    // YAML, import file schema
+  std::string document;    // import file schema, JSON (YAML in databases written before JSON was used)
   std::string source;      // "import", "generate", "lldp", "state"
   std::string updated_at;  // RFC 3339 UTC
 };

@@ -1,15 +1,19 @@
 // The topology model over REST against the real aggregator: import, restart, generate, exports checked
 // with the library's own readers, LLDP merge (conflicts reported, not applied), validation that changes
-// nothing, roles, and hsnsctl end to end.
+// nothing, roles, hsnsctl end to end, and the size limits (hostile documents and parameters refused,
+// the largest allowed cluster served while readers keep being answered).
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <atomic>
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "aggregator_process.h"
 #include "scheduling/topology/hostlist.h"
@@ -375,6 +379,144 @@ TEST(TopologyApi, HsnsctlImportsShowsExportsAndSetsState) {
   auto g = json::parse(gen.output);
   EXPECT_EQ(g["hosts"], 64);
   EXPECT_DOUBLE_EQ(g["oversubscription"]["leaf"].get<double>(), 2.0);
+  EXPECT_EQ(agg.stop(), 0) << agg.log();
+}
+
+// The largest generate request the limits admit (docs/topology.md, "Limits").
+const json kMaximumCluster = {{"hosts", 16384},         {"npus_per_host", 8}, {"hosts_per_su", 32},
+                              {"spines_per_plane", 16}, {"superpods", 4},     {"cores", 16}};
+
+// "Billion laughs": nine levels of nine aliases, 9^9 strings once expanded, in about 440 bytes.
+std::string yaml_alias_bomb() {
+  std::string text =
+      "version: 1\na: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n";
+  for (char c = 'b'; c <= 'i'; ++c) {
+    text += std::string(1, c) + ": &" + c + " [";
+    for (int k = 0; k < 9; ++k) text += std::string(k ? "," : "") + "*" + static_cast<char>(c - 1);
+    text += "]\n";
+  }
+  text += "switches: []\nhosts: []\n";
+  return text;
+}
+
+TEST(TopologyApiLimits, YamlAliasBombIsRefusedAndTheServerStaysResponsive) {
+  TempDir dir;
+  AggregatorProcess agg(dir.path());
+  agg.start();
+  const std::string bomb = yaml_alias_bomb();
+  ASSERT_LT(bomb.size(), 500u);
+  // Two at once, as in the report; both are refused at the first anchor.
+  std::vector<std::thread> senders;
+  std::vector<HttpClient::Response> answers(2);
+  for (std::size_t i = 0; i < answers.size(); ++i) {
+    senders.emplace_back([&, i] {
+      auto c = agg.client();
+      auto r = c.request("PUT", "/api/v1/topology", bomb, "application/yaml");
+      if (r) answers[i] = *r;
+    });
+  }
+  for (auto& t : senders) t.join();
+  for (const auto& r : answers) {
+    EXPECT_EQ(r.status, 400) << r.body;
+    EXPECT_TRUE(r.is_problem()) << r.content_type;
+    EXPECT_NE(r.body.find("aliases"), std::string::npos) << r.body;
+  }
+  auto health = agg.client().get("/healthz");
+  ASSERT_TRUE(health.has_value());
+  EXPECT_EQ(health->status, 200);
+  // Nothing was stored; a deep document and a JSON duplicate key are refused the same way.
+  EXPECT_EQ(agg.client().get("/api/v1/topology")->status, 404);
+  auto ops = agg.client();
+  auto deep = ops.request("PUT", "/api/v1/topology", std::string(5000, '[') + std::string(5000, ']'),
+                          "application/yaml");
+  EXPECT_EQ(deep->status, 400) << deep->body;
+  EXPECT_NE(deep->body.find("nested deeper than 32"), std::string::npos) << deep->body;
+  auto dup = ops.request("PUT", "/api/v1/topology", R"({"version":1,"switches":[],"hosts":[],"hosts":[]})",
+                         "application/json");
+  EXPECT_EQ(dup->status, 400) << dup->body;
+  EXPECT_NE(dup->body.find("duplicate key"), std::string::npos) << dup->body;
+  EXPECT_EQ(agg.stop(), 0) << agg.log();
+}
+
+TEST(TopologyApiLimits, DerivedCountsAreCheckedBeforeGenerating) {
+  TempDir dir;
+  AggregatorProcess agg(dir.path());
+  agg.start();
+  auto ops = agg.client();
+  // The security test's request: parallel fabric links with a vanishing spine oversubscription.
+  const json attack = {
+      {"hosts", 256},   {"npus_per_host", 8}, {"hosts_per_su", 32},      {"spines_per_plane", 8},
+      {"superpods", 2}, {"cores", 4},         {"fabric_link_gbps", 400}, {"spine_oversubscription", 1e-9}};
+  auto r = ops.post("/api/v1/topology/generate", attack.dump());
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_TRUE(r->is_problem()) << r->content_type;
+  auto p = json::parse(r->body);
+  EXPECT_EQ(p["invalid_params"][0]["name"], "spine_oversubscription") << r->body;
+  EXPECT_NE(p["detail"].get<std::string>().find("links, more than the server's limit of 262144"),
+            std::string::npos)
+      << r->body;
+  // The old documented maximum (16,384 hosts x 64 NPUs) is now over the NPU limit.
+  auto old_max = ops.post("/api/v1/topology/generate", R"({"hosts":16384,"npus_per_host":64})");
+  EXPECT_EQ(old_max->status, 400) << old_max->body;
+  EXPECT_NE(old_max->body.find("npus_per_host"), std::string::npos) << old_max->body;
+  EXPECT_EQ(ops.get("/api/v1/topology")->status, 404);
+  EXPECT_EQ(agg.stop(), 0) << agg.log();
+}
+
+TEST(TopologyApiLimits, MaximumGenerateSucceedsWhileReadersAreAnswered) {
+  TempDir dir;
+  AggregatorProcess agg(dir.path());
+  agg.start();
+  auto ops = agg.client();
+  auto first = ops.post("/api/v1/topology/generate", R"({"hosts":8,"npus_per_host":2})");
+  ASSERT_EQ(first->status, 200) << first->body;
+  ASSERT_EQ(json::parse(first->body)["revision"], 1);
+
+  std::atomic<bool> generated{false};
+  HttpClient::Response big;
+  std::thread generator([&] {
+    // The sanitizer build is some twenty times slower than a release build (docs/topology.md, "Limits").
+    HttpClient::Options options;
+    options.bearer_token = kOperatorToken;
+    options.timeout = std::chrono::seconds(240);
+    HttpClient c(agg.url(), options);
+    auto r = c.post("/api/v1/topology/generate", kMaximumCluster.dump());
+    if (r) big = *r;
+    generated = true;
+  });
+  // Readers on other connections are answered while the generate runs, with the previous revision until
+  // the new one is committed. An answer with revision 1 was given before the commit; one that came back
+  // while the generate's own response had not yet arrived, at least 50 ms after the generate was sent,
+  // was given while the generate was being served. No duration is asserted.
+  auto reader = agg.client(kViewerToken);
+  int answered_during_generate = 0;
+  int last_revision = 1;
+  while (!generated) {
+    auto g = reader.get("/api/v1/topology");
+    ASSERT_TRUE(g.has_value()) << g.error();
+    ASSERT_EQ(g->status, 200) << g->body;
+    const auto revision = json::parse(g->body)["revision"].get<int>();
+    EXPECT_TRUE(revision == 1 || revision == 2) << g->body;
+    EXPECT_GE(revision, last_revision);  // never back to the old model once the new one is visible
+    last_revision = revision;
+    if (revision == 1 && !generated) {
+      ++answered_during_generate;
+      auto health = reader.get("/healthz");
+      ASSERT_TRUE(health.has_value());
+      EXPECT_EQ(health->status, 200);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // leave the cores to the generate
+  }
+  generator.join();
+  EXPECT_GE(answered_during_generate, 2);
+  ASSERT_EQ(big.status, 200) << big.body;
+  auto s = json::parse(big.body);
+  EXPECT_EQ(s["revision"], 2);
+  EXPECT_EQ(s["hosts"], 16384);
+  EXPECT_EQ(s["npus"], 131072);
+  EXPECT_EQ(s["links"], 131072 + 4096 * 16 + 64 * 16);
+  EXPECT_EQ(get_json(reader, "/api/v1/topology")["revision"], 2);
   EXPECT_EQ(agg.stop(), 0) << agg.log();
 }
 

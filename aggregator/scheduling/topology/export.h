@@ -7,7 +7,8 @@
 // scalable unit (leaf domain, named "su<k>") is the lowest switch level, the super-pod (spine domain,
 // "pod<k>") the next and the whole fabric (core domain, "fabric<k>") the top; a level is written only when
 // the topology has switches of that tier. Physical leaves of each unit are listed in comments (Slurm) or
-// annotations (Volcano). YAML is written with yaml-cpp's emitter, one document per object.
+// annotations (Volcano). Scheduler YAML is written with yaml-cpp's emitter, one document per object; the
+// file-schema YAML (large: every link) is written directly, in flow-style mappings.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
@@ -25,6 +26,10 @@ std::string domain_name(const Topology& topology, Tier tier, std::uint32_t domai
 // latency, states only when not healthy. import_topology() reads it back to the same model (same names,
 // links, ports, capacities and states; ids may differ because the file lists switches before hosts).
 std::string export_topology_yaml(const Topology& topology);
+// The same document as a JSON tree (what the aggregator stores: JSON is read back much faster than YAML,
+// and import_topology takes either). import_topology_json(export_topology_document(t)) and
+// import_topology(export_topology_document(t).dump()) give the same model, ids included.
+nlohmann::json export_topology_document(const Topology& topology);
 
 // Node-link graph: {"name", "version":1, "tiers":[...], "nodes":[...], "links":[...]} (docs/topology.md).
 nlohmann::json export_json_graph(const Topology& topology);

@@ -14,12 +14,20 @@
 // "core" + number. NPU ports "eth<i>"; leaf host ports "Eth1/<slot+1>"; leaf uplink ports "Eth2/<n>";
 // spine down ports "Eth1/<n>", spine up ports "Eth2/<n>"; core ports "Eth1/<n>".
 //
-// Errors: a Problem naming the parameter (e.g. "hosts_per_su") when a value is out of range or the parallel
-// link count is not whole. Pure function; thread-safe.
+// Size: clos_size computes, from the parameters alone and in 64-bit/saturating arithmetic, exactly the
+// hosts, NPUs, switches, links and index work (limits.h) the cluster would have, and checks them against
+// the limits; generate_clos does that first, so nothing of an over-limit size is ever allocated (a tiny
+// oversubscription with parallel fabric links, which multiplies the link count, is refused up front).
+//
+// Errors: a 400 Problem naming the parameter (e.g. "hosts_per_su") when a value is out of range, the
+// parallel link count is not whole, or a derived count is over the limits (the reason names the count,
+// its value and the limit; the parameter named is the one that drives that count). Pure functions;
+// thread-safe.
 #pragma once
 
 #include <cstdint>
 
+#include "scheduling/topology/limits.h"
 #include "scheduling/topology/topology.h"
 
 namespace hsns::topology {
@@ -40,6 +48,9 @@ struct ClosParams {
   std::string name = "synthetic";
 };
 
-tl::expected<Topology, Problem> generate_clos(const ClosParams& params);
+tl::expected<ModelSize, Problem> clos_size(const ClosParams& params,
+                                           const ModelLimits& limits = kModelLimits);
+tl::expected<Topology, Problem> generate_clos(const ClosParams& params,
+                                              const ModelLimits& limits = kModelLimits);
 
 }  // namespace hsns::topology

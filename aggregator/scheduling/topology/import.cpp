@@ -1,11 +1,17 @@
 #include "scheduling/topology/import.h"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
+#include <sstream>
+#include <unordered_set>
+#include <vector>
 
 namespace hsns::topology {
 namespace {
@@ -108,56 +114,359 @@ std::string item(const std::string& list, std::size_t i) {
   return list + "[" + std::to_string(i) + "]";
 }
 
-tl::expected<json, Problem> yaml_to_json(const YAML::Node& node, const std::string& path, int depth) {
-  if (depth > 32) return tl::unexpected(Problem::malformed("YAML nested deeper than 32 levels at " + path));
-  switch (node.Type()) {
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
-      return json(nullptr);
-    case YAML::NodeType::Scalar: {
-      const std::string& text = node.Scalar();
-      if (node.Tag() == "!") return json(text);  // quoted
-      if (text == "true" || text == "false") return json(text == "true");
-      if (text == "null" || text == "~") return json(nullptr);
-      if (!text.empty() &&
-          (std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '-' || text[0] == '+')) {
-        std::size_t used = 0;
-        try {
-          const long long integer = std::stoll(text, &used);
-          if (used == text.size()) return json(integer);
-          const double real = std::stod(text, &used);
-          if (used == text.size()) return json(real);
-        } catch (const std::exception&) {
-        }
-      }
-      return json(text);
-    }
-    case YAML::NodeType::Sequence: {
-      json out = json::array();
-      std::size_t i = 0;
-      for (const auto& child : node) {
-        auto value = yaml_to_json(child, item(path, i++), depth + 1);
-        if (!value) return value;
-        out.push_back(std::move(*value));
-      }
-      return out;
-    }
-    case YAML::NodeType::Map: {
-      json out = json::object();
-      for (const auto& kv : node) {
-        if (!kv.first.IsScalar())
-          return tl::unexpected(Problem::invalid(path, "mapping keys must be scalars"));
-        const std::string key = kv.first.Scalar();
-        const std::string child_path = path.empty() ? key : path + "." + key;
-        if (out.contains(key)) return tl::unexpected(Problem::invalid(child_path, "duplicate key"));
-        auto value = yaml_to_json(kv.second, child_path, depth + 1);
-        if (!value) return value;
-        out[key] = std::move(*value);
-      }
-      return out;
+std::string child_path(const std::string& path, const std::string& key) {
+  return path.empty() ? key : path + "." + key;
+}
+
+// Thrown by the readers below to stop the parser at the first refused event; never leaves this file.
+struct Refused {
+  Problem problem;
+};
+
+// Where the reader is in the document: the open containers and, for mappings, the keys seen so far (a
+// repeated key is an error: two readers of a document must not disagree on it). Paths are only spelled
+// out for an error, so reading a large valid document builds no path strings.
+class Position {
+ public:
+  Position(const DocumentLimits& limits, DocumentStats& stats) : limits_(limits), stats_(stats) {}
+
+  // Every value (scalar, null, container; keys included) counts against the limit.
+  void count_value() {
+    if (++stats_.values > limits_.values) {
+      throw Refused{Problem::payload_too_large("the topology document has more than " +
+                                               std::to_string(limits_.values) +
+                                               " values (scalars, lists and mappings), the server's limit")};
     }
   }
-  return json(nullptr);
+  bool in_map() const { return !frames_.empty() && frames_.back().map; }
+  bool expecting_key() const { return in_map() && !frames_.back().has_key; }
+  // The path of the container being read, and of the value about to be read in it.
+  std::string container_path() const {
+    std::string path;
+    for (std::size_t i = 0; i + 1 < frames_.size(); ++i) path = step(path, frames_[i]);
+    return path;
+  }
+  std::string next_path() const {
+    if (frames_.empty()) return "";
+    return step(container_path(), frames_.back());
+  }
+  void key(std::string name) {
+    Frame& f = frames_.back();
+    if (f.seen(name)) throw Refused{Problem::invalid(child_path(container_path(), name), "duplicate key")};
+    f.add(name);
+    f.key = std::move(name);
+    f.has_key = true;
+  }
+  void open(bool map) {
+    if (frames_.size() >= limits_.depth) {
+      throw Refused{Problem::malformed("the topology document is nested deeper than " +
+                                       std::to_string(limits_.depth) + " levels at '" + next_path() + "'")};
+    }
+    frames_.emplace_back();
+    frames_.back().map = map;
+    stats_.max_depth = std::max(stats_.max_depth, frames_.size());
+  }
+  void close() { frames_.pop_back(); }
+  // After a value was read inside the current container.
+  void advance() {
+    if (frames_.empty()) return;
+    Frame& f = frames_.back();
+    if (f.map) {
+      f.has_key = false;
+    } else {
+      ++f.index;
+    }
+  }
+  const std::string& current_key() const { return frames_.back().key; }
+
+ private:
+  struct Frame {
+    bool map = false;
+    std::size_t index = 0;
+    bool has_key = false;
+    std::string key;  // the key whose value comes next (has_key)
+    // Mappings of the file schema have a handful of keys: a linear scan; a large one gets a hash set.
+    std::vector<std::string> few;
+    std::unordered_set<std::string> many;
+    bool seen(const std::string& name) const {
+      if (!many.empty()) return many.contains(name);
+      return std::find(few.begin(), few.end(), name) != few.end();
+    }
+    void add(const std::string& name) {
+      if (many.empty() && few.size() < 16) {
+        few.push_back(name);
+        return;
+      }
+      if (many.empty()) many.insert(few.begin(), few.end());
+      many.insert(name);
+    }
+  };
+  static std::string step(const std::string& path, const Frame& f) {
+    return f.map ? child_path(path, f.key) : item(path, f.index);
+  }
+  const DocumentLimits& limits_;
+  DocumentStats& stats_;
+  std::vector<Frame> frames_;
+};
+
+bool valid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t extra = 0;
+    std::uint32_t cp = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      extra = 1;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      extra = 2;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      extra = 3;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + extra >= s.size()) return false;
+    for (std::size_t k = 1; k <= extra; ++k) {
+      const auto d = static_cast<unsigned char>(s[i + k]);
+      if ((d & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (d & 0x3F);
+    }
+    // Overlong forms, surrogates and code points beyond Unicode.
+    if ((extra == 1 && cp < 0x80) || (extra == 2 && cp < 0x800) || (extra == 3 && cp < 0x10000) ||
+        (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) {
+      return false;
+    }
+    i += extra + 1;
+  }
+  return true;
+}
+
+// Text from the parser (its messages quote the input) made safe for a problem document: ASCII only.
+std::string printable(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    out += u >= 0x20 && u < 0x7F ? c : '?';
+  }
+  return out;
+}
+
+std::string at_mark(const YAML::Mark& mark) {
+  return "line " + std::to_string(mark.line + 1) + ", column " + std::to_string(mark.column + 1);
+}
+
+// Plain YAML scalars that look like numbers or booleans are read as such (docs/topology.md); quoted ones
+// (tag "!") are strings.
+json scalar_value(const std::string& tag, const std::string& text) {
+  if (tag == "!") return json(text);
+  if (text == "true" || text == "false") return json(text == "true");
+  if (text == "null" || text == "~") return json(nullptr);
+  if (!text.empty() &&
+      (std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '-' || text[0] == '+')) {
+    std::size_t used = 0;
+    try {
+      const long long integer = std::stoll(text, &used);
+      if (used == text.size()) return json(integer);
+    } catch (const std::exception&) {
+    }
+    try {
+      const double real = std::stod(text, &used);
+      if (used == text.size()) return json(real);
+    } catch (const std::exception&) {
+    }
+  }
+  return json(text);
+}
+
+// Builds the JSON tree straight from yaml-cpp's parser events, never through YAML::Load: no node graph is
+// built, anchors and aliases are refused at the first one (so no alias can be expanded), and the value
+// count and depth are checked at every event, before the tree grows.
+class YamlReader final : public YAML::EventHandler {
+ public:
+  YamlReader(const DocumentLimits& limits, DocumentStats& stats) : position_(limits, stats) {}
+
+  json take() { return std::move(root_); }
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    begin(mark, anchor);
+    add(json(nullptr));
+  }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override {
+    throw Refused{
+        Problem::malformed("YAML aliases and anchors are not supported in a topology document (alias at " +
+                           at_mark(mark) + "); write the values out")};
+  }
+  void OnAnchor(const YAML::Mark& mark, const std::string& name) override { refuse_anchor(mark, name); }
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                const std::string& value) override {
+    if (!valid_utf8(value))
+      throw Refused{Problem::malformed("the topology document is not valid UTF-8 at " + at_mark(mark))};
+    if (position_.expecting_key()) {
+      check_anchor(mark, anchor);
+      position_.count_value();
+      position_.key(value);
+      return;
+    }
+    begin(mark, anchor);
+    add(scalar_value(tag, value));
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    begin(mark, anchor);
+    position_.open(false);
+    stack_.push_back(json::array());
+  }
+  void OnSequenceEnd() override { end(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    begin(mark, anchor);
+    position_.open(true);
+    stack_.push_back(json::object());
+  }
+  void OnMapEnd() override { end(); }
+
+ private:
+  void refuse_anchor(const YAML::Mark& mark, const std::string& name) {
+    throw Refused{
+        Problem::malformed("YAML anchors and aliases are not supported in a topology document (" +
+                           (name.empty() ? std::string("anchor") : "anchor '&" + printable(name) + "'") +
+                           " at " + at_mark(mark) + "); write the values out")};
+  }
+  void check_anchor(const YAML::Mark& mark, YAML::anchor_t anchor) {
+    if (anchor != YAML::NullAnchor) refuse_anchor(mark, "");
+  }
+  // A value (not a key) starts.
+  void begin(const YAML::Mark& mark, YAML::anchor_t anchor) {
+    check_anchor(mark, anchor);
+    if (position_.expecting_key()) {
+      throw Refused{Problem::invalid(position_.container_path(),
+                                     "mapping keys must be scalars (" + at_mark(mark) + ")")};
+    }
+    position_.count_value();
+  }
+  void add(json value) {
+    if (stack_.empty()) {
+      root_ = std::move(value);
+      return;
+    }
+    json& parent = stack_.back();
+    if (parent.is_object()) {
+      parent[position_.current_key()] = std::move(value);
+    } else {
+      parent.push_back(std::move(value));
+    }
+    position_.advance();
+  }
+  void end() {
+    json value = std::move(stack_.back());
+    stack_.pop_back();
+    position_.close();
+    add(std::move(value));
+  }
+
+  Position position_;
+  std::vector<json> stack_;
+  json root_;
+};
+
+// Checks JSON text before nlohmann builds a tree of it: values, depth and repeated keys, stopping at the
+// first problem (returning false from a SAX callback ends the parse).
+class JsonScanner final : public nlohmann::json_sax<json> {
+ public:
+  JsonScanner(const DocumentLimits& limits, DocumentStats& stats) : position_(limits, stats) {}
+
+  std::optional<Problem> problem;
+
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(number_integer_t) override { return value(); }
+  bool number_unsigned(number_unsigned_t) override { return value(); }
+  bool number_float(number_float_t, const string_t&) override { return value(); }
+  bool string(string_t&) override { return value(); }
+  bool binary(binary_t&) override { return value(); }
+  bool start_object(std::size_t) override { return open(true); }
+  bool end_object() override { return close(); }
+  bool start_array(std::size_t) override { return open(false); }
+  bool end_array() override { return close(); }
+  bool key(string_t& name) override {
+    return guard([&] {
+      position_.count_value();
+      position_.key(name);
+    });
+  }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception&) override {
+    problem = Problem::malformed("the topology document is not valid JSON: error at byte " +
+                                 std::to_string(position));
+    return false;
+  }
+
+ private:
+  template <typename F>
+  bool guard(F&& f) {
+    try {
+      f();
+      return true;
+    } catch (Refused& r) {
+      problem = std::move(r.problem);
+      return false;
+    }
+  }
+  bool value() {
+    return guard([&] {
+      position_.count_value();
+      position_.advance();
+    });
+  }
+  bool open(bool map) {
+    return guard([&] {
+      position_.count_value();
+      position_.open(map);
+    });
+  }
+  bool close() {
+    position_.close();
+    position_.advance();
+    return true;
+  }
+
+  Position position_;
+};
+
+// The model size a document describes, counted from the tree alone (before anything is built).
+std::optional<Problem> check_document_model(const json& document, const ModelLimits& limits) {
+  ModelSize size;
+  SizeFields fields;
+  if (auto it = document.find("switches"); it != document.end() && it->is_array()) size.switches = it->size();
+  std::uint64_t npu_links = 0;
+  if (auto it = document.find("hosts"); it != document.end() && it->is_array()) {
+    size.hosts = it->size();
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      const json& host = (*it)[i];
+      if (!host.is_object()) continue;
+      auto npus = host.find("npus");
+      if (npus == host.end() || !npus->is_array()) continue;
+      size.npus += npus->size();
+      if (npus->size() > size.max_npus_per_host) {
+        size.max_npus_per_host = npus->size();
+        fields.npus_per_host = item("hosts", i) + ".npus";
+      }
+      for (const json& npu : *npus) {
+        if (npu.is_object() && npu.contains("leaf")) ++npu_links;
+      }
+    }
+  }
+  std::uint64_t switch_links = 0;
+  if (auto it = document.find("links"); it != document.end() && it->is_array()) switch_links = it->size();
+  size.links = npu_links + switch_links;
+  fields.links = npu_links > switch_links ? "hosts" : "links";
+  return check_model_size(size, fields, limits);
 }
 
 struct Defaults {
@@ -168,12 +477,14 @@ struct Defaults {
 
 }  // namespace
 
-tl::expected<Topology, Problem> import_topology_json(const json& document) {
+tl::expected<Topology, Problem> import_topology_json(const json& document, const ModelLimits& limits) {
   if (!document.is_object())
     return tl::unexpected(Problem::malformed("a topology document must be a mapping"));
+  if (auto problem = check_document_model(document, limits)) return tl::unexpected(std::move(*problem));
   auto errors = std::make_shared<std::vector<InvalidParam>>();
   Reader top(document, "", errors);
   TopologyBuilder b;
+  b.set_limits(limits);
   if (const json* version = top.get("version", true)) {
     if (!version->is_number_integer() || version->get<std::int64_t>() != 1) top.fail("version", "must be 1");
   }
@@ -325,27 +636,107 @@ tl::expected<Topology, Problem> import_topology_json(const json& document) {
   return std::move(b).build();
 }
 
-tl::expected<Topology, Problem> import_topology(std::string_view text, FileFormat format) {
+tl::expected<Topology, Problem> as_imported(const Topology& t, const ModelLimits& limits) {
+  // Mirrors import_topology_json over export_topology_document(t): switches core, spine, leaf (each in
+  // id order), hosts in id order with their NPUs, then the NPU links in host order, then the switch
+  // links in id order; exactly the fields the document carries.
+  TopologyBuilder b;
+  b.set_limits(limits);
+  if (!t.name().empty()) b.set_name(t.name());
+  std::vector<NodeId> renamed(t.nodes().size(), kNoNode);
+  for (Tier tier : {Tier::kCore, Tier::kSpine, Tier::kLeaf}) {
+    for (NodeId id : t.switches(tier)) {
+      const Node& sw = t.node(id);
+      renamed[id] = b.add_switch(sw.name, tier, sw.state);
+    }
+  }
+  std::vector<Link> npu_links;
+  for (NodeId id : t.hosts()) {
+    const Node& host = t.node(id);
+    const NodeId copy = b.add_host(host.name, host.state);
+    renamed[id] = copy;
+    for (const Npu& npu : host.npus) {
+      b.add_npu(copy, Npu{npu.index, npu.port, npu.state, kNoLink});
+      if (npu.link == kNoLink) continue;
+      const Link& from = t.link(npu.link);
+      Link link;
+      link.lower = copy;
+      link.upper = renamed[from.upper];
+      link.lower_port = npu.port;
+      link.upper_port = from.upper_port;
+      link.npu = npu.index;
+      link.bandwidth_gbps = from.bandwidth_gbps;
+      link.latency_us = from.latency_us;
+      link.state = from.state;
+      npu_links.push_back(std::move(link));
+    }
+  }
+  for (auto& link : npu_links) b.add_link(std::move(link));
+  for (const Link& from : t.links()) {
+    if (t.node(from.lower).tier == Tier::kHost) continue;
+    Link link;
+    link.lower = renamed[from.lower];
+    link.upper = renamed[from.upper];
+    link.lower_port = from.lower_port;
+    link.upper_port = from.upper_port;
+    link.bandwidth_gbps = from.bandwidth_gbps;
+    link.latency_us = from.latency_us;
+    link.state = from.state;
+    b.add_link(std::move(link));
+  }
+  return std::move(b).build();
+}
+
+tl::expected<json, Problem> read_topology_document(std::string_view text, FileFormat format,
+                                                   const DocumentLimits& limits, DocumentStats* stats) {
+  DocumentStats local;
+  DocumentStats& counted = stats != nullptr ? *stats : local;
+  counted = {};
   if (format == FileFormat::kAuto) {
     const std::size_t first = text.find_first_not_of(" \t\r\n");
     format = first != std::string_view::npos && text[first] == '{' ? FileFormat::kJson : FileFormat::kYaml;
   }
+  const std::size_t max_bytes = format == FileFormat::kJson ? limits.bytes : limits.yaml_bytes;
+  if (text.size() > max_bytes) {
+    return tl::unexpected(
+        Problem::payload_too_large("the topology document is " + std::to_string(text.size()) +
+                                   " bytes, more than the server's limit of " + std::to_string(max_bytes) +
+                                   " for " + (format == FileFormat::kJson ? "JSON" : "YAML")));
+  }
   if (format == FileFormat::kJson) {
+    JsonScanner scanner(limits, counted);
+    // The scan stops at the first problem, so a refused document costs at most its limit of values.
+    if (!json::sax_parse(text, &scanner) || scanner.problem) {
+      return tl::unexpected(
+          scanner.problem.value_or(Problem::malformed("the topology document is not valid JSON")));
+    }
     json document = json::parse(text, nullptr, false);
     if (document.is_discarded())
-      return tl::unexpected(Problem::malformed("the topology file is not valid JSON"));
-    return import_topology_json(document);
+      return tl::unexpected(Problem::malformed("the topology document is not valid JSON"));
+    return document;
   }
-  YAML::Node root;
+  YamlReader reader(limits, counted);
   try {
-    root = YAML::Load(std::string(text));
+    std::string copy(text);
+    std::istringstream in(copy);
+    YAML::Parser parser(in);
+    // The first document only, as YAML::Load reads it.
+    parser.HandleNextDocument(reader);
+  } catch (Refused& r) {
+    return tl::unexpected(std::move(r.problem));
   } catch (const YAML::Exception& e) {
     return tl::unexpected(
-        Problem::malformed("the topology file is not valid YAML: " + std::string(e.what())));
+        Problem::malformed("the topology document is not valid YAML: " + printable(e.what())));
   }
-  auto document = yaml_to_json(root, "", 0);
+  return reader.take();
+}
+
+tl::expected<Topology, Problem> import_topology(std::string_view text, FileFormat format,
+                                                const DocumentLimits& document_limits,
+                                                const ModelLimits& model_limits) {
+  auto document = read_topology_document(text, format, document_limits);
   if (!document) return tl::unexpected(std::move(document.error()));
-  return import_topology_json(*document);
+  return import_topology_json(*document, model_limits);
 }
 
 }  // namespace hsns::topology

@@ -14,7 +14,9 @@
 //   NPU disagree, or the neighbour is not a leaf. Observations naming unknown hosts, ports or switches are
 //   `unresolved`. Each conflict names the observation by index and the field
 //   ("observations[3].neighbor_system").
-// - Errors: only a malformed observation (empty host, no port and no NPU) is an error value (400 Problem).
+// - Errors: a malformed observation (empty host, no port and no NPU) is an error value (400 Problem); so
+//   is a merged model over the size limits (limits.h; checked by TopologyBuilder::build). The cost is
+//   O(observations x NPUs of a host + size of the model), both bounded by the callers' limits.
 #pragma once
 
 #include <cstdint>

@@ -266,7 +266,7 @@ tl::expected<NpuPath, Problem> Topology::path(NpuRef src, NpuRef dst,
   return out;
 }
 
-void Topology::build_indices() {
+bool Topology::build_indices(std::uint64_t max_index_work) {
   const std::size_t n = nodes_.size();
   by_name_.clear();
   for (auto& list : by_tier_) list.clear();
@@ -301,25 +301,38 @@ void Topology::build_indices() {
     domain_count_[ti(tier)] = static_cast<std::uint32_t>(dense.size());
   }
 
-  // Hosts and leaves under each node, bottom-up.
+  // Hosts and leaves under each node, bottom-up. Parallel links name the same child many times; each
+  // child is merged once, so the work is what limits.h calls index_work, checked before each union.
   hosts_under_.assign(n, {});
   leaves_under_.assign(n, {});
   for (NodeId h : hosts) hosts_under_[h] = {h};
   std::vector<std::uint32_t> stamp(n, 0);
   std::uint32_t mark = 0;
+  std::uint64_t work = 0;
   for (Tier tier : {Tier::kLeaf, Tier::kSpine, Tier::kCore}) {
     for (NodeId sw : by_tier_[ti(tier)]) {
       std::vector<const std::vector<NodeId>*> host_parts;
       std::vector<const std::vector<NodeId>*> leaf_parts;
+      ++mark;
       for (LinkId l : nodes_[sw].downlinks) {
-        host_parts.push_back(&hosts_under_[links_[l].lower]);
-        if (tier != Tier::kLeaf) leaf_parts.push_back(&leaves_under_[links_[l].lower]);
+        const NodeId child = links_[l].lower;
+        if (stamp[child] == mark) continue;
+        stamp[child] = mark;
+        host_parts.push_back(&hosts_under_[child]);
+        work += hosts_under_[child].size();
+        if (tier != Tier::kLeaf) {
+          leaf_parts.push_back(&leaves_under_[child]);
+          work += leaves_under_[child].size();
+        }
       }
+      if (tier == Tier::kLeaf) ++work;
+      if (work > max_index_work) return false;
       hosts_under_[sw] = sorted_union(host_parts, stamp, ++mark);
       leaves_under_[sw] =
           tier == Tier::kLeaf ? std::vector<NodeId>{sw} : sorted_union(leaf_parts, stamp, ++mark);
     }
   }
+  return true;
 }
 
 // ---- Builder ----
@@ -399,6 +412,22 @@ std::optional<NodeId> TopologyBuilder::find(std::string_view name) const {
 }
 
 tl::expected<Topology, Problem> TopologyBuilder::build() && {
+  // A backstop, first because the checks below are quadratic in the NPUs of a host: the entry points check
+  // these counts before building anything. The index work is only known while indexing, so
+  // build_indices stops at its limit.
+  ModelSize size;
+  for (const Node& node : nodes_) {
+    if (node.tier == Tier::kHost) {
+      ++size.hosts;
+      size.npus += node.npus.size();
+      size.max_npus_per_host = std::max<std::uint64_t>(size.max_npus_per_host, node.npus.size());
+    } else {
+      ++size.switches;
+    }
+  }
+  size.links = links_.size();
+  if (auto problem = check_model_size(size, SizeFields{}, limits_))
+    return tl::unexpected(std::move(*problem));
   std::vector<InvalidParam> errors = std::move(early_errors_);
   for (Node& node : nodes_) {
     const std::string& where = node_where_[node.id];
@@ -480,7 +509,14 @@ tl::expected<Topology, Problem> TopologyBuilder::build() && {
   topology.name_ = std::move(name_);
   topology.nodes_ = std::move(nodes_);
   topology.links_ = std::move(links_);
-  topology.build_indices();
+  if (!topology.build_indices(limits_.index_work)) {
+    return tl::unexpected(
+        Problem::invalid("switches",
+                         "indexing the hosts and leaves under every switch would take more than the server's "
+                         "limit of " +
+                             std::to_string(limits_.index_work) +
+                             " entries (too many spine and core switches for this many hosts and leaves)"));
+  }
   return topology;
 }
 

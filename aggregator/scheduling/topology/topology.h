@@ -6,7 +6,8 @@
 //   indices valid for the Topology they came from (and for topologies built from it with
 //   TopologyBuilder::from, which keeps existing ids and appends new ones).
 // - Construction: only through TopologyBuilder::build, which validates (unique names, links between adjacent
-//   tiers, NPU links from a host to a leaf, positive bandwidth) and computes the indices. Errors are values:
+//   tiers, NPU links from a host to a leaf, positive bandwidth, the size limits of limits.h, including the
+//   index work, which is checked while indexing) and computes the indices. Errors are values:
 //   a hsns::Problem whose invalid_params name the offending field ("links[3].b", "hosts[1].npus[0].leaf").
 // - Threads: const queries are safe from any number of threads; set_*_state need exclusive access (the
 //   state is not part of any index, so changing it never invalidates ids or query results other than the
@@ -30,6 +31,8 @@
 #include <tl/expected.hpp>
 #include <unordered_map>
 #include <vector>
+
+#include "scheduling/topology/limits.h"
 
 namespace hsns::topology {
 
@@ -151,7 +154,8 @@ class Topology {
 
  private:
   friend class TopologyBuilder;
-  void build_indices();
+  // false (and the indices incomplete) when indexing would exceed max_index_work (limits.h).
+  bool build_indices(std::uint64_t max_index_work);
   bool npu_is_free(const Node& host, const Npu& npu) const;
   bool reaches_down(NodeId from, NodeId leaf) const;
   bool leads_to(NodeId from, NodeId leaf) const;
@@ -188,6 +192,8 @@ class TopologyBuilder {
   std::optional<NodeId> find(std::string_view name) const;
   std::size_t link_count() const { return links_.size(); }
   Link& link(LinkId id) { return links_.at(id); }
+  // The size limits build() enforces (kModelLimits unless set).
+  void set_limits(const ModelLimits& limits) { limits_ = limits; }
 
   tl::expected<Topology, Problem> build() &&;
 
@@ -200,6 +206,7 @@ class TopologyBuilder {
   std::vector<std::string> link_where_;
   std::unordered_map<std::string, NodeId> by_name_;
   std::vector<InvalidParam> early_errors_;
+  ModelLimits limits_ = kModelLimits;
 };
 
 }  // namespace hsns::topology

@@ -1,0 +1,86 @@
+// Size limits of one topology model and of the documents a model is read from.
+//
+// Why: every way a model comes into being (import of a client document, the Clos generator, the stored
+// document read back, an LLDP merge) costs time and memory in proportion to the model's size, and the
+// index building in TopologyBuilder::build grows with switches x hosts. One request must stay within a
+// few seconds on a small machine, so each entry point computes the size it would build *before* building
+// it and refuses what is over these limits. The numbers are justified in docs/topology.md ("Limits").
+//
+// Contract:
+// - ModelSize counts what a model holds: hosts, NPUs (= NPU ports), switches (leaf + spine + core),
+//   links (host links + switch links), the largest NPU count of one host, and index_work: the elements
+//   TopologyBuilder::build touches to compute the hosts and leaves under every switch (see
+//   index_work_of). All counts are 64-bit; producers compute them in wide or saturating arithmetic from
+//   their inputs, so a count can be compared against a limit before anything of that size is allocated.
+// - check_model_size returns nullopt when every count is within the limits, else a 400 Problem whose
+//   invalid_params name, per exceeded count, the field the caller says drives it, with a reason that
+//   names the count, its value and the limit ("the cluster would have 2000000 links, more than the
+//   limit of 262144").
+// - DocumentLimits bound the text and the parsed tree of a topology document (YAML or JSON) before the
+//   tree is converted: bytes (413; YAML has its own, lower, limit), values (scalars, mappings, lists,
+//   keys; 413) and nesting depth (400).
+// - Pure values and functions; thread-safe.
+#pragma once
+
+#include <hsns/problem.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace hsns::topology {
+
+struct ModelSize {
+  std::uint64_t hosts = 0;
+  std::uint64_t npus = 0;
+  std::uint64_t max_npus_per_host = 0;
+  std::uint64_t switches = 0;
+  std::uint64_t links = 0;
+  std::uint64_t index_work = 0;
+};
+
+struct ModelLimits {
+  std::uint64_t hosts = 16384;
+  std::uint64_t npus = 131072;
+  std::uint64_t npus_per_host = 64;
+  std::uint64_t switches = 8192;
+  std::uint64_t links = 262144;
+  std::uint64_t index_work = 16'777'216;
+};
+
+// The limits every server-side entry point applies (import, generate, read-back, LLDP merge).
+inline constexpr ModelLimits kModelLimits{};
+
+struct DocumentLimits {
+  std::size_t bytes = 32u << 20;      // JSON; a document of a model at the limits is about 23 MB
+  std::size_t yaml_bytes = 8u << 20;  // YAML parses several times slower than JSON (docs/topology.md)
+  std::size_t values = 6'000'000;
+  std::size_t depth = 32;
+};
+
+// Client documents (import).
+inline constexpr DocumentLimits kDocumentLimits{};
+// Documents the aggregator stored itself (JSON) or an older version stored (YAML, written for models of
+// up to the same size): read back on start and after another process wrote.
+inline constexpr DocumentLimits kStoredDocumentLimits{64u << 20, 64u << 20, 6'000'000, 32};
+
+// The field each count is blamed on in a Problem (e.g. "hosts" for hosts, "fabric_link_gbps" for links).
+struct SizeFields {
+  std::string hosts = "hosts";
+  std::string npus = "hosts";
+  std::string npus_per_host = "hosts";
+  std::string switches = "switches";
+  std::string links = "links";
+  std::string index_work = "switches";
+};
+
+std::optional<Problem> check_model_size(const ModelSize& size, const SizeFields& fields,
+                                        const ModelLimits& limits = kModelLimits);
+
+// Saturating arithmetic for the derived counts: a result that does not fit is UINT64_MAX, which is over
+// every limit.
+std::uint64_t sat_add(std::uint64_t a, std::uint64_t b);
+std::uint64_t sat_mul(std::uint64_t a, std::uint64_t b);
+
+}  // namespace hsns::topology
