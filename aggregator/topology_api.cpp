@@ -535,11 +535,11 @@ void register_topology_routes(http::Router& router, std::shared_ptr<TopologyCach
   const auto read = http::permits(Permission::read);
   const auto manage = http::permits(Permission::manage_network);
   router.add(V::get, "/api/v1/topology", read, bind(get_topology));
-  router.add(V::put, "/api/v1/topology", manage, bind(put_topology));
-  router.add(V::post, "/api/v1/topology/generate", manage, bind(generate_topology));
-  router.add(V::get, "/api/v1/topology/export", read, bind(export_topology));
+  router.add(V::put, "/api/v1/topology", manage, bind(put_topology), http::Cost::heavy);
+  router.add(V::post, "/api/v1/topology/generate", manage, bind(generate_topology), http::Cost::heavy);
+  router.add(V::get, "/api/v1/topology/export", read, bind(export_topology), http::Cost::heavy);
   router.add(V::post, "/api/v1/topology/lldp", Permission::agent_report | Permission::manage_network,
-             bind(post_lldp));
+             bind(post_lldp), http::Cost::heavy);
   router.add(V::get, "/api/v1/topology/lldp", read, bind(list_lldp));
   router.add(V::patch, "/api/v1/topology/devices/{name}", manage, bind(patch_device));
 }
