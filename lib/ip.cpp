@@ -3,6 +3,7 @@
 #include <array>
 #include <boost/asio/ip/address.hpp>
 #include <limits>
+#include <vector>
 
 namespace hsns {
 namespace {
@@ -201,6 +202,130 @@ std::optional<IpRange> default_host_range(const IpPrefix& prefix) {
     first = *first.next();
   }
   return IpRange{first, last};
+}
+
+namespace {
+
+// Special-purpose ranges (IANA's IPv4 and IPv6 special-purpose address registries, RFC 6890) that can
+// never hold a parameter-plane subnet, with the reason an operator is shown. Where one range lies
+// inside another, the inner one comes first, so an address or prefix is named by the closest range.
+// Deliberately absent, because a cluster may number hosts from them: private (10/8, 172.16/12,
+// 192.168/16), shared (100.64.0.0/10), benchmarking (198.18.0.0/15, 2001:2::/48), documentation
+// (192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24, 2001:db8::/32, 3fff::/20; the tests and demos use
+// them), unique local (fc00::/7) and any public unicast range.
+struct SpecialRange {
+  const char* cidr;
+  const char* why;
+};
+
+constexpr SpecialRange kSpecialRanges[] = {
+    {"0.0.0.0/8", "\"this network\" (RFC 1122): a source address while a host has none, never a host's own"},
+    {"127.0.0.0/8", "loopback (RFC 1122): never leaves the host"},
+    {"169.254.0.0/16", "link-local (RFC 3927): the kernel's zero-configuration addresses, not routed"},
+    {"192.0.0.0/24", "IETF protocol assignments (RFC 6890), not for numbering hosts"},
+    {"192.88.99.0/24", "6to4 relay anycast (RFC 7526)"},
+    {"224.0.0.0/4", "multicast (RFC 5771): group addresses, never a host's own"},
+    {"255.255.255.255/32", "the limited broadcast address (RFC 919)"},
+    {"240.0.0.0/4", "reserved for future use (RFC 1112): many stacks and switches drop it"},
+    {"::/128", "the unspecified address (RFC 4291)"},
+    {"::1/128", "the loopback address (RFC 4291): never leaves the host"},
+    {"::/96", "IPv4-compatible addresses (deprecated, RFC 4291 2.5.5.1)"},
+    {"::ffff:0:0/96",
+     "IPv4-mapped addresses (RFC 4291 2.5.5.2): IPv4 peers of dual-stack sockets, never on the wire"},
+    {"64:ff9b::/96", "the NAT64 well-known prefix (RFC 6052): IPv4 hosts behind a translator"},
+    {"64:ff9b:1::/48", "local-use NAT64 (RFC 8215): IPv4 hosts behind a translator"},
+    {"100::/64", "discard-only (RFC 6666)"},
+    {"2001::/32", "Teredo (RFC 4380): addresses derived from IPv4 tunnel endpoints"},
+    {"2002::/16", "6to4 (RFC 3056): addresses derived from IPv4 addresses"},
+    {"fe80::/10", "link-local (RFC 4291): every interface has its own, not routed"},
+    {"fec0::/10", "site-local (deprecated, RFC 3879)"},
+    {"ff00::/8", "multicast (RFC 4291): group addresses, never a host's own"},
+};
+
+// IPv6 unicast space assigned for use; the IETF reserves the rest (RFC 4291, IANA IPv6 address space).
+constexpr const char* kIpv6UnicastSpace[] = {"2000::/3", "fc00::/7"};
+
+struct ParsedRange {
+  IpPrefix prefix;
+  const char* why;
+};
+
+const std::vector<ParsedRange>& special_ranges() {
+  static const std::vector<ParsedRange> ranges = [] {
+    std::vector<ParsedRange> out;
+    for (const auto& r : kSpecialRanges) out.push_back({IpPrefix::parse(r.cidr).value(), r.why});
+    return out;
+  }();
+  return ranges;
+}
+
+bool inside(const IpPrefix& inner, const IpPrefix& outer) {
+  return outer.length() <= inner.length() && outer.contains(inner.network());
+}
+
+bool in_ipv6_unicast_space(const IpPrefix& p) {
+  static const std::array<IpPrefix, 2> spaces = {IpPrefix::parse(kIpv6UnicastSpace[0]).value(),
+                                                 IpPrefix::parse(kIpv6UnicastSpace[1]).value()};
+  return inside(p, spaces[0]) || inside(p, spaces[1]);
+}
+
+constexpr const char* kOutsideIpv6UnicastSpace =
+    "outside the IPv6 unicast space in use, global unicast 2000::/3 and unique local fc00::/7 (the IETF "
+    "reserves the rest, RFC 4291)";
+
+// The first special range `p` lies in, or nullptr.
+const ParsedRange* enclosing_range(const IpPrefix& p) {
+  for (const auto& r : special_ranges()) {
+    if (inside(p, r.prefix)) return &r;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::optional<std::string> check_subnet_prefix(const IpPrefix& prefix) {
+  const std::string text = prefix.to_string();
+  if (const auto* r = enclosing_range(prefix)) {
+    return text + " is inside " + r->prefix.to_string() + ", " + r->why;
+  }
+  for (const auto& r : special_ranges()) {
+    if (prefix.overlaps(r.prefix)) return text + " overlaps " + r.prefix.to_string() + ", " + r.why;
+  }
+  if (prefix.family() == IpFamily::v6 && !in_ipv6_unicast_space(prefix)) {
+    return text + " is " + kOutsideIpv6UnicastSpace;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> check_unicast_address(const IpAddress& address) {
+  const IpPrefix single(address, address.bits());
+  if (const auto* r = enclosing_range(single)) {
+    return address.to_string() + " is inside " + r->prefix.to_string() + ", " + r->why;
+  }
+  if (address.family() == IpFamily::v6 && !in_ipv6_unicast_space(single)) {
+    return address.to_string() + " is " + kOutsideIpv6UnicastSpace;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> check_host_address(const IpPrefix& subnet, const IpAddress& address) {
+  const std::string text = address.to_string();
+  const std::string cidr = subnet.to_string();
+  if (!subnet.contains(address)) return text + " is outside " + cidr;
+  const auto usable = default_host_range(subnet);
+  if (!usable || !usable->contains(address)) {
+    std::string what;
+    if (address == subnet.first()) {
+      what = subnet.family() == IpFamily::v4
+                 ? "the network address"
+                 : "the Subnet-Router anycast address (all host bits zero, RFC 4291 2.6.1), which routers "
+                   "answer for the whole subnet";
+    } else {
+      what = "the broadcast address";
+    }
+    return text + " is not a usable host address of " + cidr + ": it is " + what;
+  }
+  return check_unicast_address(address);
 }
 
 }  // namespace hsns

@@ -1,5 +1,7 @@
 #include "hsns/json_fields.h"
 
+#include <unordered_set>
+
 namespace hsns {
 namespace {
 
@@ -13,16 +15,82 @@ const char* type_name(const nlohmann::json& v) {
   return "object";
 }
 
+// Follows the parser's events to know, at every key, the path of the object being read and the keys that
+// object already had. Only the first kMaxDuplicateKeysReported repeats are kept.
+class DuplicateKeyFinder {
+ public:
+  void on_event(nlohmann::json::parse_event_t event, const nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    switch (event) {
+      case E::object_start:
+      case E::array_start:
+        count_element();
+        stack_.push_back(Frame{event == E::object_start, 0, {}, {}});
+        break;
+      case E::key:
+        if (!stack_.empty() && stack_.back().object && parsed.is_string())
+          on_key(parsed.get_ref<const std::string&>());
+        break;
+      case E::value:
+        count_element();
+        break;
+      case E::object_end:
+      case E::array_end:
+        if (!stack_.empty()) stack_.pop_back();
+        break;
+    }
+  }
+
+  const std::vector<InvalidParam>& found() const { return found_; }
+
+ private:
+  struct Frame {
+    bool object = true;
+    std::size_t elements = 0;  // arrays: elements begun so far
+    std::string key;           // objects: the key being read
+    std::unordered_set<std::string> keys;
+  };
+
+  // A value, object or array begins: inside an array that is the next element.
+  void count_element() {
+    if (!stack_.empty() && !stack_.back().object) ++stack_.back().elements;
+  }
+
+  void on_key(const std::string& key) {
+    Frame& top = stack_.back();
+    top.key = key;
+    if (top.keys.insert(key).second || found_.size() >= kMaxDuplicateKeysReported) return;
+    found_.push_back({path_of(key), "appears more than once in its object; each key may be given only once"});
+  }
+
+  // The FieldReader naming: "a.b[2].c" (the last frame is the object the key belongs to).
+  std::string path_of(const std::string& key) const {
+    std::string path;
+    for (std::size_t i = 0; i + 1 < stack_.size(); ++i) {
+      const Frame& f = stack_[i];
+      if (f.object) {
+        if (!path.empty()) path += '.';
+        path += f.key;
+      } else {
+        path += "[" + std::to_string(f.elements - 1) + "]";
+      }
+    }
+    return path.empty() ? key : path + "." + key;
+  }
+
+  std::vector<Frame> stack_;
+  std::vector<InvalidParam> found_;
+};
+
 }  // namespace
 
-tl::expected<nlohmann::json, Problem> parse_json_object(std::string_view body) {
-  if (body.empty())
-    return tl::unexpected(Problem::malformed("request body is empty; a JSON object is required"));
+tl::expected<nlohmann::json, Problem> parse_json_strict(std::string_view text) {
+  if (text.empty()) return tl::unexpected(Problem::malformed("the JSON text is empty"));
   // Depth guard before the recursive parser sees the text.
   int depth = 0;
   bool in_string = false;
   bool escaped = false;
-  for (char c : body) {
+  for (char c : text) {
     if (in_string) {
       if (escaped) {
         escaped = false;
@@ -46,9 +114,15 @@ tl::expected<nlohmann::json, Problem> parse_json_object(std::string_view body) {
   }
   // One parse; only a failing parse throws, and every nlohmann exception is turned into the Problem:
   // besides parse_error the parser throws out_of_range for numbers beyond double range ("1e500").
+  // The callback sees every key as it is read (the DOM would keep only the last of repeated keys).
+  DuplicateKeyFinder duplicates;
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(body);
+    j = nlohmann::json::parse(
+        text, [&duplicates](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+          duplicates.on_event(event, parsed);
+          return true;
+        });
   } catch (const nlohmann::json::parse_error& e) {
     return tl::unexpected(
         Problem::malformed("body is not valid JSON: error at byte " + std::to_string(e.byte)));
@@ -57,8 +131,18 @@ tl::expected<nlohmann::json, Problem> parse_json_object(std::string_view body) {
   } catch (const nlohmann::json::exception&) {
     return tl::unexpected(Problem::malformed("body is not valid JSON"));
   }
-  if (!j.is_object()) {
-    return tl::unexpected(Problem::malformed(std::string("body must be a JSON object, not ") + type_name(j)));
+  if (!duplicates.found().empty()) return tl::unexpected(Problem::invalid(duplicates.found()));
+  return j;
+}
+
+tl::expected<nlohmann::json, Problem> parse_json_object(std::string_view body) {
+  if (body.empty())
+    return tl::unexpected(Problem::malformed("request body is empty; a JSON object is required"));
+  auto j = parse_json_strict(body);
+  if (!j) return j;
+  if (!j->is_object()) {
+    return tl::unexpected(
+        Problem::malformed(std::string("body must be a JSON object, not ") + type_name(*j)));
   }
   return j;
 }

@@ -113,10 +113,13 @@ Response put_status(store::NetworkStore& network, store::AgentStore& agents, Req
   if (!body) return problem(ctx, body.error());
   auto report = parse_agent_report(*body);
   if (!report) return problem(ctx, report.error());
-  auto h = network.get_host(host);
-  if (!h) return problem(ctx, to_problem(h.error()));
+  // The store checks that the host is registered inside the transaction that stores the report (404
+  // otherwise); a lookup before it would be a second, unsynchronised check. The desired generation
+  // is read after the report is stored: the summary compares against the newest desired state.
   auto stored = agents.put_status(host, (*report)["applied_generation"].get<std::int64_t>(), report->dump());
   if (!stored) return problem(ctx, to_problem(stored.error()));
+  auto h = network.get_host(host);
+  if (!h) return problem(ctx, to_problem(h.error()));
   return http::json_response(ctx.request, bhttp::status::ok,
                              summary(host, h->generation, &*stored, false).dump());
 }

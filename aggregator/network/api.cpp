@@ -99,11 +99,12 @@ Response put_host(store::NetworkStore& store, RequestContext& ctx) {
   if (!body) return problem(ctx, body.error());
   auto reg = parse_host_registration(ctx.path_param("host"), *body);
   if (!reg) return problem(ctx, reg.error());
-  const bool existed = store.get_host(reg->name).has_value();
-  auto host = store.put_host(*reg);
-  if (!host) return problem(ctx, to_problem(host.error()));
-  if (existed) return ok_json(ctx, to_json(*host));
-  return created(ctx, to_json(*host), std::string(kApi) + "/hosts/" + host->name);
+  // 201 or 200 is the store's answer from inside its write transaction: a lookup before the call would
+  // let concurrent first registrations all see "absent" and all answer 201.
+  auto put = store.put_host(*reg);
+  if (!put) return problem(ctx, to_problem(put.error()));
+  if (!put->created) return ok_json(ctx, to_json(put->host));
+  return created(ctx, to_json(put->host), std::string(kApi) + "/hosts/" + put->host.name);
 }
 
 // ---- subnets ----
@@ -191,14 +192,17 @@ Response reachability(store::NetworkStore& store, RequestContext& ctx) {
   if (!dst_id || dst_id->empty()) missing.push_back({"dst_port", "is required (a port id)"});
   if (!missing.empty()) return problem(ctx, Problem::invalid(std::move(missing)));
 
-  auto src = store.get_port(*src_id);
-  if (!src) return problem(ctx, Problem::not_found("src_port " + *src_id + " does not exist"));
-  auto dst = store.get_port(*dst_id);
-  if (!dst) return problem(ctx, Problem::not_found("dst_port " + *dst_id + " does not exist"));
-  auto src_subnet = store.get_subnet(src->subnet_id);
-  auto dst_subnet = store.get_subnet(dst->subnet_id);
-  if (!src_subnet) return problem(ctx, to_problem(src_subnet.error()));
-  if (!dst_subnet) return problem(ctx, to_problem(dst_subnet.error()));
+  // Both ports and their subnets from one snapshot, so the answer describes one moment.
+  auto placements = store.port_placements({*src_id, *dst_id});
+  if (!placements) return problem(ctx, to_problem(placements.error()));
+  if (placements->size() != 2)
+    return problem(ctx, Problem::internal("store answered the wrong number of ports"));
+  if (!(*placements)[0]) return problem(ctx, Problem::not_found("src_port " + *src_id + " does not exist"));
+  if (!(*placements)[1]) return problem(ctx, Problem::not_found("dst_port " + *dst_id + " does not exist"));
+  const Port* src = &(*placements)[0]->port;
+  const Port* dst = &(*placements)[1]->port;
+  const Subnet* src_subnet = &(*placements)[0]->subnet;
+  const Subnet* dst_subnet = &(*placements)[1]->subnet;
 
   bool reachable = false;
   std::string reason;

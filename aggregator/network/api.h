@@ -32,7 +32,9 @@ std::optional<Problem> check_query(const http::RequestContext& ctx,
                                    std::initializer_list<std::string_view> known);
 
 // The request body as a JSON object, after checking that Content-Type is application/json (415
-// otherwise) and that the body parses (400 otherwise).
+// otherwise) and that the body parses strictly (parse_json_object: 400 for malformed JSON, nesting
+// beyond kMaxJsonDepth, or a key repeated in one object, named by its path). Every JSON request body of
+// the API is read through here.
 tl::expected<nlohmann::json, Problem> json_request_body(const http::RequestContext& ctx);
 
 // Problem for a store error: not_found 404, conflict 409, invalid 400 (422 when the field is "host" or

@@ -161,27 +161,17 @@ tl::expected<HostRegistration, Problem> parse_host_registration(std::string_view
 std::vector<InvalidParam> validate_pools(const IpPrefix& cidr, const std::optional<IpAddress>& gateway,
                                          const std::vector<IpRange>& pools) {
   std::vector<InvalidParam> errors;
-  // Pools hold only usable host addresses: never the network address, nor the IPv4 broadcast address.
-  const auto usable = default_host_range(cidr);
+  // Both bounds must be usable host addresses. Then so is every address between them: the addresses of
+  // an accepted subnet that a host may not use are only its first and (IPv4) last one.
   for (std::size_t i = 0; i < pools.size(); ++i) {
     const std::string path = "allocation_pools[" + std::to_string(i) + "]";
     const auto& p = pools[i];
-    if (!cidr.contains(p.first)) {
-      errors.push_back({path + ".start", p.first.to_string() + " is outside " + cidr.to_string()});
+    if (auto why = check_host_address(cidr, p.first)) {
+      errors.push_back({path + ".start", std::move(*why)});
       continue;
     }
-    if (!cidr.contains(p.last)) {
-      errors.push_back({path + ".end", p.last.to_string() + " is outside " + cidr.to_string()});
-      continue;
-    }
-    if (!usable || !usable->contains(p.first)) {
-      errors.push_back(
-          {path + ".start", p.first.to_string() + " is not a usable host address of " + cidr.to_string()});
-      continue;
-    }
-    if (!usable->contains(p.last)) {
-      errors.push_back(
-          {path + ".end", p.last.to_string() + " is not a usable host address of " + cidr.to_string()});
+    if (auto why = check_host_address(cidr, p.last)) {
+      errors.push_back({path + ".end", std::move(*why)});
       continue;
     }
     if (p.last < p.first) {
@@ -235,8 +225,9 @@ tl::expected<SubnetSpec, Problem> parse_subnet_create(const nlohmann::json& body
 
   // Cross-field checks, once every field parsed.
   std::vector<InvalidParam> errors;
-  if (cidr->family() == IpFamily::v6 && mtu && *mtu < kMinMtuV6) {
-    errors.push_back({"mtu", "must be at least 1280 for an IPv6 subnet"});
+  if (auto why = check_subnet_prefix(*cidr)) {
+    // The gateway and pools of a refused range would only repeat its reason.
+    return tl::unexpected(Problem::invalid("cidr", *why + "; a subnet needs unicast host addresses"));
   }
   if (cidr->family() == IpFamily::v4 && cidr->length() > 30) {
     errors.push_back({"cidr", "an IPv4 subnet needs a prefix of /30 or shorter to hold ports"});
@@ -244,13 +235,11 @@ tl::expected<SubnetSpec, Problem> parse_subnet_create(const nlohmann::json& body
   if (cidr->family() == IpFamily::v6 && cidr->length() > 126) {
     errors.push_back({"cidr", "an IPv6 subnet needs a prefix of /126 or shorter to hold ports"});
   }
+  if (cidr->family() == IpFamily::v6 && mtu && *mtu < kMinMtuV6) {
+    errors.push_back({"mtu", "must be at least 1280 for an IPv6 subnet"});
+  }
   if (gateway) {
-    if (!cidr->contains(*gateway)) {
-      errors.push_back({"gateway_ip", gateway->to_string() + " is outside " + cidr->to_string()});
-    } else if (auto range = default_host_range(*cidr); !range || !range->contains(*gateway)) {
-      errors.push_back(
-          {"gateway_ip", gateway->to_string() + " is not a usable host address of " + cidr->to_string()});
-    }
+    if (auto why = check_host_address(*cidr, *gateway)) errors.push_back({"gateway_ip", std::move(*why)});
   }
   for (auto& e : validate_pools(*cidr, gateway, pools)) errors.push_back(std::move(e));
   if (!errors.empty()) return tl::unexpected(Problem::invalid(std::move(errors)));
@@ -290,6 +279,14 @@ tl::expected<PortSpec, Problem> parse_port_create(const nlohmann::json& body) {
   auto npu = r.integer("npu", true, 0, kMaxNpusPerHost - 1);
   auto ip = read_address(r, "ip_address", false);
   auto name = r.string("name", false, 64);
+  // The subnet's own rules (inside it, not its network or anycast address) need the stored subnet and
+  // are the store's; an address no host may have anywhere is refused here already.
+  if (ip) {
+    if (auto why = check_unicast_address(*ip)) {
+      r.fail("ip_address", std::move(*why));
+      ip.reset();
+    }
+  }
   if (host) {
     if (auto why = check_host_name(*host)) r.fail("host", *why);
   }

@@ -14,7 +14,7 @@ auto InstrumentedNetworkStore::timed(const char* operation, F&& call) {
   return result;
 }
 
-StoreResult<network::Host> InstrumentedNetworkStore::put_host(const network::HostRegistration& reg) {
+StoreResult<PutHostResult> InstrumentedNetworkStore::put_host(const network::HostRegistration& reg) {
   return timed("put_host", [&] { return inner_.put_host(reg); });
 }
 StoreResult<network::Host> InstrumentedNetworkStore::get_host(const std::string& name) {
@@ -51,6 +51,10 @@ StoreResult<std::vector<network::Port>> InstrumentedNetworkStore::list_ports(con
 }
 StoreResult<void> InstrumentedNetworkStore::delete_port(const std::string& id) {
   return timed("delete_port", [&] { return inner_.delete_port(id); });
+}
+StoreResult<std::vector<std::optional<PortPlacement>>> InstrumentedNetworkStore::port_placements(
+    const std::vector<std::string>& ids) {
+  return timed("port_placements", [&] { return inner_.port_placements(ids); });
 }
 StoreResult<network::HostView> InstrumentedNetworkStore::host_view(const std::string& host) {
   return timed("host_view", [&] { return inner_.host_view(host); });

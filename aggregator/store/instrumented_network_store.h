@@ -14,7 +14,7 @@ class InstrumentedNetworkStore final : public NetworkStore {
  public:
   InstrumentedNetworkStore(NetworkStore& inner, Metrics& metrics) : inner_(inner), metrics_(metrics) {}
 
-  StoreResult<network::Host> put_host(const network::HostRegistration& reg) override;
+  StoreResult<PutHostResult> put_host(const network::HostRegistration& reg) override;
   StoreResult<network::Host> get_host(const std::string& name) override;
   StoreResult<std::vector<network::Host>> list_hosts() override;
   StoreResult<network::Subnet> create_subnet(const network::SubnetSpec& spec) override;
@@ -26,6 +26,8 @@ class InstrumentedNetworkStore final : public NetworkStore {
   StoreResult<network::Port> get_port(const std::string& id) override;
   StoreResult<std::vector<network::Port>> list_ports(const network::PortFilter& filter) override;
   StoreResult<void> delete_port(const std::string& id) override;
+  StoreResult<std::vector<std::optional<PortPlacement>>> port_placements(
+      const std::vector<std::string>& ids) override;
   StoreResult<network::HostView> host_view(const std::string& host) override;
 
  private:

@@ -12,10 +12,18 @@
 //   where one field is at fault, its name as the API calls it.
 // - Host generation: put_host, create_port and delete_port bump the generation of the affected host in
 //   the same transaction, so a daemon polling its desired state sees every change.
+// - Decisions that depend on stored state are made inside the transaction that acts on them, never by
+//   a read before the call: put_host says whether it created the host (the API's 201 vs 200), and
+//   port_placements reads ports and their subnets in one snapshot.
+// - Address rules (hsns/ip.h): create_subnet refuses a cidr check_subnet_prefix() refuses and a gateway
+//   check_host_address() refuses (invalid "cidr"/"gateway_ip"); a fixed IP and every allocated address
+//   pass check_host_address() for the subnet (fixed: invalid "ip_address"; allocation from a subnet
+//   stored before these rules, in a range they refuse: conflict "subnet_id").
 // - Implementations: SqliteNetworkStore (embedded default). A PostgreSQL one can follow the same
 //   contract.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <tl/expected.hpp>
 #include <vector>
@@ -43,13 +51,26 @@ struct StoreError {
 template <typename T>
 using StoreResult = tl::expected<T, StoreError>;
 
+// What put_host did: `created` is true for exactly one call per host name, the one whose transaction
+// inserted it (any number of concurrent identical registrations see one creation).
+struct PutHostResult {
+  network::Host host;
+  bool created = false;
+};
+
+// A port with its subnet, as of one snapshot.
+struct PortPlacement {
+  network::Port port;
+  network::Subnet subnet;
+};
+
 class NetworkStore {
  public:
   virtual ~NetworkStore() = default;
 
   // Hosts: create or replace the NPU inventory of a host (idempotent for the same inventory: the
   // generation is bumped only when something changed).
-  virtual StoreResult<network::Host> put_host(const network::HostRegistration& reg) = 0;
+  virtual StoreResult<PutHostResult> put_host(const network::HostRegistration& reg) = 0;
   virtual StoreResult<network::Host> get_host(const std::string& name) = 0;
   virtual StoreResult<std::vector<network::Host>> list_hosts() = 0;
 
@@ -67,6 +88,10 @@ class NetworkStore {
   virtual StoreResult<network::Port> get_port(const std::string& id) = 0;
   virtual StoreResult<std::vector<network::Port>> list_ports(const network::PortFilter& filter) = 0;
   virtual StoreResult<void> delete_port(const std::string& id) = 0;
+  // The ports with these ids and their subnets, read in one snapshot; one entry per id, in order,
+  // nullopt for an id that names no port.
+  virtual StoreResult<std::vector<std::optional<PortPlacement>>> port_placements(
+      const std::vector<std::string>& ids) = 0;
 
   // The host, its ports and their subnets in one read snapshot; not_found for an unknown host.
   virtual StoreResult<network::HostView> host_view(const std::string& host) = 0;

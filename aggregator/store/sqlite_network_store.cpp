@@ -337,7 +337,14 @@ StoreResult<IpAddress> allocate(Connection& c, const Subnet& s) {
         break;
       }
     }
-    if (candidate) return *candidate;
+    if (candidate) {
+      // Stored pools hold only usable addresses (validate_pools), except in a subnet stored before the
+      // address rules in a range they now refuse: no port gets such an address.
+      if (auto why = check_host_address(s.cidr, *candidate)) {
+        return tl::unexpected(StoreError::conflict("subnet_id", describe(s) + " cannot hold ports: " + *why));
+      }
+      return *candidate;
+    }
   }
   return tl::unexpected(StoreError::conflict(
       "subnet_id", "allocation pools of " + describe(s) + " are exhausted: " + std::to_string(in_use) +
@@ -346,23 +353,14 @@ StoreResult<IpAddress> allocate(Connection& c, const Subnet& s) {
 
 StoreResult<void> check_fixed_ip(Connection& c, const Subnet& s, const IpAddress& ip) {
   const std::string text = ip.to_string();
-  if (!s.cidr.contains(ip)) {
+  // The same rule as the pools and the allocator: a usable host address of the subnet.
+  if (auto why = check_host_address(s.cidr, ip)) {
     return tl::unexpected(
-        StoreError::invalid("ip_address", "ip_address " + text + " is not inside " + describe(s)));
+        StoreError::invalid("ip_address", "ip_address " + *why + " (subnet " + s.name + ")"));
   }
   if (s.gateway && *s.gateway == ip) {
     return tl::unexpected(
         StoreError::invalid("ip_address", "ip_address " + text + " is the gateway of " + describe(s)));
-  }
-  if (s.cidr.family() == IpFamily::v4 && s.cidr.length() < 31) {
-    if (ip == s.cidr.first()) {
-      return tl::unexpected(StoreError::invalid(
-          "ip_address", "ip_address " + text + " is the network address of " + describe(s)));
-    }
-    if (ip == s.cidr.last()) {
-      return tl::unexpected(StoreError::invalid(
-          "ip_address", "ip_address " + text + " is the broadcast address of " + describe(s)));
-    }
   }
   HSNS_STORE_ASSIGN(st, prepare(c, "SELECT id, name FROM ports WHERE subnet_id = ?1 AND ip_key = ?2"));
   st->bind_text(1, s.id).bind_text(2, ip.sort_key());
@@ -397,7 +395,7 @@ std::string SqliteNetworkStore::now() const {
 
 // ---- hosts ------------------------------------------------------------------------------------------
 
-StoreResult<Host> SqliteNetworkStore::put_host(const network::HostRegistration& reg) {
+StoreResult<PutHostResult> SqliteNetworkStore::put_host(const network::HostRegistration& reg) {
   std::vector<NpuInterface> npus = reg.npus;
   std::sort(npus.begin(), npus.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
   for (std::size_t i = 1; i < npus.size(); ++i) {
@@ -410,10 +408,13 @@ StoreResult<Host> SqliteNetworkStore::put_host(const network::HostRegistration& 
   HSNS_STORE_ASSIGN(lease, writer(db_));
   Connection& c = lease->connection();
   HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::write));
+  // Whether the host exists is read in the write transaction that acts on it: concurrent registrations
+  // of one new host are serialised here, and only the first inserts (and reports a creation).
   HSNS_STORE_ASSIGN(existing, load_host(c, reg.name));
   const std::string timestamp = now();
   Host host;
-  if (!*existing) {
+  const bool created = !*existing;
+  if (created) {
     HSNS_STORE_ASSIGN(st, prepare(c,
                                   "INSERT INTO hosts (name, generation, created_at, updated_at) "
                                   "VALUES (?1, 1, ?2, ?2)"));
@@ -423,7 +424,7 @@ StoreResult<Host> SqliteNetworkStore::put_host(const network::HostRegistration& 
     host = Host{reg.name, std::move(npus), 1, timestamp, timestamp};
   } else {
     host = std::move(**existing);
-    if (same_npus(host.npus, npus)) return host;  // unchanged: nothing to write (txn rolls back)
+    if (same_npus(host.npus, npus)) return PutHostResult{host, false};  // unchanged: nothing to write
     HSNS_STORE_ASSIGN(del, prepare(c, "DELETE FROM host_npus WHERE host = ?1"));
     del->bind_text(1, reg.name);
     HSNS_STORE_TRY(run(*del));
@@ -440,7 +441,7 @@ StoreResult<Host> SqliteNetworkStore::put_host(const network::HostRegistration& 
     host.updated_at = timestamp;
   }
   HSNS_STORE_TRY(commit(*txn));
-  return host;
+  return PutHostResult{std::move(host), created};
 }
 
 StoreResult<Host> SqliteNetworkStore::get_host(const std::string& name) {
@@ -481,10 +482,12 @@ StoreResult<std::vector<Host>> SqliteNetworkStore::list_hosts() {
 // ---- subnets ----------------------------------------------------------------------------------------
 
 StoreResult<Subnet> SqliteNetworkStore::create_subnet(const network::SubnetSpec& spec) {
-  if (spec.gateway && !spec.cidr.contains(*spec.gateway)) {
-    return tl::unexpected(StoreError::invalid(
-        "gateway_ip",
-        "gateway_ip " + spec.gateway->to_string() + " is not inside cidr " + spec.cidr.to_string()));
+  // The request layer checks these too; the store keeps its contract for every caller.
+  if (auto why = check_subnet_prefix(spec.cidr)) return tl::unexpected(StoreError::invalid("cidr", *why));
+  if (spec.gateway) {
+    if (auto why = check_host_address(spec.cidr, *spec.gateway)) {
+      return tl::unexpected(StoreError::invalid("gateway_ip", "gateway_ip " + *why));
+    }
   }
   HSNS_STORE_ASSIGN(pools, checked_pools(spec.cidr, spec.gateway, spec.allocation_pools));
 
@@ -736,6 +739,28 @@ StoreResult<void> SqliteNetworkStore::delete_port(const std::string& id) {
   HSNS_STORE_TRY(bump_generation(c, (*port)->host));
   HSNS_STORE_TRY(commit(*txn));
   return {};
+}
+
+StoreResult<std::vector<std::optional<PortPlacement>>> SqliteNetworkStore::port_placements(
+    const std::vector<std::string>& ids) {
+  HSNS_STORE_ASSIGN(lease, reader(db_));
+  Connection& c = lease->connection();
+  // One read transaction: every port and its subnet as of one moment.
+  HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::read));
+  std::vector<std::optional<PortPlacement>> out;
+  out.reserve(ids.size());
+  for (const auto& id : ids) {
+    HSNS_STORE_ASSIGN(port, load_port(c, id));
+    if (!*port) {
+      out.emplace_back();
+      continue;
+    }
+    HSNS_STORE_ASSIGN(subnet, load_subnet(c, (*port)->subnet_id));
+    if (!*subnet) return tl::unexpected(corrupt("subnet reference of port " + id));
+    out.push_back(PortPlacement{std::move(**port), std::move(**subnet)});
+  }
+  HSNS_STORE_TRY(commit(*txn));
+  return out;
 }
 
 StoreResult<HostView> SqliteNetworkStore::host_view(const std::string& host) {

@@ -9,22 +9,27 @@
 // - Errors: SQLite failures (SQLITE_FULL, SQLITE_BUSY after the busy timeout, I/O errors, a closed
 //   database) are StoreError::unavailable carrying SQLite's message; the transaction is rolled back, so
 //   nothing partial is stored. A rejected request (any error) leaves the stored state unchanged.
-// - put_host: the returned Host is the stored one. A first registration returns generation == 1 and
-//   created_at == updated_at; a registration that changes the inventory bumps the generation (so it is
-//   >= 2 afterwards) and sets updated_at; an unchanged inventory changes nothing. The API answers 201
-//   for "generation == 1 && created_at == updated_at" and 200 otherwise; the only imprecision is that
-//   repeating the very first registration unchanged (before any port of the host exists) also looks
-//   like a creation. Duplicate NPU indexes are invalid "npus". Host.updated_at is the time of the last
-//   inventory change; port changes bump only the generation.
+// - put_host: the returned Host is the stored one. A first registration returns generation == 1,
+//   created_at == updated_at and created == true; a registration that changes the inventory bumps the
+//   generation (so it is >= 2 afterwards) and sets updated_at; an unchanged inventory changes nothing.
+//   `created` is decided by the existence check inside the BEGIN IMMEDIATE transaction, so of any number
+//   of concurrent registrations of a new host exactly one reports created (the API's one 201).
+//   Duplicate NPU indexes are invalid "npus". Host.updated_at is the time of the last inventory change;
+//   port changes bump only the generation.
 // - create_port / delete_port bump the host's generation; update_subnet bumps the generation of every
 //   host with a port in the subnet when the subnet is renamed (the name is part of the desired state).
+// - create_subnet refuses what check_subnet_prefix() refuses (invalid "cidr") and a gateway that
+//   check_host_address() refuses (invalid "gateway_ip").
 // - create_port checks, in this order: subnet exists (not_found), host registered (invalid "host"), host
 //   has the NPU (invalid "npu"), no other port for (host, npu, subnet) (conflict "npu"), then either the
-//   fixed IP rules (inside the CIDR, not the gateway, not the IPv4 network/broadcast address below /31:
-//   invalid "ip_address"; free: conflict "ip_address" naming the holder; outside the pools is allowed)
-//   or allocation of the lowest free address of the first pool that has one (conflict "subnet_id" when
-//   all pools are exhausted). Allocation walks only the allocated addresses of a pool, so it does not
-//   depend on the pool size (IPv6 /64 pools are fine).
+//   fixed IP rules (check_host_address(): inside the CIDR, not the IPv4 network/broadcast address below
+//   /31, not the IPv6 Subnet-Router anycast address below /127, not a special-purpose address; not the
+//   gateway: invalid "ip_address"; free: conflict "ip_address" naming the holder; outside the pools is
+//   allowed) or allocation of the lowest free address of the first pool that has one (conflict
+//   "subnet_id" when all pools are exhausted, or when that address fails check_host_address(), which
+//   only a subnet stored before the address rules can cause). Allocation walks only the allocated
+//   addresses of a pool, so it does not depend on the pool size (IPv6 /64 pools are fine).
+// - port_placements reads in one read transaction.
 // - update_subnet with allocation_pools == [] restores the default pools; existing ports keep their
 //   addresses even when the new pools no longer contain them.
 // - Lists are ordered: hosts by name; subnets by tenant, name; ports by host, npu, subnet name, id.
@@ -47,7 +52,7 @@ class SqliteNetworkStore : public NetworkStore {
 
   explicit SqliteNetworkStore(Database& db, Clock clock = {});
 
-  StoreResult<network::Host> put_host(const network::HostRegistration& reg) override;
+  StoreResult<PutHostResult> put_host(const network::HostRegistration& reg) override;
   StoreResult<network::Host> get_host(const std::string& name) override;
   StoreResult<std::vector<network::Host>> list_hosts() override;
 
@@ -61,6 +66,8 @@ class SqliteNetworkStore : public NetworkStore {
   StoreResult<network::Port> get_port(const std::string& id) override;
   StoreResult<std::vector<network::Port>> list_ports(const network::PortFilter& filter) override;
   StoreResult<void> delete_port(const std::string& id) override;
+  StoreResult<std::vector<std::optional<PortPlacement>>> port_placements(
+      const std::vector<std::string>& ids) override;
 
   StoreResult<network::HostView> host_view(const std::string& host) override;
 

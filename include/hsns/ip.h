@@ -8,6 +8,11 @@
 //   ("10.0.0.1/24" is an error, not silently "10.0.0.0/24"), because an operator typing host bits has
 //   usually made a mistake worth telling them about.
 // - IpRange is an inclusive [first, last] range of one family.
+// - Address rules for parameter-plane subnets (the one place that decides them; request validation, the
+//   store's fixed-IP path and its allocator all call these):
+//   check_subnet_prefix() refuses special-purpose ranges (see kSpecialRanges in ip.cpp for each range
+//   and the reason), check_unicast_address() refuses an address inside one, and check_host_address()
+//   says whether an address may be a host's address (port, gateway, pool bound) in a subnet.
 // - All functions are pure and thread-safe; errors are returned as values with a human-readable reason.
 #pragma once
 
@@ -90,7 +95,32 @@ struct IpRange {
   friend bool operator==(const IpRange&, const IpRange&) = default;
 };
 
-// The usable host range of a prefix (see IpPrefix comment), or nullopt when nothing is usable.
+// The usable host range of a prefix, or nullopt when nothing is usable: the prefix without its first
+// address (IPv4 network address; IPv6 Subnet-Router anycast address, RFC 4291 2.6.1) and, for IPv4,
+// without its last (the broadcast address); IPv4 /31 and /32 and IPv6 /127 and /128 keep every address
+// (point-to-point links, RFC 3021 and RFC 6164). Exactly the addresses check_host_address() accepts
+// for a prefix that check_subnet_prefix() accepts.
 std::optional<IpRange> default_host_range(const IpPrefix& prefix);
+
+// Why `prefix` cannot be a parameter-plane subnet, or nullopt when it can: it is inside or overlaps a
+// special-purpose range (IPv4: "this network" 0.0.0.0/8, loopback, link-local, IETF protocol
+// assignments, 6to4 relay anycast, multicast, reserved 240.0.0.0/4 with the limited broadcast
+// address; IPv6: anything outside global unicast 2000::/3 and unique local fc00::/7, which covers the
+// unspecified and loopback addresses, IPv4-compatible, IPv4-mapped, NAT64, discard-only, link-local,
+// site-local and multicast, plus Teredo and 6to4 inside 2000::/3). Private, shared (100.64.0.0/10),
+// benchmarking (198.18.0.0/15), documentation (192.0.2.0/24 and the other TEST-NETs, 2001:db8::/32,
+// 3fff::/20), unique local and public unicast ranges are allowed. The reason names the range and why.
+std::optional<std::string> check_subnet_prefix(const IpPrefix& prefix);
+
+// Why `address` is not an address any host may use (it lies in a range check_subnet_prefix()
+// refuses), or nullopt.
+std::optional<std::string> check_unicast_address(const IpAddress& address);
+
+// Why `address` cannot be a host address in `subnet` (a port's fixed or allocated address, a gateway,
+// an allocation pool bound), or nullopt when it can: it must be of the subnet's family, inside it, in
+// default_host_range() (not the IPv4 network or broadcast address, not the IPv6 Subnet-Router anycast
+// address, which Linux joins on every interface with the prefix once forwarding is on), and pass
+// check_unicast_address(). The reason starts with the address and names the subnet.
+std::optional<std::string> check_host_address(const IpPrefix& subnet, const IpAddress& address);
 
 }  // namespace hsns

@@ -1,8 +1,14 @@
 // Strict reading of JSON request bodies: typed fields, named errors, unknown fields rejected.
 //
 // Contract:
-// - parse_json_object() turns a body into a JSON object or a 400 Problem saying where parsing failed
-//   (byte offset); nesting deeper than kMaxJsonDepth is refused before it can exhaust the stack.
+// - parse_json_strict() is the one way client-supplied JSON text is read: RFC 8259 syntax only (no
+//   comments, no trailing data, valid UTF-8), nesting at most kMaxJsonDepth (refused before the
+//   recursive parser sees the text), and no object with the same key twice. nlohmann (like most
+//   parsers) silently keeps the last of repeated keys, so two readers of one body could disagree about
+//   its meaning; a repeated key is therefore a 400 invalid-request naming each repeated key by its path
+//   ("allocation_pools[1].start", "" for an empty key at the top level). Malformed text is a 400
+//   malformed-body saying where parsing failed (byte offset). Nothing throws.
+// - parse_json_object() is parse_json_strict() for a request body, which must be a JSON object.
 // - FieldReader reads fields of one object. Each getter records an InvalidParam (with the full field
 //   path, e.g. "allocation_pools[2].end") when the field is missing or has the wrong type/range, and
 //   returns nullopt. finish() adds one error per field that no getter asked for, then returns all
@@ -26,6 +32,10 @@ namespace hsns {
 
 inline constexpr int kMaxJsonDepth = 32;
 
+// At most this many repeated keys are listed in one Problem (the parse still checks the whole text).
+inline constexpr std::size_t kMaxDuplicateKeysReported = 16;
+
+tl::expected<nlohmann::json, Problem> parse_json_strict(std::string_view text);
 tl::expected<nlohmann::json, Problem> parse_json_object(std::string_view body);
 
 class FieldReader {

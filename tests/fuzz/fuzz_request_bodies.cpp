@@ -8,8 +8,10 @@
 //   3  parse_port_create: <body>
 //   4  IpPrefix::parse on the raw text
 //   5  IpAddress::parse on the raw text
-// Bodies go through parse_json_object first, exactly as the HTTP layer does. Every result is checked
-// against the contracts in the headers and serialised; a violated invariant is __builtin_trap().
+// Bodies go through parse_json_object first, exactly as the HTTP layer does, and every body is also
+// checked against nlohmann's own parser (check_strict_parse: the strict parse refuses only what it
+// adds, repeated keys and deep nesting). Every result is checked against the contracts in the headers
+// and serialised; a violated invariant is __builtin_trap().
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -47,6 +49,10 @@ std::string dump(const json& j) {
   }
 }
 
+bool is_repeated_key(const hsns::InvalidParam& ip) {
+  return ip.reason.find("more than once") != std::string::npos;
+}
+
 void check_problem(const Problem& p) {
   check(p.status == 400);
   check(p.slug == "invalid-request" || p.slug == "malformed-body");
@@ -58,8 +64,8 @@ void check_problem(const Problem& p) {
   }
   for (const auto& ip : p.invalid_params) {
     check(!ip.reason.empty());
-    // Only an unknown field can have an empty name: the body really had a "" key.
-    check(!ip.name.empty() || ip.reason == "is not a known field");
+    // Only an unknown or repeated field can have an empty name: the body really had a "" key.
+    check(!ip.name.empty() || ip.reason == "is not a known field" || is_repeated_key(ip));
   }
   const json j = p.to_json();
   check(j.at("status") == 400);
@@ -82,6 +88,29 @@ void check_address_text(const IpAddress& a) {
   if (const auto p = a.prev()) check(*p < a && p->next() == a);
 }
 
+// The strict parse agrees with nlohmann's plain parser except where it is stricter on purpose: it
+// refuses repeated keys (as invalid-request, listing only repeats) and nesting beyond kMaxJsonDepth.
+// What it accepts has no repeated key, so writing it back and reading it again gives the same value.
+void check_strict_parse(std::string_view text) {
+  const auto strict = hsns::parse_json_strict(text);
+  const json plain = json::parse(text, nullptr, false);
+  if (strict) {
+    check(!plain.is_discarded() && plain == *strict);
+    const auto again = hsns::parse_json_strict(dump(*strict));
+    check(again.has_value() && *again == *strict);
+    return;
+  }
+  const Problem& p = strict.error();
+  check_problem(p);
+  if (p.slug == "invalid-request") {
+    check(!plain.is_discarded());  // only well-formed JSON gets as far as its keys
+    check(!p.invalid_params.empty() && p.invalid_params.size() <= hsns::kMaxDuplicateKeysReported);
+    for (const auto& ip : p.invalid_params) check(is_repeated_key(ip));
+  } else if (!plain.is_discarded()) {
+    check(text.empty() || p.detail.find("nested deeper") != std::string::npos);
+  }
+}
+
 bool usable_name(const std::string& s) {
   return !net::check_name(s).has_value();
 }
@@ -92,6 +121,7 @@ void fuzz_host(std::string_view input) {
   const auto nl = input.find('\n');
   const std::string_view host = input.substr(0, nl);
   const std::string_view body = nl == std::string_view::npos ? std::string_view{} : input.substr(nl + 1);
+  check_strict_parse(body);
   const auto j = hsns::parse_json_object(body);
   if (!j) return check_problem(j.error());
   const auto r = net::parse_host_registration(host, *j);
@@ -119,6 +149,7 @@ void fuzz_host(std::string_view input) {
 }
 
 void fuzz_subnet_create(std::string_view body) {
+  check_strict_parse(body);
   const auto j = hsns::parse_json_object(body);
   if (!j) return check_problem(j.error());
   const auto r = net::parse_subnet_create(*j);
@@ -131,14 +162,20 @@ void fuzz_subnet_create(std::string_view body) {
   check(s.cidr.length() <= (v6 ? 126 : 30));
   const auto reparsed = IpPrefix::parse(s.cidr.to_string());
   check(reparsed.has_value() && *reparsed == s.cidr);
+  // Accepted subnets are in no special-purpose range, and the gateway and pool bounds are host
+  // addresses of the subnet by the one rule the store and the allocator use as well.
+  check(!hsns::check_subnet_prefix(s.cidr).has_value());
   const auto usable = hsns::default_host_range(s.cidr);
   check(usable.has_value());
   check_range(*usable);
-  if (s.gateway) check(usable->contains(*s.gateway));
+  check(!hsns::check_host_address(s.cidr, usable->first).has_value());
+  check(!hsns::check_host_address(s.cidr, usable->last).has_value());
+  if (s.gateway) check(usable->contains(*s.gateway) && !hsns::check_host_address(s.cidr, *s.gateway));
   check(s.allocation_pools.size() <= net::kMaxPools);
   for (const auto& p : s.allocation_pools) {
     check_range(p);
     check(usable->contains(p.first) && usable->contains(p.last));
+    check(!hsns::check_host_address(s.cidr, p.first) && !hsns::check_host_address(s.cidr, p.last));
   }
   check(net::validate_pools(s.cidr, s.gateway, s.allocation_pools).empty());
   // The pools a subnet gets by default are valid pools too.
@@ -170,6 +207,7 @@ void fuzz_subnet_create(std::string_view body) {
 }
 
 void fuzz_subnet_update(std::string_view body) {
+  check_strict_parse(body);
   const auto j = hsns::parse_json_object(body);
   if (!j) return check_problem(j.error());
   const auto r = net::parse_subnet_update(*j);
@@ -184,6 +222,7 @@ void fuzz_subnet_update(std::string_view body) {
 }
 
 void fuzz_port_create(std::string_view body) {
+  check_strict_parse(body);
   const auto j = hsns::parse_json_object(body);
   if (!j) return check_problem(j.error());
   const auto r = net::parse_port_create(*j);
@@ -199,6 +238,7 @@ void fuzz_port_create(std::string_view body) {
   port.npu = r->npu;
   port.fixed_ip = r->ip_address.has_value();
   if (r->ip_address) {
+    check(!hsns::check_unicast_address(*r->ip_address).has_value());
     check_address_text(*r->ip_address);
     port.ip_address = *r->ip_address;
   }
@@ -225,6 +265,19 @@ void fuzz_prefix(std::string_view text) {
   check(hosts.has_value());
   check_range(*hosts);
   check(p->contains(hosts->first) && p->contains(hosts->last));
+  // check_host_address agrees with default_host_range at both ends of the prefix.
+  const bool unicast = !hsns::check_subnet_prefix(*p).has_value();
+  if (unicast) {
+    check(!hsns::check_host_address(*p, hosts->first) && !hsns::check_host_address(*p, hosts->last));
+  }
+  if (hosts->first != p->first()) check(hsns::check_host_address(*p, p->first()).has_value());
+  if (hosts->last != p->last()) check(hsns::check_host_address(*p, p->last()).has_value());
+  if (const auto before = p->first().prev()) check(hsns::check_host_address(*p, *before).has_value());
+  if (const auto after = p->last().next()) check(hsns::check_host_address(*p, *after).has_value());
+  // A prefix allowed as a subnet holds no address check_unicast_address refuses (checked at its ends).
+  if (unicast) {
+    check(!hsns::check_unicast_address(p->first()) && !hsns::check_unicast_address(p->last()));
+  }
 }
 
 void fuzz_address(std::string_view text) {

@@ -340,5 +340,167 @@ TEST_F(NetworkApi, SubnetUpdateAndDelete) {
   EXPECT_EQ(c.get("/api/v1/nothing-here")->status, 404);
 }
 
+// The problem names `field` in invalid_params and in detail.
+::testing::AssertionResult names_field(const json& problem, const std::string& field) {
+  bool named = false;
+  for (const auto& ip : problem.value("invalid_params", json::array())) named = named || ip["name"] == field;
+  if (!named)
+    return ::testing::AssertionFailure() << "no invalid_param " << field << " in " << problem.dump();
+  if (problem.value("detail", "").find("'" + field + "'") == std::string::npos)
+    return ::testing::AssertionFailure() << "detail does not name " << field << ": " << problem.dump();
+  return ::testing::AssertionSuccess();
+}
+
+TEST_F(NetworkApi, DuplicateKeysAreRefusedNamingTheKey) {
+  auto c = agg_->client();
+  ASSERT_EQ(c.put("/api/v1/hosts/h1", host_body(2).dump())->status, 201);
+  const json before = snapshot(c);
+  struct Case {
+    const char* what;
+    const char* method;
+    const char* target;
+    const char* body;
+    const char* field;
+  };
+  const std::vector<Case> cases = {
+      {"top level", "POST", "/api/v1/subnets",
+       R"({"name": "x", "cidr": "198.18.9.0/24", "cidr": "224.0.0.0/24"})", "cidr"},
+      {"in an array of objects", "POST", "/api/v1/subnets",
+       R"({"name": "x", "cidr": "198.18.9.0/24", "allocation_pools": [{"start": "198.18.9.2", "end": "198.18.9.9"},
+          {"start": "198.18.9.20", "end": "198.18.9.29", "start": "198.18.9.21"}]})",
+       "allocation_pools[1].start"},
+      {"host registration", "PUT", "/api/v1/hosts/h2",
+       R"({"npus": [{"index": 0, "netdev": "eth2", "mac": "02:00:00:00:00:01", "mac": "02:00:00:00:00:02"}]})",
+       "npus[0].mac"},
+      {"port", "POST", "/api/v1/ports", R"({"subnet_id": "s", "host": "h1", "npu": 0, "npu": 1})", "npu"},
+      {"subnet update", "PATCH", "/api/v1/subnets/00000000-0000-4000-8000-000000000000",
+       R"({"name": "a", "name": "b"})", "name"},
+      {"agent report, nested", "PUT", "/api/v1/agents/h1/status",
+       R"({"applied_generation": 1, "daemon": {"version": "1", "version": "2"}})", "daemon.version"},
+  };
+  for (const auto& bc : cases) {
+    SCOPED_TRACE(bc.what);
+    auto r = c.request(bc.method, bc.target, bc.body);
+    ASSERT_TRUE(r.has_value()) << r.error();
+    EXPECT_EQ(r->status, 400) << r->body;
+    EXPECT_TRUE(r->is_problem());
+    const auto p = json::parse(r->body);
+    EXPECT_EQ(p["type"], "urn:hsns:problem:invalid-request");
+    EXPECT_TRUE(names_field(p, bc.field));
+    EXPECT_NE(p["detail"].get<std::string>().find("more than once"), std::string::npos) << p.dump();
+  }
+  auto agent = agg_->client(kAgentToken);
+  EXPECT_EQ(agent.get("/api/v1/agents/h1/status")->status, 404);  // the report was not stored
+  EXPECT_EQ(snapshot(c), before);
+}
+
+TEST_F(NetworkApi, SpecialPurposeSubnetsAreRefused) {
+  auto c = agg_->client();
+  const json before = snapshot(c);
+  for (const char* cidr :
+       {"::ffff:0:0/96", "::ffff:10.10.0.0/120", "224.0.0.0/24", "239.0.0.0/8", "127.0.0.0/8",
+        "169.254.0.0/16", "0.0.0.0/8", "0.0.0.0/0", "240.0.0.0/4", "255.255.255.0/24", "::/96", "::/0",
+        "fe80::/64", "ff02::/64", "fec0::/64", "64:ff9b::/96", "2002::/64", "2001::/64"}) {
+    SCOPED_TRACE(cidr);
+    auto r = c.post("/api/v1/subnets", json({{"name", "bad"}, {"cidr", cidr}}).dump());
+    ASSERT_TRUE(r.has_value()) << r.error();
+    EXPECT_EQ(r->status, 400) << r->body;
+    EXPECT_TRUE(names_field(json::parse(r->body), "cidr"));
+  }
+  EXPECT_EQ(snapshot(c), before);
+  // The ranges the project uses, private and documentation ranges stay allowed.
+  int n = 0;
+  for (const char* cidr : {"198.18.0.0/24", "198.19.0.0/16", "10.0.0.0/24", "2001:db8::/64", "fd00::/64",
+                           "192.0.2.0/24", "100.64.0.0/24"}) {
+    auto r = c.post("/api/v1/subnets", json({{"name", "ok" + std::to_string(n++)}, {"cidr", cidr}}).dump());
+    ASSERT_TRUE(r.has_value()) << r.error();
+    EXPECT_EQ(r->status, 201) << cidr << ": " << r->body;
+  }
+}
+
+TEST_F(NetworkApi, FixedIpMustBeAHostAddressOfTheSubnet) {
+  auto c = agg_->client();
+  const auto v6 = create_subnet(c, {{"name", "v6"}, {"cidr", "2001:db8:1::/64"}});
+  const auto v4 = create_subnet(c, {{"name", "v4"}, {"cidr", "198.18.0.0/24"}});
+  ASSERT_EQ(c.put("/api/v1/hosts/h1", host_body(2).dump())->status, 201);
+  const json before = snapshot(c);
+  struct Case {
+    const std::string& subnet;
+    const char* ip;
+    const char* reason;
+  };
+  for (const auto& bc : std::vector<Case>{{v6, "2001:db8:1::", "Subnet-Router anycast"},
+                                          {v4, "198.18.0.0", "network address"},
+                                          {v4, "198.18.0.255", "broadcast address"},
+                                          {v4, "224.0.0.1", "multicast"},
+                                          {v6, "::ffff:198.18.0.5", "IPv4-mapped"}}) {
+    SCOPED_TRACE(bc.ip);
+    auto r =
+        c.post("/api/v1/ports",
+               json({{"subnet_id", bc.subnet}, {"host", "h1"}, {"npu", 0}, {"ip_address", bc.ip}}).dump());
+    ASSERT_TRUE(r.has_value()) << r.error();
+    EXPECT_TRUE(r->status == 400 || r->status == 422) << r->status << " " << r->body;
+    const auto p = json::parse(r->body);
+    EXPECT_TRUE(names_field(p, "ip_address"));
+    EXPECT_NE(p["detail"].get<std::string>().find(bc.reason), std::string::npos) << p.dump();
+  }
+  EXPECT_EQ(snapshot(c), before);
+  // The allocator starts after the anycast address, and the next address may be asked for.
+  auto first = body_of(c.post("/api/v1/ports", json({{"subnet_id", v6}, {"host", "h1"}, {"npu", 0}}).dump()));
+  EXPECT_EQ(first["ip_address"], "2001:db8:1::1");
+  auto fixed =
+      c.post("/api/v1/ports",
+             json({{"subnet_id", v6}, {"host", "h1"}, {"npu", 1}, {"ip_address", "2001:db8:1::2"}}).dump());
+  ASSERT_TRUE(fixed.has_value());
+  EXPECT_EQ(fixed->status, 201) << fixed->body;
+}
+
+// Twenty identical first registrations of one host at once, each on its own connection: the creation is
+// decided inside the store's write transaction, so exactly one answers 201 and the rest 200.
+TEST_F(NetworkApi, ConcurrentHostRegistrationCreatesExactlyOnce) {
+  constexpr int kClients = 20;
+  for (int round = 0; round < 3; ++round) {
+    const std::string host = "race-" + std::to_string(round);
+    const std::string body = host_body(4, round).dump();
+    std::vector<int> status(kClients, 0);
+    std::vector<json> answer(kClients);
+    std::atomic<int> ready{0};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kClients; ++i) {
+      threads.emplace_back([&, i] {
+        auto client = agg_->client(i % 2 == 0 ? kAgentToken : kOperatorToken);
+        (void)client.get("/healthz");  // connect before the start line
+        ready.fetch_add(1);
+        while (ready.load() < kClients) std::this_thread::yield();
+        auto r = client.put("/api/v1/hosts/" + host, body);
+        if (!r) return;
+        status[static_cast<std::size_t>(i)] = r->status;
+        answer[static_cast<std::size_t>(i)] = json::parse(r->body, nullptr, false);
+      });
+    }
+    for (auto& t : threads) t.join();
+    int created = 0, replaced = 0;
+    for (int i = 0; i < kClients; ++i) {
+      const int st = status[static_cast<std::size_t>(i)];
+      if (st == 201) ++created;
+      if (st == 200) ++replaced;
+      if (st == 200 || st == 201) {
+        EXPECT_EQ(answer[static_cast<std::size_t>(i)]["generation"], 1);
+        EXPECT_EQ(answer[static_cast<std::size_t>(i)]["npus"], json::parse(body)["npus"]);
+      }
+    }
+    EXPECT_EQ(created, 1) << host;
+    EXPECT_EQ(replaced, kClients - 1) << host;
+    auto c = agg_->client();
+    const auto stored = body_of(c.get("/api/v1/hosts/" + host));
+    EXPECT_EQ(stored["name"], host);
+    EXPECT_EQ(stored["generation"], 1);
+    EXPECT_EQ(stored["npus"], json::parse(body)["npus"]);
+    EXPECT_EQ(stored["created_at"], stored["updated_at"]);
+  }
+  auto c = agg_->client();
+  EXPECT_EQ(body_of(c.get("/api/v1/hosts"))["items"].size(), 3u);
+}
+
 }  // namespace
 }  // namespace hsns::testing

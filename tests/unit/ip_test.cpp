@@ -453,5 +453,203 @@ TEST(DefaultHostRange, AlwaysInsideThePrefix) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------------
+// Address rules: which prefixes may be subnets and which addresses hosts may have.
+
+struct Refused {
+  const char* cidr;
+  const char* range;   // the special-purpose range the reason names
+  const char* reason;  // a word of the reason
+};
+
+TEST(CheckSubnetPrefix, RefusesSpecialPurposeRangesWithTheirReason) {
+  const std::vector<Refused> cases = {
+      // IPv4
+      {"0.0.0.0/8", "0.0.0.0/8", "this network"},
+      {"0.1.2.0/24", "0.0.0.0/8", "this network"},
+      {"127.0.0.0/8", "127.0.0.0/8", "loopback"},
+      {"127.10.0.0/16", "127.0.0.0/8", "loopback"},
+      {"169.254.0.0/16", "169.254.0.0/16", "link-local"},
+      {"169.254.10.0/24", "169.254.0.0/16", "link-local"},
+      {"192.0.0.0/24", "192.0.0.0/24", "IETF protocol assignments"},
+      {"192.88.99.0/24", "192.88.99.0/24", "6to4 relay anycast"},
+      {"224.0.0.0/24", "224.0.0.0/4", "multicast"},
+      {"239.1.0.0/16", "224.0.0.0/4", "multicast"},
+      {"240.0.0.0/4", "240.0.0.0/4", "reserved for future use"},
+      {"250.1.2.0/24", "240.0.0.0/4", "reserved for future use"},
+      {"255.255.255.255/32", "255.255.255.255/32", "limited broadcast"},
+      {"255.255.255.0/24", "240.0.0.0/4", "reserved for future use"},
+      // IPv4 prefixes that are larger than a special range and contain it.
+      {"0.0.0.0/0", "0.0.0.0/8", "overlaps"},
+      {"192.0.0.0/16", "192.0.0.0/24", "overlaps"},
+      {"224.0.0.0/3", "224.0.0.0/4", "overlaps"},
+      {"126.0.0.0/7", "127.0.0.0/8", "overlaps"},
+      // IPv6
+      {"::/128", "::/128", "unspecified"},
+      {"::1/128", "::1/128", "loopback"},
+      {"::/96", "::/96", "IPv4-compatible"},  // the range it is, not the smaller ones it contains
+      {"::10.0.0.0/120", "::/96", "IPv4-compatible"},
+      {"::ffff:0:0/96", "::ffff:0.0.0.0/96", "IPv4-mapped"},
+      {"::ffff:10.10.0.0/120", "::ffff:0.0.0.0/96", "IPv4-mapped"},
+      {"64:ff9b::/96", "64:ff9b::/96", "NAT64"},
+      {"64:ff9b:1::/64", "64:ff9b:1::/48", "NAT64"},
+      {"100::/64", "100::/64", "discard-only"},
+      {"2001::/32", "2001::/32", "Teredo"},
+      {"2001:0:1::/64", "2001::/32", "Teredo"},
+      {"2002::/16", "2002::/16", "6to4"},
+      {"2002:c000:201::/64", "2002::/16", "6to4"},
+      {"fe80::/10", "fe80::/10", "link-local"},
+      {"fe80::/64", "fe80::/10", "link-local"},
+      {"fec0::/64", "fec0::/10", "site-local"},
+      {"ff00::/8", "ff00::/8", "multicast"},
+      {"ff02::/64", "ff00::/8", "multicast"},
+      {"::/0", "::/128", "overlaps"},
+      {"2000::/3", "2001::/32", "overlaps"},  // contains Teredo and 6to4
+      {"2000::/15", "2001::/32", "overlaps"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.cidr);
+    const auto why = check_subnet_prefix(prefix(c.cidr));
+    ASSERT_TRUE(why.has_value());
+    EXPECT_EQ(why->find(prefix(c.cidr).to_string() + " "), 0u) << *why;  // names the subnet first
+    EXPECT_NE(why->find(c.range), std::string::npos) << *why;
+    EXPECT_NE(why->find(c.reason), std::string::npos) << *why;
+  }
+}
+
+TEST(CheckSubnetPrefix, RefusesIpv6OutsideTheUnicastSpaceInUse) {
+  for (const char* cidr :
+       {"4000::/3", "4000::/64", "e000::/64", "1000::/64", "200::/7", "fe00::/64", "::2:0:0/96"}) {
+    SCOPED_TRACE(cidr);
+    const auto why = check_subnet_prefix(prefix(cidr));
+    ASSERT_TRUE(why.has_value());
+    EXPECT_NE(why->find("2000::/3"), std::string::npos) << *why;
+    EXPECT_NE(why->find("fc00::/7"), std::string::npos) << *why;
+  }
+}
+
+TEST(CheckSubnetPrefix, AllowsPrivateDocumentationBenchmarkingAndPublicRanges) {
+  for (const char* cidr :
+       {// private and shared
+        "10.0.0.0/8", "10.20.0.0/24", "172.16.0.0/12", "192.168.1.0/24", "100.64.0.0/10",
+        // benchmarking (the project's tests and demos) and documentation
+        "198.18.0.0/15", "198.18.0.0/24", "198.19.255.0/24", "192.0.2.0/24", "198.51.100.0/24",
+        "203.0.113.0/24",
+        // public unicast, including neighbours of refused ranges
+        "8.8.8.0/24", "1.0.0.0/8", "126.0.0.0/8", "128.0.0.0/8", "169.253.0.0/16", "192.0.1.0/24",
+        "192.88.98.0/24", "223.255.255.0/24",
+        // IPv6: documentation, benchmarking, unique local, global unicast
+        "2001:db8::/32", "2001:db8:1::/64", "3fff::/20", "3fff:1::/64", "2001:2::/48", "fc00::/7", "fd00::/8",
+        "fd12:3456:789a::/64", "2400:cb00::/32", "2001:1::/32", "2003::/16"}) {
+    SCOPED_TRACE(cidr);
+    const auto why = check_subnet_prefix(prefix(cidr));
+    EXPECT_FALSE(why.has_value()) << *why;
+  }
+}
+
+TEST(CheckUnicastAddress, NamesTheRange) {
+  const std::vector<Refused> cases = {
+      {"0.0.0.0", "0.0.0.0/8", "this network"},
+      {"127.0.0.1", "127.0.0.0/8", "loopback"},
+      {"169.254.1.1", "169.254.0.0/16", "link-local"},
+      {"224.0.0.1", "224.0.0.0/4", "multicast"},
+      {"240.0.0.1", "240.0.0.0/4", "reserved"},
+      {"255.255.255.255", "255.255.255.255/32", "limited broadcast"},
+      {"::", "::/128", "unspecified"},
+      {"::1", "::1/128", "loopback"},
+      {"::10.0.0.1", "::/96", "IPv4-compatible"},
+      {"::ffff:10.10.0.1", "::ffff:0.0.0.0/96", "IPv4-mapped"},
+      {"64:ff9b::a00:1", "64:ff9b::/96", "NAT64"},
+      {"fe80::1", "fe80::/10", "link-local"},
+      {"ff02::1", "ff00::/8", "multicast"},
+      {"4000::1", "2000::/3", "reserves the rest"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.cidr);
+    const auto why = check_unicast_address(addr(c.cidr));
+    ASSERT_TRUE(why.has_value());
+    EXPECT_EQ(why->find(addr(c.cidr).to_string() + " "), 0u) << *why;
+    EXPECT_NE(why->find(c.range), std::string::npos) << *why;
+    EXPECT_NE(why->find(c.reason), std::string::npos) << *why;
+  }
+  for (const char* ok : {"10.0.0.1", "198.18.0.1", "8.8.8.8", "100.64.0.1", "2001:db8::1", "fd00::1"}) {
+    EXPECT_FALSE(check_unicast_address(addr(ok)).has_value()) << ok;
+  }
+}
+
+TEST(CheckHostAddress, NetworkBroadcastAndRouterAnycastAreNotHostAddresses) {
+  const auto v4 = prefix("198.18.0.0/24");
+  EXPECT_FALSE(check_host_address(v4, addr("198.18.0.1")).has_value());
+  EXPECT_FALSE(check_host_address(v4, addr("198.18.0.254")).has_value());
+  auto why = check_host_address(v4, addr("198.18.0.0"));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(*why, "198.18.0.0 is not a usable host address of 198.18.0.0/24: it is the network address");
+  why = check_host_address(v4, addr("198.18.0.255"));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(*why, "198.18.0.255 is not a usable host address of 198.18.0.0/24: it is the broadcast address");
+  why = check_host_address(v4, addr("198.18.1.1"));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(*why, "198.18.1.1 is outside 198.18.0.0/24");
+  why = check_host_address(v4, addr("2001:db8::1"));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("is outside"), std::string::npos);
+
+  const auto v6 = prefix("2001:db8:1::/64");
+  EXPECT_FALSE(check_host_address(v6, addr("2001:db8:1::1")).has_value());
+  // IPv6 has no broadcast: the last address is a host address.
+  EXPECT_FALSE(check_host_address(v6, addr("2001:db8:1:0:ffff:ffff:ffff:ffff")).has_value());
+  why = check_host_address(v6, addr("2001:db8:1::"));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("2001:db8:1:: is not a usable host address of 2001:db8:1::/64"), std::string::npos)
+      << *why;
+  EXPECT_NE(why->find("Subnet-Router anycast"), std::string::npos) << *why;
+  EXPECT_TRUE(check_host_address(v6, addr("2001:db8:2::1")).has_value());
+  EXPECT_TRUE(check_host_address(v6, addr("198.18.0.1")).has_value());
+}
+
+TEST(CheckHostAddress, PointToPointPrefixesUseEveryAddress) {
+  EXPECT_FALSE(check_host_address(prefix("198.18.0.0/31"), addr("198.18.0.0")).has_value());
+  EXPECT_FALSE(check_host_address(prefix("198.18.0.0/31"), addr("198.18.0.1")).has_value());
+  EXPECT_FALSE(check_host_address(prefix("198.18.0.7/32"), addr("198.18.0.7")).has_value());
+  EXPECT_FALSE(check_host_address(prefix("2001:db8::/127"), addr("2001:db8::")).has_value());
+  EXPECT_FALSE(check_host_address(prefix("2001:db8::/127"), addr("2001:db8::1")).has_value());
+  EXPECT_FALSE(check_host_address(prefix("2001:db8::5/128"), addr("2001:db8::5")).has_value());
+}
+
+TEST(CheckHostAddress, SpecialPurposeAddressesAreRefusedEvenInsideTheirSubnet) {
+  // A subnet stored before the rules existed must not hand out such addresses either.
+  auto why = check_host_address(prefix("::ffff:10.10.0.0/120"), addr("::ffff:10.10.0.1"));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("IPv4-mapped"), std::string::npos) << *why;
+  why = check_host_address(prefix("224.0.0.0/24"), addr("224.0.0.1"));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("multicast"), std::string::npos) << *why;
+}
+
+TEST(CheckHostAddress, AgreesWithDefaultHostRange) {
+  for (const char* cidr :
+       {"198.18.0.0/24", "10.0.0.0/30", "10.0.0.0/31", "10.0.0.9/32", "10.0.0.0/8", "2001:db8::/64",
+        "2001:db8::/126", "2001:db8::/127", "2001:db8::5/128", "fd00::/48"}) {
+    SCOPED_TRACE(cidr);
+    const auto p = prefix(cidr);
+    const auto r = default_host_range(p);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_FALSE(check_host_address(p, r->first).has_value());
+    EXPECT_FALSE(check_host_address(p, r->last).has_value());
+    if (r->first != p.first()) {
+      EXPECT_TRUE(check_host_address(p, p.first()).has_value());
+    }
+    if (r->last != p.last()) {
+      EXPECT_TRUE(check_host_address(p, p.last()).has_value());
+    }
+    if (const auto before = p.first().prev()) {
+      EXPECT_TRUE(check_host_address(p, *before).has_value());
+    }
+    if (const auto after = p.last().next()) {
+      EXPECT_TRUE(check_host_address(p, *after).has_value());
+    }
+  }
+}
+
 }  // namespace
 }  // namespace hsns

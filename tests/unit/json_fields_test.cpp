@@ -6,6 +6,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "hsns/problem.h"
 
@@ -133,6 +134,96 @@ TEST(ParseJsonObject, NestingBombIsRejectedFast) {
     expect_malformed(r, "nested deeper than 32 levels");
     EXPECT_LT(elapsed, std::chrono::milliseconds(200));
   }
+}
+
+// Repeated keys: the parser would keep the last silently, so two readers of one body could disagree.
+void expect_duplicate(const tl::expected<json, Problem>& r, const std::vector<std::string>& paths) {
+  ASSERT_FALSE(r.has_value()) << r->dump();
+  EXPECT_EQ(r.error().status, 400);
+  EXPECT_EQ(r.error().slug, "invalid-request");
+  ASSERT_EQ(r.error().invalid_params.size(), paths.size()) << r.error().to_json().dump();
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    EXPECT_EQ(r.error().invalid_params[i].name, paths[i]);
+    EXPECT_NE(r.error().invalid_params[i].reason.find("more than once"), std::string::npos);
+  }
+  EXPECT_EQ(r.error().detail.find("field '" + paths.front() + "': "), 0u) << r.error().detail;
+}
+
+TEST(ParseJsonStrict, DuplicateKeyAtTopLevel) {
+  expect_duplicate(parse_json_object(R"({"name": "a", "cidr": "10.0.0.0/24", "name": "b"})"), {"name"});
+  expect_duplicate(parse_json_object(R"({"a": 1, "a": 1})"), {"a"});  // even with the same value
+  expect_duplicate(parse_json_object(R"({"a": null, "a": {"x": 1}})"), {"a"});
+  // The same key written with an escape is the same key.
+  expect_duplicate(parse_json_object(R"({"a": 1, "a": 2})"), {"a"});
+  expect_duplicate(parse_json_object(R"({"": 1, "": 2})"), {""});
+  expect_duplicate(parse_json_object(R"({"a": 1, "b": 2, "a": 3, "b": 4, "a": 5})"), {"a", "b", "a"});
+  EXPECT_EQ(parse_json_object(R"({"a": 1, "b": 2, "a": 3})").error().detail,
+            "field 'a': appears more than once in its object; each key may be given only once");
+}
+
+TEST(ParseJsonStrict, DuplicateKeyInNestedObjects) {
+  expect_duplicate(parse_json_object(R"({"daemon": {"version": "1", "version": "2"}})"), {"daemon.version"});
+  expect_duplicate(parse_json_object(R"({"a": {"b": {"c": 1, "c": 2}}, "d": 0})"), {"a.b.c"});
+  // The outer key repeated after a nested object names the outer key.
+  expect_duplicate(parse_json_object(R"({"a": {"b": 1}, "a": {"b": 1}})"), {"a"});
+}
+
+TEST(ParseJsonStrict, DuplicateKeyInArraysOfObjects) {
+  expect_duplicate(parse_json_object(R"({"name": "x", "allocation_pools": [
+      {"start": "10.0.0.2", "end": "10.0.0.9"},
+      {"start": "10.0.0.20", "end": "10.0.0.29", "start": "10.0.0.21"}]})"),
+                   {"allocation_pools[1].start"});
+  // Scalars and empty containers before the object count as elements.
+  expect_duplicate(parse_json_object(R"({"x": [1, [], {}, "s", {"k": 1, "k": 2}]})"), {"x[4].k"});
+  expect_duplicate(parse_json_object(R"({"x": [[{"k": 1}], [{"j": 0}, {"k": 1, "k": 2}]]})"), {"x[1][1].k"});
+  expect_duplicate(
+      parse_json_object(R"({"npus": [{"index": 0, "mac": "a"}, {"index": 1, "mac": "b", "mac": "c"}],
+      "npus": []})"),
+      {"npus[1].mac", "npus"});
+  // Not an object at the top, but the repeated key is still named by its path.
+  expect_duplicate(parse_json_strict(R"([{"a": 1}, {"a": 1, "a": 2}])"), {"[1].a"});
+}
+
+TEST(ParseJsonStrict, SameKeyInDifferentObjectsIsFine) {
+  const auto r =
+      parse_json_object(R"({"allocation_pools": [{"start": "a", "end": "b"}, {"start": "c", "end": "d"}],
+      "start": {"start": {"start": 1}}, "end": [{"end": 1}, {"end": 2}]})");
+  ASSERT_TRUE(r.has_value()) << r.error().to_json().dump();
+  EXPECT_EQ((*r)["allocation_pools"][1]["start"], "c");
+  EXPECT_EQ((*r)["start"]["start"]["start"], 1);
+  // Keys that differ only in case are different keys.
+  EXPECT_TRUE(parse_json_object(R"({"a": 1, "A": 2})").has_value());
+}
+
+TEST(ParseJsonStrict, SyntaxErrorsWinOverDuplicates) {
+  expect_malformed(parse_json_object(R"({"a": 1, "a": 2,})"), "not valid JSON");
+  expect_malformed(parse_json_object(R"({"a": 1, "a": 2} x)"), "not valid JSON");
+}
+
+TEST(ParseJsonStrict, ManyDuplicatesAreReportedBoundedly) {
+  std::string text = "{";
+  for (int i = 0; i < 10'000; ++i) text += "\"k\": " + std::to_string(i) + ",";
+  text += "\"end\": 0}";
+  const auto r = parse_json_object(text);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().invalid_params.size(), kMaxDuplicateKeysReported);
+  EXPECT_EQ(r.error().invalid_params.front().name, "k");
+  // Wide objects with distinct keys parse.
+  std::string wide = "{";
+  for (int i = 0; i < 10'000; ++i) wide += "\"k" + std::to_string(i) + "\": " + std::to_string(i) + ",";
+  wide += "\"end\": 0}";
+  const auto w = parse_json_object(wide);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->size(), 10'001u);
+}
+
+TEST(ParseJsonStrict, AcceptsAnyValueAtTheTop) {
+  EXPECT_EQ(parse_json_strict("[1, 2]").value(), json::array({1, 2}));
+  EXPECT_EQ(parse_json_strict("\"s\"").value(), "s");
+  EXPECT_TRUE(parse_json_strict("null").value().is_null());
+  expect_malformed(parse_json_strict(""), "empty");
+  expect_malformed(parse_json_strict("[1,]"), "error at byte 4");
+  expect_malformed(parse_json_strict(repeat("[", 40) + repeat("]", 40)), "nested deeper");
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "hsns/json_fields.h"
 #include "network/model.h"
 
 namespace hsns::network {
@@ -16,8 +17,14 @@ namespace {
 
 using nlohmann::json;
 
+// A body as the HTTP layer reads it (strictly: duplicate keys are refused there).
 json body(std::string_view text) {
-  return json::parse(text);
+  auto j = parse_json_object(text);
+  if (!j) {
+    ADD_FAILURE() << "test body rejected: " << j.error().detail;
+    return json();
+  }
+  return *j;
 }
 
 IpAddress addr(std::string_view text) {
@@ -377,6 +384,92 @@ TEST(SubnetCreate, CidrRules) {
                       "cidr", "at most 64"));
 }
 
+json subnet_with_pools(const char* cidr, const char* gateway, const json& pools) {
+  json b = {{"name", "a"}, {"cidr", cidr}, {"allocation_pools", pools}};
+  if (gateway) b["gateway_ip"] = gateway;
+  return b;
+}
+
+// Each refused range answers 400 naming cidr with the range and the reason.
+TEST(SubnetCreate, SpecialPurposeRangesAreRefused) {
+  struct Case {
+    const char* cidr;
+    const char* reason;
+  };
+  for (const Case& c : std::vector<Case>{{"224.0.0.0/24", "multicast"},
+                                         {"239.255.0.0/16", "multicast"},
+                                         {"127.0.0.0/8", "loopback"},
+                                         {"127.0.1.0/24", "loopback"},
+                                         {"169.254.0.0/16", "link-local"},
+                                         {"0.0.0.0/8", "this network"},
+                                         {"0.0.0.0/24", "this network"},
+                                         {"0.0.0.0/0", "overlaps 0.0.0.0/8"},
+                                         {"240.0.0.0/4", "reserved for future use"},
+                                         {"240.0.0.0/24", "reserved for future use"},
+                                         {"255.255.255.0/24", "reserved for future use"},
+                                         {"192.0.0.0/24", "IETF protocol assignments"},
+                                         {"192.88.99.0/24", "6to4 relay anycast"},
+                                         {"::ffff:0:0/96", "IPv4-mapped"},
+                                         {"::ffff:10.10.0.0/120", "IPv4-mapped"},
+                                         {"::/96", "IPv4-compatible"},
+                                         {"::/120", "IPv4-compatible"},
+                                         {"::/0", "overlaps ::/128"},
+                                         {"fe80::/64", "link-local"},
+                                         {"fec0::/64", "site-local"},
+                                         {"ff00::/64", "multicast"},
+                                         {"ff02::/120", "multicast"},
+                                         {"64:ff9b::/96", "NAT64"},
+                                         {"100::/64", "discard-only"},
+                                         {"2001::/64", "Teredo"},
+                                         {"2002::/64", "6to4"},
+                                         {"4000::/64", "2000::/3"}}) {
+    SCOPED_TRACE(c.cidr);
+    const auto r = parse_subnet_create({{"name", "a"}, {"cidr", c.cidr}});
+    EXPECT_TRUE(rejects(r, "cidr", c.reason));
+    if (!r) {
+      EXPECT_EQ(r.error().invalid_params.size(), 1u);
+      EXPECT_EQ(r.error().detail.find("field 'cidr': "), 0u) << r.error().detail;
+    }
+    // A gateway and pools do not hide the reason, nor add errors of their own.
+    const auto with_more =
+        parse_subnet_create({{"name", "a"}, {"cidr", c.cidr}, {"gateway_ip", "224.0.0.1"}, {"mtu", 1500}});
+    EXPECT_TRUE(rejects(with_more, "cidr", c.reason));
+  }
+}
+
+TEST(SubnetCreate, ProjectAndPrivateRangesStayAllowed) {
+  for (const char* cidr :
+       {"198.18.0.0/15", "198.18.0.0/24", "198.19.4.0/22", "10.0.0.0/8", "10.20.0.0/24", "172.16.0.0/12",
+        "192.168.0.0/16", "100.64.0.0/10", "192.0.2.0/24", "203.0.113.0/24", "8.8.8.0/24", "2001:db8::/32",
+        "2001:db8:1::/64", "3fff::/64", "fd00::/64", "fd00:1::/126", "2001:2::/64", "2a00:1450::/64"}) {
+    const auto r = parse_subnet_create({{"name", "a"}, {"cidr", cidr}});
+    EXPECT_TRUE(r.has_value()) << cidr << ": " << r.error().detail;
+  }
+}
+
+TEST(SubnetCreate, RouterAnycastNetworkAndBroadcastAreNoHostAddresses) {
+  // IPv6: the Subnet-Router anycast address (host bits all zero) is neither a gateway nor a pool bound.
+  auto r = parse_subnet_create({{"name", "a"}, {"cidr", "2001:db8:1::/64"}, {"gateway_ip", "2001:db8:1::"}});
+  EXPECT_TRUE(rejects(r, "gateway_ip", "Subnet-Router anycast"));
+  r = parse_subnet_create(
+      subnet_with_pools("2001:db8:1::/64", nullptr, {{{"start", "2001:db8:1::"}, {"end", "2001:db8:1::9"}}}));
+  EXPECT_TRUE(rejects(r, "allocation_pools[0].start", "Subnet-Router anycast"));
+  // IPv4: network and broadcast addresses, named as such.
+  r = parse_subnet_create({{"name", "a"}, {"cidr", "198.18.0.0/24"}, {"gateway_ip", "198.18.0.0"}});
+  EXPECT_TRUE(rejects(r, "gateway_ip", "network address"));
+  r = parse_subnet_create({{"name", "a"}, {"cidr", "198.18.0.0/24"}, {"gateway_ip", "198.18.0.255"}});
+  EXPECT_TRUE(rejects(r, "gateway_ip", "broadcast address"));
+  r = parse_subnet_create(
+      subnet_with_pools("198.18.0.0/24", nullptr, {{{"start", "198.18.0.10"}, {"end", "198.18.0.255"}}}));
+  EXPECT_TRUE(rejects(r, "allocation_pools[0].end", "broadcast address"));
+  // The addresses next to them are fine.
+  EXPECT_TRUE(
+      parse_subnet_create({{"name", "a"}, {"cidr", "2001:db8:1::/64"}, {"gateway_ip", "2001:db8:1::1"}})
+          .has_value());
+  EXPECT_TRUE(parse_subnet_create({{"name", "a"}, {"cidr", "198.18.0.0/24"}, {"gateway_ip", "198.18.0.254"}})
+                  .has_value());
+}
+
 TEST(SubnetCreate, GatewayRules) {
   auto with_gateway = [](const char* cidr, const char* gw) {
     return parse_subnet_create({{"name", "a"}, {"cidr", cidr}, {"gateway_ip", gw}});
@@ -397,12 +490,6 @@ TEST(SubnetCreate, GatewayRules) {
   EXPECT_TRUE(with_gateway("10.20.0.0/24", "10.20.0.1").has_value());
   EXPECT_TRUE(with_gateway("fd00::/64", "fd00::ffff:ffff:ffff:ffff").has_value());
   EXPECT_TRUE(with_gateway("10.20.0.0/30", "10.20.0.2").has_value());
-}
-
-json subnet_with_pools(const char* cidr, const char* gateway, const json& pools) {
-  json b = {{"name", "a"}, {"cidr", cidr}, {"allocation_pools", pools}};
-  if (gateway) b["gateway_ip"] = gateway;
-  return b;
 }
 
 TEST(SubnetCreate, PoolRules) {
@@ -668,12 +755,16 @@ TEST(PortCreate, GoodBodies) {
   EXPECT_EQ(full->name, "rank-7");
 
   const auto v4 =
-      parse_port_create(body(R"({"subnet_id": "s1", "host": "n", "npu": 0, "ip_address": "10.0.0.7",
-                                            "name": "", "ip_address": "10.0.0.8"})"));
+      parse_port_create(body(R"({"subnet_id": "s1", "host": "n", "npu": 0, "ip_address": "10.0.0.8",
+                                            "name": ""})"));
   ASSERT_TRUE(v4.has_value());
-  EXPECT_EQ(v4->ip_address->to_string(), "10.0.0.8");  // duplicate keys: the last one wins
+  EXPECT_EQ(v4->ip_address->to_string(), "10.0.0.8");
   EXPECT_EQ(v4->name, "");
   EXPECT_EQ(v4->npu, 0);
+  // A repeated key never reaches the parser: the strict read refuses it, naming it.
+  const auto twice = parse_json_object(
+      R"({"subnet_id": "s1", "host": "n", "npu": 0, "ip_address": "10.0.0.7", "ip_address": "10.0.0.8"})");
+  EXPECT_TRUE(rejects(twice, "ip_address", "more than once"));
 
   const auto null_opt =
       parse_port_create(body(R"({"subnet_id": "s1", "host": "n", "npu": 0, "ip_address": null,
@@ -716,6 +807,16 @@ TEST(PortCreate, Errors) {
   EXPECT_TRUE(rejects(port({{"ip_address", "fe80::1%eth0"}}), "ip_address", "zone"));
   EXPECT_TRUE(rejects(port({{"ip_address", std::string("10.0.0.5\0", 9)}}), "ip_address"));
   EXPECT_TRUE(rejects(port({{"ip_address", 167772165}}), "ip_address", "must be a string"));
+  // Addresses no host may have, whatever the subnet, are refused before the store is asked.
+  for (const char* special :
+       {"224.0.0.1", "127.0.0.1", "169.254.0.1", "0.0.0.0", "255.255.255.255", "240.0.0.1", "::", "::1",
+        "::ffff:10.10.0.1", "::10.0.0.1", "fe80::1", "ff02::1"}) {
+    EXPECT_TRUE(rejects(port({{"ip_address", special}}), "ip_address", "is inside")) << special;
+  }
+  EXPECT_TRUE(rejects(port({{"ip_address", "4000::1"}}), "ip_address", "2000::/3"));
+  for (const char* fine : {"198.18.0.10", "10.0.0.5", "2001:db8::10", "fd00::5", "100.64.0.1"}) {
+    EXPECT_TRUE(port({{"ip_address", fine}}).has_value()) << fine;
+  }
   EXPECT_TRUE(rejects(port({{"name", "bad name"}}), "name"));
   EXPECT_TRUE(rejects(port({{"name", "-x"}}), "name"));
   EXPECT_TRUE(rejects(port({{"name", 1}}), "name", "must be a string"));

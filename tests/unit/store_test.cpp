@@ -448,7 +448,7 @@ TEST(Rfc3339, FormatsUtcSeconds) {
 }
 
 TEST_F(StoreTest, PutHostCreatesThenBumpsOnlyOnChange) {
-  auto h = ok(store_->put_host(registration("node-a", 2)));
+  auto h = ok(store_->put_host(registration("node-a", 2))).host;
   EXPECT_EQ(h.name, "node-a");
   EXPECT_EQ(h.generation, 1);
   EXPECT_EQ(h.created_at, "2026-11-29T16:47:53Z");
@@ -459,12 +459,12 @@ TEST_F(StoreTest, PutHostCreatesThenBumpsOnlyOnChange) {
   EXPECT_EQ(h.npus[1].link_speed_mbps, 200000);
 
   tick();
-  auto same = ok(store_->put_host(registration("node-a", 2)));  // unchanged: nothing changes
+  auto same = ok(store_->put_host(registration("node-a", 2))).host;  // unchanged: nothing changes
   EXPECT_EQ(network::to_json(same), network::to_json(h));
   EXPECT_EQ(network::to_json(ok(store_->get_host("node-a"))), network::to_json(h));
 
   tick();
-  auto changed = ok(store_->put_host(registration("node-a", 3)));
+  auto changed = ok(store_->put_host(registration("node-a", 3))).host;
   EXPECT_EQ(changed.generation, 2);
   EXPECT_EQ(changed.created_at, h.created_at);
   EXPECT_EQ(changed.updated_at, "2026-11-29T16:47:55Z");
@@ -472,24 +472,85 @@ TEST_F(StoreTest, PutHostCreatesThenBumpsOnlyOnChange) {
   EXPECT_EQ(network::to_json(ok(store_->get_host("node-a"))), network::to_json(changed));
 
   tick();
-  auto renamed = ok(store_->put_host(registration("node-a", 3, "ens")));  // a field changed
+  auto renamed = ok(store_->put_host(registration("node-a", 3, "ens"))).host;  // a field changed
   EXPECT_EQ(renamed.generation, 3);
   EXPECT_EQ(renamed.npus[0].netdev, "ens2");
 
-  auto fewer = ok(store_->put_host(registration("node-a", 0)));
+  auto fewer = ok(store_->put_host(registration("node-a", 0))).host;
   EXPECT_EQ(fewer.generation, 4);
   EXPECT_TRUE(ok(store_->get_host("node-a")).npus.empty());
+}
+
+TEST_F(StoreTest, PutHostSaysWhetherItCreated) {
+  auto first = ok(store_->put_host(registration("node-a", 2)));
+  EXPECT_TRUE(first.created);
+  EXPECT_EQ(first.host.generation, 1);
+  // Repeating the very first registration unchanged is not a creation (the generation alone could not
+  // tell: it is still 1).
+  auto again = ok(store_->put_host(registration("node-a", 2)));
+  EXPECT_FALSE(again.created);
+  EXPECT_EQ(again.host.generation, 1);
+  auto changed = ok(store_->put_host(registration("node-a", 3)));
+  EXPECT_FALSE(changed.created);
+  EXPECT_EQ(changed.host.generation, 2);
+  // A rejected registration creates nothing.
+  auto dup = registration("node-b", 2);
+  dup.npus[1].index = 0;
+  EXPECT_FALSE(store_->put_host(dup).has_value());
+  EXPECT_TRUE(ok(store_->put_host(registration("node-b", 1))).created);
+}
+
+// Many identical first registrations at once, through two Database handles on one file (so the only
+// thing serialising them is SQLite's write transaction, not the in-process writer mutex): exactly one
+// reports the creation, and the host is stored once, intact.
+TEST_F(StoreTest, ConcurrentPutHostCreatesExactlyOnce) {
+  DatabaseOptions o;
+  o.path = (dir_.path() / "hsns.db").string();
+  Database second_db(o);
+  SqliteNetworkStore second(second_db);
+  constexpr int kThreads = 20;
+  for (int round = 0; round < 5; ++round) {
+    const std::string name = "node-" + std::to_string(round);
+    std::latch start(kThreads);
+    std::atomic<int> created{0}, updated{0}, failed{0};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kThreads; ++i) {
+      threads.emplace_back([&, i] {
+        NetworkStore& store = i % 2 == 0 ? static_cast<NetworkStore&>(*store_) : second;
+        start.arrive_and_wait();
+        auto r = store.put_host(registration(name, 4));
+        if (!r) {
+          ++failed;
+          ADD_FAILURE() << r.error().detail;
+          return;
+        }
+        EXPECT_EQ(r->host.generation, 1);
+        EXPECT_EQ(r->host.npus.size(), 4u);
+        (r->created ? created : updated)++;
+      });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(created.load(), 1) << name;
+    EXPECT_EQ(updated.load(), kThreads - 1) << name;
+    EXPECT_EQ(failed.load(), 0);
+    const auto stored = ok(store_->get_host(name));
+    EXPECT_EQ(stored.generation, 1);
+    network::Host expected;
+    expected.npus = registration(name, 4).npus;
+    EXPECT_EQ(network::to_json(stored)["npus"], network::to_json(expected)["npus"]);
+  }
+  EXPECT_EQ(ok(store_->list_hosts()).size(), 5u);
 }
 
 TEST_F(StoreTest, PutHostSortsNpusAndRejectsDuplicateIndexes) {
   auto reg = registration("node-b", 3);
   std::swap(reg.npus[0], reg.npus[2]);
-  auto h = ok(store_->put_host(reg));
+  auto h = ok(store_->put_host(reg)).host;
   ASSERT_EQ(h.npus.size(), 3u);
   EXPECT_EQ(h.npus[0].index, 0);
   EXPECT_EQ(h.npus[2].index, 2);
   // The same inventory in another order is unchanged.
-  EXPECT_EQ(ok(store_->put_host(reg)).generation, 1);
+  EXPECT_EQ(ok(store_->put_host(reg)).host.generation, 1);
 
   const auto before = snapshot(*store_);
   reg.npus[1].index = 2;
@@ -570,7 +631,7 @@ TEST_F(StoreTest, CreateSubnetErrors) {
                "overlaps subnet net-a (10.0.0.0/16");
   expect_error(store_->create_subnet(subnet_spec("net-b", "10.0.0.0/8")), Kind::conflict, "cidr", "net-a");
   expect_error(store_->create_subnet(subnet_spec("net-b", "10.1.0.0/24", "10.2.0.1")), Kind::invalid,
-               "gateway_ip", "not inside cidr 10.1.0.0/24");
+               "gateway_ip", "10.2.0.1 is outside 10.1.0.0/24");
   expect_error(
       store_->create_subnet(subnet_spec("net-b", "10.1.0.0/24", "10.1.0.1", {range("10.1.0.1", "10.1.0.9")})),
       Kind::invalid, "allocation_pools[0]", "gateway");
@@ -584,7 +645,7 @@ TEST_F(StoreTest, CreateSubnetErrors) {
   // Names and CIDRs are scoped to the tenant; different families never overlap.
   auto other = make_subnet("net-a", "10.0.0.0/16", {}, {}, "other");
   EXPECT_EQ(other.tenant, "other");
-  make_subnet("net-v6", "::/0");
+  make_subnet("net-v6", "fc00::/7");
   make_subnet("net-adjacent", "10.1.0.0/16");
   (void)a;
 }
@@ -786,14 +847,15 @@ TEST_F(StoreTest, AllocatesInIpv6Slash64) {
   EXPECT_EQ(ok(store_->create_port(port_spec(s.id, "node-a", 3))).ip_address.to_string(), "2001:db8:1::2");
   EXPECT_EQ(ok(store_->create_port(port_spec(s.id, "node-a", 4))).ip_address.to_string(), "2001:db8:1::4");
 
-  // A pool ending at the very last address of the address space.
+  // A pool ending at the last address of a subnet (the top of the unique local space; the top of the
+  // whole address space is multicast, which no subnet may use).
   auto top = make_subnet(
-      "net-top", "ffff:ffff:ffff:ffff::/64", {},
-      {range("ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff")});
+      "net-top", "fdff:ffff:ffff:ffff::/64", {},
+      {range("fdff:ffff:ffff:ffff:ffff:ffff:ffff:fffe", "fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff")});
   EXPECT_EQ(ok(store_->create_port(port_spec(top.id, "node-a", 0))).ip_address.to_string(),
-            "ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe");
+            "fdff:ffff:ffff:ffff:ffff:ffff:ffff:fffe");
   EXPECT_EQ(ok(store_->create_port(port_spec(top.id, "node-a", 1))).ip_address.to_string(),
-            "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff");
+            "fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff");
   expect_error(store_->create_port(port_spec(top.id, "node-a", 2)), Kind::conflict, "subnet_id",
                "exhausted: 2 of 2 addresses in use");
 
@@ -812,9 +874,9 @@ TEST_F(StoreTest, FixedIpRules) {
   const auto before = snapshot(*store_);
 
   expect_error(store_->create_port(port_spec(s.id, "node-a", 1, "10.0.1.5")), Kind::invalid, "ip_address",
-               "10.0.1.5 is not inside subnet net-a (10.0.0.0/24)");
+               "10.0.1.5 is outside 10.0.0.0/24 (subnet net-a)");
   expect_error(store_->create_port(port_spec(s.id, "node-a", 1, "2001:db8::5")), Kind::invalid, "ip_address",
-               "not inside");
+               "is outside");
   expect_error(store_->create_port(port_spec(s.id, "node-a", 1, "10.0.0.1")), Kind::invalid, "ip_address",
                "is the gateway");
   expect_error(store_->create_port(port_spec(s.id, "node-a", 1, "10.0.0.0")), Kind::invalid, "ip_address",
@@ -842,6 +904,79 @@ TEST_F(StoreTest, FixedIpRules) {
   // Same address in two subnets of different tenants is fine.
   auto other = make_subnet("net-a", "10.0.0.0/24", {}, {}, "other");
   EXPECT_EQ(ok(store_->create_port(port_spec(other.id, "node-a", 0, "10.0.0.15"))).tenant, "other");
+}
+
+TEST_F(StoreTest, SubnetAddressRules) {
+  ok(store_->put_host(registration("node-a", 4)));
+  const auto before = snapshot(*store_);
+  // The store refuses what the request layer refuses, for any caller.
+  expect_error(store_->create_subnet(subnet_spec("m", "224.0.0.0/24")), Kind::invalid, "cidr", "multicast");
+  expect_error(store_->create_subnet(subnet_spec("m", "::ffff:0:0/96")), Kind::invalid, "cidr",
+               "IPv4-mapped");
+  expect_error(store_->create_subnet(subnet_spec("m", "::ffff:10.10.0.0/120")), Kind::invalid, "cidr",
+               "IPv4-mapped");
+  expect_error(store_->create_subnet(subnet_spec("m", "127.0.0.0/8")), Kind::invalid, "cidr", "loopback");
+  expect_error(store_->create_subnet(subnet_spec("m", "fe80::/64")), Kind::invalid, "cidr", "link-local");
+  expect_error(store_->create_subnet(subnet_spec("m", "2001:db8:1::/64", "2001:db8:1::")), Kind::invalid,
+               "gateway_ip", "Subnet-Router anycast");
+  expect_error(store_->create_subnet(subnet_spec("m", "198.18.0.0/24", "198.18.0.255")), Kind::invalid,
+               "gateway_ip", "broadcast address");
+  EXPECT_EQ(snapshot(*store_), before);
+
+  // A fixed IP equal to the IPv6 Subnet-Router anycast address is refused, as the gateway check and the
+  // allocator refuse it; the next address is fine.
+  auto v6 = make_subnet("net-v6", "2001:db8:1::/64");
+  expect_error(store_->create_port(port_spec(v6.id, "node-a", 0, "2001:db8:1::")), Kind::invalid,
+               "ip_address", "Subnet-Router anycast");
+  EXPECT_EQ(ok(store_->create_port(port_spec(v6.id, "node-a", 0, "2001:db8:1::1"))).ip_address,
+            ip("2001:db8:1::1"));
+  // IPv6 has no broadcast: the last address is a host address.
+  EXPECT_TRUE(store_->create_port(port_spec(v6.id, "node-a", 1, "2001:db8:1::ffff:ffff:ffff:ffff")));
+  // RFC 6164: a /127 uses both addresses, the first included.
+  auto p2p = make_subnet("net-p2p6", "2001:db8:9::/127");
+  EXPECT_TRUE(store_->create_port(port_spec(p2p.id, "node-a", 0, "2001:db8:9::")));
+}
+
+TEST_F(StoreTest, AllocationRefusesASubnetStoredInARefusedRange) {
+  ok(store_->put_host(registration("node-a", 2)));
+  auto s = make_subnet("legacy", "198.18.0.0/24");
+  {
+    // A subnet as an older version stored it, before the address rules: 224.0.0.0/24 (multicast).
+    auto w = db_->writer();
+    ASSERT_TRUE(w.has_value());
+    const auto net = ip("224.0.0.0"), last = ip("224.0.0.255");
+    ASSERT_TRUE(w->connection().execute("UPDATE subnets SET cidr = '224.0.0.0/24', network_key = '" +
+                                        net.sort_key() + "', last_key = '" + last.sort_key() +
+                                        "' WHERE id = '" + s.id + "'"));
+    ASSERT_TRUE(w->connection().execute("UPDATE allocation_pools SET first_key = '" +
+                                        ip("224.0.0.1").sort_key() + "', last_key = '" +
+                                        ip("224.0.0.254").sort_key() + "' WHERE subnet_id = '" + s.id + "'"));
+  }
+  const auto before = snapshot(*store_);
+  expect_error(store_->create_port(port_spec(s.id, "node-a", 0)), Kind::conflict, "subnet_id",
+               "cannot hold ports: 224.0.0.1 is inside 224.0.0.0/4");
+  expect_error(store_->create_port(port_spec(s.id, "node-a", 0, "224.0.0.9")), Kind::invalid, "ip_address",
+               "multicast");
+  EXPECT_EQ(snapshot(*store_), before);
+}
+
+TEST_F(StoreTest, PortPlacementsReadPortsWithTheirSubnets) {
+  ok(store_->put_host(registration("node-a", 2)));
+  auto a = make_subnet("a", "198.18.0.0/24");
+  auto b = make_subnet("b", "2001:db8::/64");
+  auto pa = ok(store_->create_port(port_spec(a.id, "node-a", 0)));
+  auto pb = ok(store_->create_port(port_spec(b.id, "node-a", 1)));
+  const auto got = ok(store_->port_placements({pb.id, "nope", pa.id}));
+  ASSERT_EQ(got.size(), 3u);
+  ASSERT_TRUE(got[0].has_value());
+  EXPECT_EQ(network::to_json(got[0]->port), network::to_json(pb));
+  EXPECT_EQ(got[0]->subnet.id, b.id);
+  EXPECT_EQ(got[0]->subnet.port_count, 1);
+  EXPECT_FALSE(got[1].has_value());
+  ASSERT_TRUE(got[2].has_value());
+  EXPECT_EQ(got[2]->subnet.name, "a");
+  EXPECT_EQ(got[2]->subnet.allocation_pools, a.allocation_pools);
+  EXPECT_TRUE(ok(store_->port_placements({})).empty());
 }
 
 TEST_F(StoreTest, ListPortsFiltersAndOrder) {
@@ -903,8 +1038,8 @@ TEST_F(StoreTest, GenerationBumps) {
   EXPECT_EQ(gen("node-a"), 3);
   ok(store_->delete_port(p.id));
   EXPECT_EQ(gen("node-a"), 4);
-  EXPECT_EQ(ok(store_->put_host(registration("node-a", 2))).generation, 4);  // unchanged
-  EXPECT_EQ(ok(store_->put_host(registration("node-a", 3))).generation, 5);
+  EXPECT_EQ(ok(store_->put_host(registration("node-a", 2))).host.generation, 4);  // unchanged
+  EXPECT_EQ(ok(store_->put_host(registration("node-a", 3))).host.generation, 5);
   // Renaming a subnet changes the desired state of its hosts; pools do not.
   SubnetUpdate rename;
   rename.name = "net-a2";
