@@ -19,6 +19,15 @@ stage "install dependencies"
 scripts/install-deps.sh
 jobs=$(nproc)
 
+status=0
+# A formatting slip fails the run at the end, after the tests, so that their results are still seen.
+stage "format check (clang-format, the repository's .clang-format)"
+if ! find aggregator bench bpf cli daemon include lab lib tests -path tests/openapi/node_modules -prune -o \
+  \( -name '*.cpp' -o -name '*.h' -o -name '*.c' \) -print0 | xargs -0 clang-format --dry-run -Werror; then
+  echo "== format check failed: run clang-format -i on the files named above"
+  status=1
+fi
+
 stage "npm ci (OpenAPI linter)"
 (cd tests/openapi && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 
@@ -32,7 +41,6 @@ cmake --build --preset fuzz -j"$jobs"
 
 # Runs one ctest preset; a test that skipped (a missing tool or privilege) fails the run, since a green
 # run must prove that everything ran. Prints how many tests ran, skipped and failed.
-status=0
 ran_total=0
 run_tests() {
   local preset=$1 log
