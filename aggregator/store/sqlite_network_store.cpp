@@ -11,6 +11,7 @@
 #include <optional>
 #include <utility>
 
+#include "hsns/checked_math.h"
 #include "network/requests.h"
 #include "store/sql_helpers.h"
 
@@ -53,11 +54,6 @@ bool same_npu(const NpuInterface& a, const NpuInterface& b) {
 
 bool same_npus(const std::vector<NpuInterface>& a, const std::vector<NpuInterface>& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), same_npu);
-}
-
-std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
-  return a > std::numeric_limits<std::uint64_t>::max() - b ? std::numeric_limits<std::uint64_t>::max()
-                                                           : a + b;
 }
 
 // ---- rows -------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@
 #include <map>
 #include <utility>
 
-#include "scheduling/cost/checked.h"
+#include "hsns/checked_math.h"
 
 namespace hsns::cost {
 

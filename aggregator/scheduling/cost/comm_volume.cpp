@@ -3,7 +3,7 @@
 #include <string>
 #include <tuple>
 
-#include "scheduling/cost/checked.h"
+#include "hsns/checked_math.h"
 
 namespace hsns::cost {
 

@@ -17,8 +17,8 @@
 //   layers, moe_experts <= 65536; hidden <= 2^20; seq_len <= 2^24; micro_batch * seq_len <= 2^28;
 //   global_batch <= 2^24; parameters <= 2^50; moe_top_k <= 256; every parallel size <= 2^20; the world
 //   size tp * pp * dp * cp <= 2^24; pp * virtual_stages <= layers; micro_batch * dp <= global_batch;
-//   ep <= dp * cp. Every product of request numbers is computed with overflow checks (checked.h), never
-//   in a width that can wrap. Products of bytes and counts (total_bytes, buffer_bytes) are doubles.
+//   ep <= dp * cp. Every product of request numbers is computed with overflow checks (hsns/checked_math.h),
+//   never in a width that can wrap. Products of bytes and counts (total_bytes, buffer_bytes) are doubles.
 #pragma once
 
 #include <cstdint>

@@ -5,7 +5,7 @@
 #include <set>
 #include <tuple>
 
-#include "scheduling/cost/checked.h"
+#include "hsns/checked_math.h"
 
 namespace hsns::placement {
 
@@ -309,7 +309,7 @@ class TransferBudget {
  public:
   // False (and nothing taken) when n more transfers would pass cost::kMaxCollectiveTransfers.
   bool take(std::uint64_t n) {
-    const auto total = cost::checked_add(used_, n);
+    const auto total = checked_add(used_, n);
     if (!total || *total > cost::kMaxCollectiveTransfers) return false;
     used_ = *total;
     return true;
@@ -342,7 +342,7 @@ tl::expected<std::vector<cost::TransferPhase>, ScheduleError> dp_phases(const Pl
       const std::size_t per_host = by_host.begin()->second.size();
       if (by_host.size() < 2) continue;
       const auto rail_transfers = cost::ring_all_reduce_transfers(static_cast<std::uint32_t>(by_host.size()));
-      if (!budget.take(cost::checked_mul(rail_transfers, per_host).value_or(UINT64_MAX))) return too_large();
+      if (!budget.take(saturating_mul(rail_transfers, per_host))) return too_large();
       for (std::size_t k = 0; k < per_host; ++k) {
         std::vector<std::uint32_t> rail;
         for (const auto& [node, ranks] : by_host) rail.push_back(ranks.at(k));
@@ -509,7 +509,7 @@ Result schedule_job(const topology::Topology& topo, const ScheduleRequest& req) 
   const std::uint64_t stage_ranks = static_cast<std::uint64_t>(par.tp) * par.cp * par.dp;
   if (stage_ranks % nproc == 0) align_blocks(*hosts, stage_ranks / nproc);
   for (std::size_t i = 0; i < hosts->size(); ++i) (*hosts)[i].node_rank = static_cast<std::uint32_t>(i);
-  const auto world = cost::checked_mul(hosts->size(), nproc);  // at most hosts x 2^32
+  const auto world = checked_mul(hosts->size(), nproc);  // at most hosts x 2^32
   const std::uint64_t product = stage_ranks * par.pp;
   if (!world || product != *world) {
     return fail("parallel", "tp x cp x dp x pp = " + std::to_string(product) + " but the hosts have " +

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <utility>
 
-#include "scheduling/cost/checked.h"
+#include "hsns/checked_math.h"
 #include "scheduling/topology/export.h"
 
 namespace hsns::search {
@@ -71,7 +71,7 @@ tl::expected<Scorer, SearchError> Scorer::create(const Topology& topology, const
     return fail("parallel.tp", "TP " + std::to_string(p.tp) + " is larger than a host (" +
                                    std::to_string(nph) + " NPUs): TP groups must stay inside a host");
   }
-  const auto world = cost::bounded_product(cost::kMaxWorldSize, {p.tp, p.pp, p.dp, p.cp});
+  const auto world = bounded_product(cost::kMaxWorldSize, {p.tp, p.pp, p.dp, p.cp});
   if (!world) return fail("parallel", "TP*PP*DP*CP must be <= 2^24 NPUs");  // cost::check said so already
   if (request.npus != 0 && request.npus != *world) {
     return fail("npus", "TP*PP*DP*CP = " + std::to_string(*world) + " differs from the " +

@@ -5,6 +5,8 @@
 #include <limits>
 #include <utility>
 
+#include "hsns/checked_math.h"
+
 namespace hsns::topology {
 namespace {
 
@@ -85,9 +87,9 @@ tl::expected<ModelSize, Problem> clos_size(const ClosParams& p, const ModelLimit
   }
   const std::uint64_t spines_per_plane = p.spines_per_plane;
   const std::uint64_t cores = p.superpods > 1 ? p.cores : 0;
-  const std::uint64_t npus = sat_mul(hosts, npus_per_host);
-  const std::uint64_t leaves = sat_mul(sus, npus_per_host);
-  const std::uint64_t spines = sat_mul(p.superpods, spines_per_plane);
+  const std::uint64_t npus = saturating_mul(hosts, npus_per_host);
+  const std::uint64_t leaves = saturating_mul(sus, npus_per_host);
+  const std::uint64_t spines = saturating_mul(p.superpods, spines_per_plane);
 
   // Leaf-spine: the same count for every pair.
   const double leaf_pair = spines_per_plane > 0
@@ -100,7 +102,8 @@ tl::expected<ModelSize, Problem> clos_size(const ClosParams& p, const ModelLimit
     if (!count) return tl::unexpected(not_whole("leaf-spine", leaf_pair, p.fabric_link_gbps));
     leaf_pair_links = built_links(*count);
   }
-  const std::uint64_t leaf_spine_links = sat_mul(sat_mul(leaves, spines_per_plane), leaf_pair_links);
+  const std::uint64_t leaf_spine_links =
+      saturating_mul(saturating_mul(leaves, spines_per_plane), leaf_pair_links);
 
   // Spine-core: a spine's down capacity depends on how many SUs its super-pod has (the first sus %
   // superpods pods have one more), so there are at most two different counts.
@@ -116,8 +119,9 @@ tl::expected<ModelSize, Problem> clos_size(const ClosParams& p, const ModelLimit
       auto count = parallel_links(pair, p.fabric_link_gbps);
       if (!count) return tl::unexpected(not_whole("spine-core", pair, p.fabric_link_gbps));
       spine_core_pair_links = std::max(spine_core_pair_links, built_links(*count));
-      spine_core_links = sat_add(
-          spine_core_links, sat_mul(sat_mul(sat_mul(pods, spines_per_plane), cores), built_links(*count)));
+      spine_core_links = saturating_add(
+          spine_core_links,
+          saturating_mul(saturating_mul(saturating_mul(pods, spines_per_plane), cores), built_links(*count)));
     }
   }
 
@@ -125,13 +129,14 @@ tl::expected<ModelSize, Problem> clos_size(const ClosParams& p, const ModelLimit
   size.hosts = hosts;
   size.npus = npus;
   size.max_npus_per_host = npus_per_host;
-  size.switches = sat_add(sat_add(leaves, spines), cores);
-  size.links = sat_add(sat_add(npus, leaf_spine_links), spine_core_links);
+  size.switches = saturating_add(saturating_add(leaves, spines), cores);
+  size.links = saturating_add(saturating_add(npus, leaf_spine_links), spine_core_links);
   // What TopologyBuilder::build does to index the hosts and leaves under every switch (see limits.h):
   // each leaf its hosts, each spine its pod's leaves and their hosts, each core every spine's.
-  const std::uint64_t spine_work = sat_mul(spines_per_plane, sat_add(npus, leaves));
-  const std::uint64_t core_work = sat_mul(sat_mul(cores, spines_per_plane), sat_add(hosts, leaves));
-  size.index_work = sat_add(sat_add(npus, leaves), sat_add(spine_work, core_work));
+  const std::uint64_t spine_work = saturating_mul(spines_per_plane, saturating_add(npus, leaves));
+  const std::uint64_t core_work =
+      saturating_mul(saturating_mul(cores, spines_per_plane), saturating_add(hosts, leaves));
+  size.index_work = saturating_add(saturating_add(npus, leaves), saturating_add(spine_work, core_work));
 
   // Blame each count on the parameter that makes it large.
   SizeFields fields;

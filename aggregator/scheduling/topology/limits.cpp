@@ -5,17 +5,6 @@
 
 namespace hsns::topology {
 
-std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) {
-  const std::uint64_t max = std::numeric_limits<std::uint64_t>::max();
-  return a > max - b ? max : a + b;
-}
-
-std::uint64_t sat_mul(std::uint64_t a, std::uint64_t b) {
-  const std::uint64_t max = std::numeric_limits<std::uint64_t>::max();
-  if (a == 0 || b == 0) return 0;
-  return a > max / b ? max : a * b;
-}
-
 std::optional<Problem> check_model_size(const ModelSize& size, const SizeFields& fields,
                                         const ModelLimits& limits) {
   std::vector<InvalidParam> errors;

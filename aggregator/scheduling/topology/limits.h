@@ -78,9 +78,4 @@ struct SizeFields {
 std::optional<Problem> check_model_size(const ModelSize& size, const SizeFields& fields,
                                         const ModelLimits& limits = kModelLimits);
 
-// Saturating arithmetic for the derived counts: a result that does not fit is UINT64_MAX, which is over
-// every limit.
-std::uint64_t sat_add(std::uint64_t a, std::uint64_t b);
-std::uint64_t sat_mul(std::uint64_t a, std::uint64_t b);
-
 }  // namespace hsns::topology
