@@ -650,6 +650,13 @@ tl::expected<Topology, Problem> as_imported(const Topology& t, const ModelLimits
       renamed[id] = b.add_switch(sw.name, tier, sw.state);
     }
   }
+  // A link of t with its ends renamed into the builder (the builder assigns the id).
+  auto relinked = [&renamed](const Link& from) {
+    Link link = from;
+    link.lower = renamed[from.lower];
+    link.upper = renamed[from.upper];
+    return link;
+  };
   std::vector<Link> npu_links;
   for (NodeId id : t.hosts()) {
     const Node& host = t.node(id);
@@ -658,31 +665,17 @@ tl::expected<Topology, Problem> as_imported(const Topology& t, const ModelLimits
     for (const Npu& npu : host.npus) {
       b.add_npu(copy, Npu{npu.index, npu.port, npu.state, kNoLink});
       if (npu.link == kNoLink) continue;
-      const Link& from = t.link(npu.link);
-      Link link;
-      link.lower = copy;
-      link.upper = renamed[from.upper];
+      // The document names an NPU link's lower end by the NPU's port and index.
+      Link link = relinked(t.link(npu.link));
       link.lower_port = npu.port;
-      link.upper_port = from.upper_port;
       link.npu = npu.index;
-      link.bandwidth_gbps = from.bandwidth_gbps;
-      link.latency_us = from.latency_us;
-      link.state = from.state;
       npu_links.push_back(std::move(link));
     }
   }
   for (auto& link : npu_links) b.add_link(std::move(link));
   for (const Link& from : t.links()) {
     if (t.node(from.lower).tier == Tier::kHost) continue;
-    Link link;
-    link.lower = renamed[from.lower];
-    link.upper = renamed[from.upper];
-    link.lower_port = from.lower_port;
-    link.upper_port = from.upper_port;
-    link.bandwidth_gbps = from.bandwidth_gbps;
-    link.latency_us = from.latency_us;
-    link.state = from.state;
-    b.add_link(std::move(link));
+    b.add_link(relinked(from));
   }
   return std::move(b).build();
 }
