@@ -7,7 +7,6 @@
 #include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
-#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
@@ -372,28 +371,28 @@ const char* classify_accept_error(const beast::error_code& ec) {
   return "other";
 }
 
-// A connection beyond the cap with nothing idle to close for it: a fixed 503 (nothing from the client
-// is read, nothing allocated per request), then close. TLS connections are closed without an answer,
-// since a plain-text response would be garbage to them.
+// A connection beyond the cap with nothing idle to close for it: 503 (nothing from the client is read),
+// then close. TLS connections are closed without an answer, since a plain-text response would be
+// garbage to them.
 void refuse_connection(tcp::socket socket, bool tls) {
   if (tls) {
     beast::error_code ignored;
     socket.close(ignored);
     return;
   }
-  static const std::string response = [] {
-    const std::string body =
-        R"({"type":"urn:hsns:problem:unavailable","title":"Service unavailable","status":503,)"
-        R"("detail":"the aggregator is at its connection limit; retry shortly"})";
-    return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/problem+json\r\n"
-           "Cache-Control: no-store\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: " +
-           std::to_string(body.size()) + "\r\n\r\n" + body;
-  }();
-  auto owned = std::make_shared<tcp::socket>(std::move(socket));
-  net::async_write(*owned, net::buffer(response), [owned](beast::error_code, std::size_t) {
+  // The same problem response every transport refusal sends, written without a session.
+  struct Refusal {
+    tcp::socket socket;
+    Response response;
+  };
+  auto refusal = std::make_shared<Refusal>(Refusal{
+      std::move(socket),
+      transport_problem(Problem::unavailable("the aggregator is at its connection limit; retry shortly"))});
+  refusal->response.set(bhttp::field::retry_after, "1");
+  bhttp::async_write(refusal->socket, refusal->response, [refusal](beast::error_code, std::size_t) {
     beast::error_code ignored;
-    owned->shutdown(tcp::socket::shutdown_send, ignored);
-    owned->close(ignored);
+    refusal->socket.shutdown(tcp::socket::shutdown_send, ignored);
+    refusal->socket.close(ignored);
   });
 }
 
