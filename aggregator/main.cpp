@@ -13,17 +13,17 @@
 
 #include "config.h"
 #include "hsns/version.h"
-#include "network/agent_api.h"
-#include "network/api.h"
-#include "scheduling_api.h"
-#include "service.h"
+#include "api/agents/routes.h"
+#include "api/network/routes.h"
+#include "api/scheduling/routes.h"
+#include "http/service.h"
 #include "store/database.h"
 #include "store/instrumented_network_store.h"
 #include "store/sqlite_agent_store.h"
 #include "store/sqlite_job_store.h"
 #include "store/sqlite_network_store.h"
 #include "store/sqlite_topology_store.h"
-#include "topology_api.h"
+#include "api/topology/routes.h"
 
 namespace {
 

@@ -4,7 +4,7 @@
 // - Every mutating call is atomic: it either applies completely or changes nothing, and concurrent
 //   calls from any number of threads behave as if serialised (no two ports ever get one address).
 // - Stateless validation (syntax, CIDR host bits, pools inside the CIDR) is done by the caller
-//   (aggregator/network/requests.h) before the call; the store checks what needs stored state:
+//   (aggregator/api/network/requests.h) before the call; the store checks what needs stored state:
 //   names unique within a tenant, subnets not overlapping within a tenant, a fixed IP inside the subnet
 //   and its pools-or-CIDR and free, the host and NPU existing, one port per (host, NPU, subnet), a
 //   subnet without ports before delete, pool exhaustion, pool updates consistent with the gateway.
@@ -28,7 +28,7 @@
 #include <tl/expected.hpp>
 #include <vector>
 
-#include "network/model.h"
+#include "model/network.h"
 
 namespace hsns::store {
 

@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "hsns/checked_math.h"
-#include "network/requests.h"
+#include "api/network/requests.h"
 #include "store/sql_helpers.h"
 
 namespace hsns::store {

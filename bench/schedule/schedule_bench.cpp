@@ -25,7 +25,7 @@
 #include "random_instance.h"
 #include "scheduling/placement/schedule.h"
 #include "scheduling/search/search.h"
-#include "scheduling/topology/generator.h"
+#include "topology/generator.h"
 
 using namespace hsns;
 

@@ -19,7 +19,7 @@
 #include "bench_timing.h"
 #include "random_instance.h"
 #include "scheduling/search/search.h"
-#include "scheduling/topology/generator.h"
+#include "topology/generator.h"
 
 using namespace hsns;
 

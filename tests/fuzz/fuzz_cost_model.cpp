@@ -1,4 +1,4 @@
-// libFuzzer target over the cost model's arithmetic (aggregator/scheduling/cost: comm_volume.h,
+// libFuzzer target over the cost model's arithmetic (lib/scheduling/cost: comm_volume.h,
 // collective_time.h, collective_flows.h): cost::check, communication_volume and iteration_comm_time on
 // numbers decoded from the input, over the whole 32/64-bit range of every field, not only the documented
 // request ranges (the library must be safe for any input; the REST layer narrows them further).

@@ -1,4 +1,4 @@
-// libFuzzer target over request-body parsing (aggregator/network/requests.h and what it builds on).
+// libFuzzer target over request-body parsing (aggregator/api/network/requests.h and what it builds on).
 //
 // Input layout: the first byte selects the parser (taken modulo 6, so the seeds can use the digits
 // '0'..'5'); the rest is the parser's input:
@@ -23,8 +23,8 @@
 #include "hsns/ip.h"
 #include "hsns/json_fields.h"
 #include "hsns/problem.h"
-#include "network/model.h"
-#include "network/requests.h"
+#include "model/network.h"
+#include "api/network/requests.h"
 
 namespace {
 

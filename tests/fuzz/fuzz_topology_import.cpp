@@ -1,4 +1,4 @@
-// libFuzzer target over the topology import (aggregator/scheduling/topology/import.h): the bytes are read
+// libFuzzer target over the topology import (lib/topology/import.h): the bytes are read
 // as a YAML and as a JSON topology document, with the server's limits and with small ones (so the limit
 // paths are reached with short inputs). Run under -rss_limit_mb and -timeout: an input whose cost is not
 // bounded by its limits (an alias expanded, a nesting not cut, a model not counted before it is built)
@@ -15,9 +15,9 @@
 #include <string_view>
 
 #include "hsns/problem.h"
-#include "scheduling/topology/export.h"
-#include "scheduling/topology/import.h"
-#include "scheduling/topology/limits.h"
+#include "topology/export.h"
+#include "topology/import.h"
+#include "topology/limits.h"
 
 namespace {
 

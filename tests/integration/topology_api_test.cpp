@@ -16,8 +16,8 @@
 #include <thread>
 
 #include "aggregator_process.h"
-#include "scheduling/topology/hostlist.h"
-#include "scheduling/topology/import.h"
+#include "topology/hostlist.h"
+#include "topology/import.h"
 
 namespace hsns::testing {
 namespace {

@@ -1,6 +1,6 @@
-// Unit tests for aggregator/network/requests.h: every validation rule of the network-management
+// Unit tests for aggregator/api/network/requests.h: every validation rule of the network-management
 // request bodies, with the exact values parsed from good bodies.
-#include "network/requests.h"
+#include "api/network/requests.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "hsns/json_fields.h"
-#include "network/model.h"
+#include "model/network.h"
 
 namespace hsns::network {
 namespace {

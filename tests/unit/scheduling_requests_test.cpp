@@ -1,6 +1,6 @@
-// Parsing of the search and schedule request bodies (aggregator/scheduling_requests.h) and the SQLite job
+// Parsing of the search and schedule request bodies (aggregator/api/scheduling/requests.h) and the SQLite job
 // store (store/job_store.h): defaults, every field path in errors, NPU exclusivity under concurrency.
-#include "scheduling_requests.h"
+#include "api/scheduling/requests.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

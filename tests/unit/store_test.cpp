@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "network/model.h"
+#include "model/network.h"
 #include "store/database.h"
 #include "store/sqlite_network_store.h"
 

@@ -28,8 +28,8 @@
 #include "scheduling/cost/comm_volume.h"
 #include "scheduling/placement/schedule.h"
 #include "scheduling/search/search.h"
-#include "scheduling/topology/generator.h"
-#include "scheduling_requests.h"
+#include "topology/generator.h"
+#include "api/scheduling/requests.h"
 
 namespace hsns::cost {
 namespace {

@@ -11,7 +11,7 @@
 #include <set>
 #include <sstream>
 
-#include "scheduling/topology/generator.h"
+#include "topology/generator.h"
 
 namespace hsns::placement {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "scheduling/search/search.h"
-#include "scheduling/topology/generator.h"
+#include "topology/generator.h"
 
 namespace hsns::search::testing {
 

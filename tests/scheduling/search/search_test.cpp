@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "scheduling/topology/generator.h"
+#include "topology/generator.h"
 
 namespace hsns::search {
 namespace {

@@ -1,0 +1,193 @@
+#include "api/agents/routes.h"
+
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "hsns/json_fields.h"
+#include "api/network/routes.h"
+#include "api/network/requests.h"
+
+namespace hsns::network {
+namespace {
+
+using http::RequestContext;
+using http::Response;
+namespace bhttp = boost::beast::http;
+
+constexpr std::size_t kMaxReportPorts = 256;
+constexpr std::size_t kMaxStrings = 64;
+
+// An optional array of strings; each element checked for type and length.
+void read_strings(FieldReader& r, std::string_view name, std::size_t max_len) {
+  const auto* arr = r.array(name, false, kMaxStrings);
+  if (!arr) return;
+  for (std::size_t i = 0; i < arr->size(); ++i) {
+    const auto& v = (*arr)[i];
+    if (!v.is_string() || v.get_ref<const std::string&>().size() > max_len) {
+      r.fail(std::string(name) + "[" + std::to_string(i) + "]",
+             "must be a string of at most " + std::to_string(max_len) + " characters");
+    }
+  }
+}
+
+void read_enum(FieldReader& r, std::string_view name, std::initializer_list<std::string_view> allowed) {
+  auto v = r.string(name, true, 32);
+  if (!v) return;
+  for (auto a : allowed) {
+    if (*v == a) return;
+  }
+  std::string list;
+  for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+  r.fail(name, "must be one of " + list);
+}
+
+template <typename F>
+void read_objects(FieldReader& r, std::string_view name, std::size_t max_items, F&& each) {
+  const auto* arr = r.array(name, false, max_items);
+  if (!arr) return;
+  for (std::size_t i = 0; i < arr->size(); ++i) {
+    const std::string path = std::string(name) + "[" + std::to_string(i) + "]";
+    if (!(*arr)[i].is_object()) {
+      r.fail(path, "must be an object");
+      continue;
+    }
+    FieldReader child = r.child((*arr)[i], r.field_path(path));
+    each(child);
+    (void)child.finish();
+  }
+}
+
+struct Counts {
+  int converged = 0, failed = 0, pending = 0, qos_drift = 0;
+};
+
+Counts count(const nlohmann::json& report) {
+  Counts c;
+  for (const auto& p : report.value("ports", nlohmann::json::array())) {
+    const auto state = p.value("state", "");
+    if (state == "converged") ++c.converged;
+    if (state == "failed") ++c.failed;
+    if (state == "pending") ++c.pending;
+  }
+  for (const auto& q : report.value("qos", nlohmann::json::array())) {
+    if (q.value("state", "") == "drift") ++c.qos_drift;
+  }
+  return c;
+}
+
+nlohmann::json summary(const std::string& host, std::int64_t desired_generation, const store::AgentStatus* s,
+                       bool with_report) {
+  nlohmann::json j = {{"host", host}, {"desired_generation", desired_generation}};
+  if (!s) {
+    j.update({{"applied_generation", nullptr},
+              {"in_sync", false},
+              {"received_at", nullptr},
+              {"ports_converged", 0},
+              {"ports_failed", 0},
+              {"ports_pending", 0},
+              {"qos_drift", 0}});
+    return j;
+  }
+  const auto report = nlohmann::json::parse(s->report_json, nullptr, false);
+  const auto c = count(report);
+  j.update({{"applied_generation", s->applied_generation},
+            {"in_sync", s->applied_generation == desired_generation && c.failed == 0 && c.pending == 0},
+            {"received_at", s->received_at},
+            {"ports_converged", c.converged},
+            {"ports_failed", c.failed},
+            {"ports_pending", c.pending},
+            {"qos_drift", c.qos_drift}});
+  if (with_report) j["report"] = report;
+  return j;
+}
+
+Response problem(const RequestContext& ctx, const Problem& p) {
+  return http::problem_response(ctx.request, p);
+}
+
+Response put_status(store::NetworkStore& network, store::AgentStore& agents, RequestContext& ctx) {
+  const std::string host(ctx.path_param("host"));
+  if (auto why = check_host_name(host)) return problem(ctx, Problem::invalid("host", *why));
+  auto body = json_request_body(ctx);
+  if (!body) return problem(ctx, body.error());
+  auto report = parse_agent_report(*body);
+  if (!report) return problem(ctx, report.error());
+  // The store checks that the host is registered inside the transaction that stores the report (404
+  // otherwise); a lookup before it would be a second, unsynchronised check. The desired generation
+  // is read after the report is stored: the summary compares against the newest desired state.
+  auto stored = agents.put_status(host, (*report)["applied_generation"].get<std::int64_t>(), report->dump());
+  if (!stored) return problem(ctx, to_problem(stored.error()));
+  auto h = network.get_host(host);
+  if (!h) return problem(ctx, to_problem(h.error()));
+  return http::json_response(ctx.request, bhttp::status::ok,
+                             summary(host, h->generation, &*stored, false).dump());
+}
+
+Response get_status(store::NetworkStore& network, store::AgentStore& agents, RequestContext& ctx) {
+  if (auto p = check_query(ctx, {})) return problem(ctx, *p);
+  const std::string host(ctx.path_param("host"));
+  auto h = network.get_host(host);
+  if (!h) return problem(ctx, to_problem(h.error()));
+  auto s = agents.get_status(host);
+  if (!s) return problem(ctx, to_problem(s.error()));
+  return http::json_response(ctx.request, bhttp::status::ok, summary(host, h->generation, &*s, true).dump());
+}
+
+Response list_agents(store::NetworkStore& network, store::AgentStore& agents, RequestContext& ctx) {
+  if (auto p = check_query(ctx, {})) return problem(ctx, *p);
+  auto hosts = network.list_hosts();
+  if (!hosts) return problem(ctx, to_problem(hosts.error()));
+  auto statuses = agents.list_status();
+  if (!statuses) return problem(ctx, to_problem(statuses.error()));
+  std::map<std::string, const store::AgentStatus*> by_host;
+  for (const auto& s : *statuses) by_host[s.host] = &s;
+  auto items = nlohmann::json::array();
+  for (const auto& h : *hosts) {
+    const auto it = by_host.find(h.name);
+    items.push_back(summary(h.name, h.generation, it == by_host.end() ? nullptr : it->second, false));
+  }
+  return http::json_response(ctx.request, bhttp::status::ok, nlohmann::json({{"items", items}}).dump());
+}
+
+}  // namespace
+
+tl::expected<nlohmann::json, Problem> parse_agent_report(const nlohmann::json& body) {
+  FieldReader r(body);
+  (void)r.integer("applied_generation", true, 0, std::numeric_limits<std::int64_t>::max());
+  read_objects(r, "ports", kMaxReportPorts, [](FieldReader& p) {
+    (void)p.string("port_id", true, 64);
+    (void)p.string("netdev", false, 15);
+    read_enum(p, "state", {"converged", "failed", "pending"});
+    (void)p.string("reason", false, 1024);
+    read_strings(p, "drift", 512);
+    (void)p.integer("isolation_dropped_packets", false, 0, std::numeric_limits<std::int64_t>::max());
+  });
+  read_objects(r, "qos", kMaxNpusPerHost, [](FieldReader& q) {
+    (void)q.string("netdev", true, 15);
+    read_enum(q, "state", {"conformant", "drift", "unknown"});
+    read_strings(q, "findings", 512);
+  });
+  if (const auto* d = r.object("daemon", false)) {
+    FieldReader dr = r.child(*d, "daemon");
+    (void)dr.string("version", false, 64);
+    (void)dr.string("started_at", false, 64);
+    (void)dr.finish();
+  }
+  if (auto p = r.finish()) return tl::unexpected(*p);
+  return body;
+}
+
+void register_agent_routes(http::Router& router, store::NetworkStore& network, store::AgentStore& agents) {
+  using V = bhttp::verb;
+  using http::Permission;
+  auto bind = [&network, &agents](Response (*fn)(store::NetworkStore&, store::AgentStore&, RequestContext&)) {
+    return [&network, &agents, fn](RequestContext& ctx) { return fn(network, agents, ctx); };
+  };
+  router.add(V::get, "/api/v1/agents", http::permits(Permission::read), bind(list_agents));
+  router.add(V::put, "/api/v1/agents/{host}/status", Permission::agent_report | Permission::manage_network,
+             bind(put_status));
+  router.add(V::get, "/api/v1/agents/{host}/status", http::permits(Permission::read), bind(get_status));
+}
+
+}  // namespace hsns::network

@@ -1,0 +1,196 @@
+#include "http/service.h"
+
+#include <algorithm>
+#include <boost/asio/post.hpp>
+#include <boost/url/parse.hpp>
+#include <chrono>
+#include <iostream>
+
+namespace hsns::embedded {
+std::string_view openapi_document();
+}
+
+namespace hsns {
+
+namespace bhttp = boost::beast::http;
+
+AggregatorService::AggregatorService(Metrics& metrics, std::optional<TokenAuthenticator> auth,
+                                     std::function<std::optional<std::string>()> store_check,
+                                     WorkerLimits workers)
+    : metrics_(metrics),
+      auth_(std::move(auth)),
+      store_check_(std::move(store_check)),
+      worker_limits_(workers),
+      workers_(static_cast<std::size_t>(std::max(1, workers.threads))) {
+  add_builtin_routes();
+}
+
+void AggregatorService::add_builtin_routes() {
+  using V = bhttp::verb;
+  router_.add(V::get, "/healthz", http::kPublic, [](http::RequestContext& ctx) {
+    return http::json_response(ctx.request, bhttp::status::ok, R"({"status":"ok"})");
+  });
+  router_.add(V::get, "/readyz", http::kPublic, [this](http::RequestContext& ctx) {
+    if (!ready_.load()) {
+      return http::problem_response(ctx.request,
+                                    Problem::unavailable("the aggregator is starting or stopping"));
+    }
+    if (auto err = store_check_ ? store_check_() : std::nullopt) {
+      return http::problem_response(ctx.request, Problem::unavailable("store check failed: " + *err));
+    }
+    return http::json_response(ctx.request, bhttp::status::ok, R"({"status":"ready"})");
+  });
+  router_.add(V::get, "/metrics", http::kPublic, [this](http::RequestContext& ctx) {
+    http::Response res{bhttp::status::ok, ctx.request.version()};
+    res.set(bhttp::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+    res.keep_alive(ctx.request.keep_alive());
+    res.body() = metrics_.serialize();
+    res.prepare_payload();
+    return res;
+  });
+  router_.add(V::get, "/api/v1/openapi.json", http::kPublic, [](http::RequestContext& ctx) {
+    return http::json_response(ctx.request, bhttp::status::ok, std::string(embedded::openapi_document()));
+  });
+}
+
+namespace {
+
+// The method label: a fixed vocabulary, so a client inventing methods cannot add series to /metrics.
+std::string_view method_label(bhttp::verb method) {
+  switch (method) {
+    case bhttp::verb::get:
+    case bhttp::verb::head:
+    case bhttp::verb::post:
+    case bhttp::verb::put:
+    case bhttp::verb::patch:
+    case bhttp::verb::delete_:
+    case bhttp::verb::options:
+      return bhttp::to_string(method);
+    default:
+      return "other";
+  }
+}
+
+// Request text echoed into a problem detail or the log, cut so a 4 KB method or target stays readable.
+std::string excerpt(std::string_view text) {
+  constexpr std::size_t kMax = 64;
+  return text.size() <= kMax ? std::string(text) : std::string(text.substr(0, kMax)) + "...";
+}
+
+}  // namespace
+
+AggregatorService::~AggregatorService() {
+  stop_workers();
+}
+
+void AggregatorService::stop_workers() {
+  workers_.join();
+}
+
+void AggregatorService::handle(http::Request&& req, http::Respond respond) {
+  const auto start = std::chrono::steady_clock::now();
+  auto decision = admit(req);
+  if (auto* refused = std::get_if<http::Response>(&decision)) {
+    finish(req, *refused, "unmatched", start);
+    return respond(std::move(*refused));
+  }
+  auto admitted = std::get<Admitted>(std::move(decision));
+  const std::string_view label = admitted.route->pattern;
+  if (admitted.route->cost == http::Cost::light) {
+    auto res = run_handler(req, admitted);
+    finish(req, res, label, start);
+    return respond(std::move(res));
+  }
+  const auto capacity = static_cast<std::size_t>(worker_limits_.threads) + worker_limits_.queue_limit;
+  if (heavy_admitted_.fetch_add(1) >= capacity) {
+    heavy_admitted_.fetch_sub(1);
+    auto res = http::problem_response(
+        req, Problem::unavailable("the aggregator is busy with " + std::to_string(capacity) +
+                                  " long requests (topology import or generation, search, schedule, "
+                                  "exports); retry shortly"));
+    res.set(bhttp::field::retry_after, "1");
+    finish(req, res, label, start);
+    return respond(std::move(res));
+  }
+  boost::asio::post(workers_, [this, req = std::move(req), admitted = std::move(admitted), label, start,
+                               respond = std::move(respond)]() mutable {
+    auto res = run_handler(req, admitted);
+    heavy_admitted_.fetch_sub(1);
+    finish(req, res, label, start);
+    respond(std::move(res));
+  });
+}
+
+void AggregatorService::finish(const http::Request& req, http::Response& res, std::string_view route_label,
+                               std::chrono::steady_clock::time_point start) {
+  if (req.method() == bhttp::verb::head) {
+    const auto length = res.body().size();
+    res.body().clear();
+    res.content_length(length);
+  }
+  const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+  metrics_.observe_request(route_label, method_label(req.method()), static_cast<int>(res.result_int()),
+                           elapsed.count());
+}
+
+http::Response AggregatorService::run_handler(const http::Request& req, Admitted& admitted) {
+  try {
+    // The target parsed in admit(); parsing again is cheap and keeps the view tied to this request.
+    const auto target = boost::urls::parse_origin_form(req.target());
+    http::RequestContext ctx{req, *target, std::move(admitted.path_params), std::move(admitted.principal)};
+    return admitted.route->handler(ctx);
+  } catch (const std::exception& e) {
+    std::cerr << "<3>hsns-aggregator: handler for " << method_label(req.method()) << " "
+              << admitted.route->pattern << " failed: " << e.what() << "\n";
+    return http::problem_response(
+        req, Problem::internal("the request failed unexpectedly; see the aggregator log"));
+  }
+}
+
+std::variant<http::Response, AggregatorService::Admitted> AggregatorService::admit(const http::Request& req) {
+  auto target = boost::urls::parse_origin_form(req.target());
+  if (!target) {
+    return http::problem_response(req, Problem{400,
+                                               "malformed-target",
+                                               "Malformed request target",
+                                               "the request target is not a valid origin-form URL (an "
+                                               "absolute path with an optional query)",
+                                               {}});
+  }
+  auto match = router_.match(req.method(), target->encoded_path());
+  if (!match.route) {
+    if (!match.allow.empty()) {
+      auto res = http::problem_response(
+          req, Problem::method_not_allowed(excerpt(req.method_string()) +
+                                           " is not allowed here; allowed: " + match.allow));
+      res.set(bhttp::field::allow, match.allow);
+      return res;
+    }
+    return http::problem_response(req, Problem::not_found("no route for " + excerpt(target->path())));
+  }
+  const auto& route = *match.route;
+
+  std::string principal;
+  if (route.permissions != http::kPublic && auth_) {
+    const auto header = req[bhttp::field::authorization];
+    auto who = header.empty() ? std::nullopt : auth_->authenticate(header);
+    if (!who) {
+      metrics_.observe_auth_failure(header.empty() ? "missing_token" : "unknown_token");
+      auto res = http::problem_response(
+          req, Problem::unauthorized(header.empty() ? "an Authorization: Bearer token is required"
+                                                    : "the bearer token is not valid"));
+      res.set(bhttp::field::www_authenticate, "Bearer realm=\"hsns\"");
+      return res;
+    }
+    if ((permissions_of(who->role) & route.permissions) == 0) {
+      metrics_.observe_auth_failure("forbidden");
+      return http::problem_response(
+          req, Problem::forbidden("role " + std::string(role_name(who->role)) + " (token " + who->name +
+                                  ") may not " + std::string(req.method_string()) + " " + route.pattern));
+    }
+    principal = who->name;
+  }
+  return Admitted{&route, std::move(match.path_params), std::move(principal)};
+}
+
+}  // namespace hsns

@@ -1,0 +1,79 @@
+// AggregatorService: the request pipeline in front of the routes: target parsing, authentication,
+// authorisation, routing, error mapping and request metrics. Also owns the built-in routes /healthz,
+// /readyz, /metrics and /api/v1/openapi.json.
+//
+// Contract:
+// - handle() is thread-safe and never throws: a handler exception becomes a 500 problem (logged). It
+//   answers through `respond`, exactly once: inline for light routes and for everything refused before a
+//   handler runs, from a worker thread for heavy routes (http::Cost::heavy). At most
+//   workers.threads heavy requests run at once and at most workers.queue_limit more wait; beyond that a
+//   heavy request is answered 503 with Retry-After at once, so small requests can't pile up unbounded
+//   work. stop_workers() waits for the running heavy requests (call it once the I/O threads are gone).
+// - Metric labels never come from the client: the route label is the matched pattern or "unmatched", the
+//   method label one of the methods the API knows or "other".
+// - With an authenticator, every route with permissions needs "Authorization: Bearer <token>"
+//   (401 + WWW-Authenticate when missing or unknown, 403 when the role lacks the permission). Without
+//   one (insecure demo mode) every caller is treated as allowed.
+// - HEAD is answered like GET without a body; a path that exists under other methods answers 405 with
+//   Allow; anything else 404.
+// - set_ready() controls /readyz (also false while the store check fails).
+#pragma once
+
+#include <atomic>
+#include <boost/asio/thread_pool.hpp>
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "http/auth.h"
+#include "http/router.h"
+#include "metrics.h"
+
+namespace hsns {
+
+struct WorkerLimits {
+  int threads = 2;               // heavy requests running at once
+  std::size_t queue_limit = 16;  // heavy requests waiting for a worker
+};
+
+class AggregatorService {
+ public:
+  // store_check returns an error text when the store is not usable (used by /readyz).
+  AggregatorService(Metrics& metrics, std::optional<TokenAuthenticator> auth,
+                    std::function<std::optional<std::string>()> store_check, WorkerLimits workers = {});
+  ~AggregatorService();
+
+  http::Router& router() { return router_; }
+  void handle(http::Request&& req, http::Respond respond);
+  void set_ready(bool ready) { ready_.store(ready); }
+  void stop_workers();
+
+ private:
+  // A request that passed routing and authorisation, ready for its handler.
+  struct Admitted {
+    const http::Route* route = nullptr;
+    std::vector<std::pair<std::string, std::string>> path_params;
+    std::string principal;
+  };
+  // Either the response that refuses the request (404, 405, 401, 403, bad target) or the admitted route.
+  std::variant<http::Response, Admitted> admit(const http::Request& req);
+  http::Response run_handler(const http::Request& req, Admitted& admitted);
+  void finish(const http::Request& req, http::Response& res, std::string_view route_label,
+              std::chrono::steady_clock::time_point start);
+  void add_builtin_routes();
+
+  Metrics& metrics_;
+  std::optional<TokenAuthenticator> auth_;
+  std::function<std::optional<std::string>()> store_check_;
+  http::Router router_;
+  std::atomic<bool> ready_{false};
+  WorkerLimits worker_limits_;
+  boost::asio::thread_pool workers_;
+  std::atomic<std::size_t> heavy_admitted_{0};  // running + waiting
+};
+
+}  // namespace hsns
