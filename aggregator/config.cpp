@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "hsns/version.h"
+#include "store/factory.h"
 
 namespace hsns {
 namespace {
@@ -120,7 +121,9 @@ tl::expected<void, std::string> validate(const AggregatorConfig& c) {
   if (c.tls_certificate.empty() != c.tls_private_key.empty()) {
     return tl::unexpected(std::string("TLS needs both tls.certificate and tls.private_key"));
   }
-  if (c.database.empty()) return tl::unexpected(std::string("database path is empty"));
+  if (auto database = store::parse_database_setting(c.database); !database) {
+    return tl::unexpected(database.error().detail);
+  }
   return {};
 }
 

@@ -7,7 +7,9 @@
 // - Unknown YAML keys and out-of-range values are errors that name the key; they never start a server
 //   with a half-understood configuration.
 // - validate() checks cross-field rules: auth may be off only with insecure_no_auth AND a loopback
-//   listen address; TLS needs both certificate and key.
+//   listen address; TLS needs both certificate and key; the database setting names a backend this
+//   binary has (store::parse_database_setting: an SQLite file path; a postgresql:// URL is refused as
+//   planned, not built).
 #pragma once
 
 #include <chrono>
@@ -26,7 +28,7 @@ struct AggregatorConfig {
   std::string listen_address = "127.0.0.1";
   std::uint16_t port = 8080;
   int threads = 2;
-  std::string database = "/var/lib/hsns/aggregator.db";
+  std::string database = "/var/lib/hsns/aggregator.db";  // store/factory.h: SQLite file path
   std::string tokens_file = "/etc/hsns/tokens.yaml";
   bool insecure_no_auth = false;  // only for local demos; forces a loopback listen address
   std::string tls_certificate;    // PEM chain; TLS is on when set

@@ -11,19 +11,15 @@
 #include <thread>
 #include <vector>
 
-#include "config.h"
-#include "hsns/version.h"
 #include "api/agents/routes.h"
 #include "api/network/routes.h"
 #include "api/scheduling/routes.h"
-#include "http/service.h"
-#include "store/database.h"
-#include "store/instrumented_network_store.h"
-#include "store/sqlite_agent_store.h"
-#include "store/sqlite_job_store.h"
-#include "store/sqlite_network_store.h"
-#include "store/sqlite_topology_store.h"
 #include "api/topology/routes.h"
+#include "config.h"
+#include "hsns/version.h"
+#include "http/service.h"
+#include "store/factory.h"
+#include "store/instrumented_network_store.h"
 
 namespace {
 
@@ -64,9 +60,8 @@ int check_config(const AggregatorConfig& c) {
     std::cerr << "hsns-aggregator: TLS: " << e.what() << "\n";
     return 1;
   }
-  const auto dir = std::filesystem::path(c.database).parent_path();
-  if (!dir.empty() && !std::filesystem::is_directory(dir)) {
-    std::cerr << "hsns-aggregator: database directory " << dir << " does not exist\n";
+  if (auto usable = hsns::store::check_database(c.database); !usable) {
+    std::cerr << "hsns-aggregator: " << usable.error().detail << "\n";
     return 1;
   }
   std::cout << "configuration OK: listen " << c.listen_address << ":" << c.port << ", database " << c.database
@@ -87,36 +82,28 @@ int run(const AggregatorConfig& c) {
         << "<4>hsns-aggregator: authentication is OFF (--insecure-no-auth); listening on loopback only\n";
   }
 
-  hsns::store::DatabaseOptions db_options;
-  db_options.path = c.database;
-  db_options.read_connections = static_cast<std::size_t>(std::max(2, c.threads));
-  std::unique_ptr<hsns::store::Database> db;
-  try {
-    db = std::make_unique<hsns::store::Database>(db_options);
-  } catch (const std::exception& e) {
-    std::cerr << "<3>hsns-aggregator: cannot open database " << c.database << ": " << e.what() << "\n";
+  auto stores = hsns::store::open_stores({c.database, static_cast<std::size_t>(std::max(2, c.threads))});
+  if (!stores) {
+    std::cerr << "<3>hsns-aggregator: " << stores.error().detail << "\n";
     return 1;
   }
+  hsns::store::Stores& backend = **stores;
 
   hsns::Metrics metrics;
-  hsns::store::SqliteNetworkStore sqlite_store(*db);
-  hsns::store::InstrumentedNetworkStore store(sqlite_store, metrics);
+  hsns::store::InstrumentedNetworkStore store(backend.network(), metrics);
   hsns::AggregatorService service(
       metrics, std::move(auth),
-      [&db]() -> std::optional<std::string> {
-        auto ok = db->check();
-        if (!ok) return ok.error().message;
+      [&backend]() -> std::optional<std::string> {
+        auto ok = backend.check();
+        if (!ok) return ok.error().detail;
         return std::nullopt;
       },
       hsns::WorkerLimits{c.worker_threads, c.heavy_queue_limit});
-  hsns::store::SqliteAgentStore agent_store(*db);
   hsns::network::register_network_routes(service.router(), store);
-  hsns::network::register_agent_routes(service.router(), store, agent_store);
-  hsns::store::SqliteTopologyStore topology_store(*db);
-  auto topology_cache = std::make_shared<hsns::topology_api::TopologyCache>(topology_store);
+  hsns::network::register_agent_routes(service.router(), store, backend.agents());
+  auto topology_cache = std::make_shared<hsns::topology_api::TopologyCache>(backend.topology());
   hsns::topology_api::register_topology_routes(service.router(), topology_cache);
-  hsns::store::SqliteJobStore job_store(*db);
-  hsns::scheduling_api::register_scheduling_routes(service.router(), topology_cache, job_store, store);
+  hsns::scheduling_api::register_scheduling_routes(service.router(), topology_cache, backend.jobs(), store);
 
   net::io_context ioc(c.threads);
   std::unique_ptr<net::ssl::context> tls;
@@ -184,9 +171,8 @@ int run(const AggregatorConfig& c) {
     std::filesystem::rename(tmp, c.ready_file);
   }
   std::cerr << "<6>hsns-aggregator " << hsns::kVersion << " listening on " << (tls ? "https" : "http")
-            << "://" << bound.address().to_string() << ":" << bound.port() << " (database " << c.database
-            << ", schema v" << db->schema_version() << ", at most " << server.max_connections()
-            << " connections)\n";
+            << "://" << bound.address().to_string() << ":" << bound.port() << " (" << backend.describe()
+            << ", at most " << server.max_connections() << " connections)\n";
   sd_notify(0, "READY=1");
 
   std::vector<std::thread> threads;
@@ -195,8 +181,8 @@ int run(const AggregatorConfig& c) {
   for (auto& t : threads) t.join();
   service.stop_workers();  // heavy requests still running finish before the stores close
 
-  if (auto closed = db->close(); !closed) {
-    std::cerr << "<4>hsns-aggregator: database close: " << closed.error().message << "\n";
+  if (auto closed = backend.close(); !closed) {
+    std::cerr << "<4>hsns-aggregator: database close: " << closed.error().detail << "\n";
   }
   std::cerr << "<6>hsns-aggregator: stopped\n";
   return 0;

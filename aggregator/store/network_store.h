@@ -19,8 +19,10 @@
 //   check_host_address() refuses (invalid "cidr"/"gateway_ip"); a fixed IP and every allocated address
 //   pass check_host_address() for the subnet (fixed: invalid "ip_address"; allocation from a subnet
 //   stored before these rules, in a range they refuse: conflict "subnet_id").
-// - Implementations: SqliteNetworkStore (embedded default). A PostgreSQL one can follow the same
-//   contract.
+// - Implementations: SqliteNetworkStore (embedded default), made by store/factory.h. The address rules
+//   are not the implementation's: every backend delegates them to the IPAM service (services/ipam.h) and
+//   implements only its storage primitives (ipam::AddressBook), so a PostgreSQL one follows the same
+//   contract without re-implementing them.
 #pragma once
 
 #include <optional>

@@ -1,15 +1,28 @@
 // Glue between the Database layer (DbError values) and the store interfaces (StoreError values), shared
-// by the SQLite store implementations: each call converts its error, and two macros propagate them.
+// by the SQLite store implementations: the one transaction helper every store method runs in, the
+// statement calls with their errors converted, and two macros that propagate errors.
 //
-// Contract: SQLITE_CONSTRAINT becomes a conflict (the stores check constraints under the write lock
-// first, so this only happens when another process wrote the same file); every other failure becomes
-// StoreError::unavailable with SQLite's message. Header-only; no state.
+// Contract:
+// - read(db, fn) / write(db, fn) run fn(Connection&) in one transaction and return fn's result
+//   (a StoreResult<T>). read borrows a pooled read-only connection and opens BEGIN (one snapshot for
+//   everything fn reads); write takes the writer connection under the Database's writer mutex and opens
+//   BEGIN IMMEDIATE (the write lock is held from the start, so writers are serialised and a decision fn
+//   makes on what it read stays true until the commit). fn's result decides: a value commits, an error
+//   rolls back, so a failed operation stores nothing. Statements fn prepares die with fn's locals,
+//   before the commit.
+// - Failures of the database itself become StoreError::unavailable carrying SQLite's message: the
+//   write lock still held by another process after the busy timeout (SQLITE_BUSY), a full disk
+//   (SQLITE_FULL, at any statement or at COMMIT), I/O errors, a closed database. A failed COMMIT is
+//   rolled back (Transaction::commit). SQLITE_CONSTRAINT becomes a conflict: the stores check
+//   constraints under the write lock first, so this only happens when another process wrote the file.
+// - Header-only; no state. Thread-safe as Database is.
 #pragma once
 
 #include <sqlite3.h>
 
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "store/database.h"
@@ -36,46 +49,60 @@ inline StoreError from_db(const DbError& e) {
   return StoreError::unavailable("database error: " + e.message);
 }
 
+// Converts a DbResult into a StoreResult (from_db for the error).
+template <typename T>
+StoreResult<T> converted(DbResult<T>&& r) {
+  if (!r) return tl::unexpected(from_db(r.error()));
+  if constexpr (std::is_void_v<T>) {
+    return {};
+  } else {
+    return std::move(*r);
+  }
+}
+
 inline StoreResult<Statement> prepare(Connection& c, std::string_view text) {
-  auto s = c.prepare(text);
-  if (!s) return tl::unexpected(from_db(s.error()));
-  return std::move(*s);
+  return converted(c.prepare(text));
 }
 
 inline StoreResult<bool> step(Statement& s) {
-  auto r = s.step();
-  if (!r) return tl::unexpected(from_db(r.error()));
-  return *r;
+  return converted(s.step());
 }
 
 inline StoreResult<void> run(Statement& s) {
-  auto r = s.run();
-  if (!r) return tl::unexpected(from_db(r.error()));
-  return {};
+  return converted(s.run());
 }
 
-inline StoreResult<Transaction> begin(Connection& c, Transaction::Mode mode) {
-  auto t = Transaction::begin(c, mode);
-  if (!t) return tl::unexpected(from_db(t.error()));
-  return std::move(*t);
+namespace detail {
+
+template <typename F>
+using TransactionResult = std::invoke_result_t<F&, Connection&>;
+
+template <typename F>
+TransactionResult<F> run_in_transaction(Connection& c, Transaction::Mode mode, F& fn) {
+  auto txn = Transaction::begin(c, mode);
+  if (!txn) return tl::unexpected(from_db(txn.error()));
+  TransactionResult<F> result = fn(c);
+  if (!result) return result;  // ~Transaction rolls back
+  if (auto committed = txn->commit(); !committed) return tl::unexpected(from_db(committed.error()));
+  return result;
 }
 
-inline StoreResult<void> commit(Transaction& t) {
-  auto r = t.commit();
-  if (!r) return tl::unexpected(from_db(r.error()));
-  return {};
+}  // namespace detail
+
+// fn(Connection&) -> StoreResult<T> in one read transaction on a pooled read-only connection.
+template <typename F>
+detail::TransactionResult<F> read(Database& db, F&& fn) {
+  auto lease = db.reader();
+  if (!lease) return tl::unexpected(from_db(lease.error()));
+  return detail::run_in_transaction(lease->connection(), Transaction::Mode::read, fn);
 }
 
-inline StoreResult<Database::WriteLease> writer(Database& db) {
-  auto w = db.writer();
-  if (!w) return tl::unexpected(from_db(w.error()));
-  return std::move(*w);
-}
-
-inline StoreResult<Database::ReadLease> reader(Database& db) {
-  auto r = db.reader();
-  if (!r) return tl::unexpected(from_db(r.error()));
-  return std::move(*r);
+// fn(Connection&) -> StoreResult<T> in one BEGIN IMMEDIATE transaction on the writer connection.
+template <typename F>
+detail::TransactionResult<F> write(Database& db, F&& fn) {
+  auto lease = db.writer();
+  if (!lease) return tl::unexpected(from_db(lease.error()));
+  return detail::run_in_transaction(lease->connection(), Transaction::Mode::write, fn);
 }
 
 }  // namespace hsns::store::sql

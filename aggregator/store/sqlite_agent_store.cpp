@@ -27,41 +27,39 @@ StoreResult<std::vector<AgentStatus>> query(Connection& c, const std::string& wh
 StoreResult<AgentStatus> SqliteAgentStore::put_status(const std::string& host,
                                                       std::int64_t applied_generation,
                                                       const std::string& report_json) {
-  HSNS_STORE_ASSIGN(lease, sql::writer(db_));
-  Connection& c = lease->connection();
-  HSNS_STORE_ASSIGN(txn, sql::begin(c, Transaction::Mode::write));
-  HSNS_STORE_ASSIGN(exists, sql::prepare(c, "SELECT 1 FROM hosts WHERE name = ?1"));
-  exists->bind_text(1, host);
-  HSNS_STORE_ASSIGN(found, sql::step(*exists));
-  if (!*found) return tl::unexpected(StoreError::not_found("host " + host + " is not registered"));
-  AgentStatus status{host, applied_generation, report_json,
-                     format_rfc3339_utc(std::chrono::system_clock::now())};
-  HSNS_STORE_ASSIGN(st,
-                    sql::prepare(c,
-                                 "INSERT INTO agent_status (host, applied_generation, report, received_at) "
-                                 "VALUES (?1, ?2, ?3, ?4) ON CONFLICT(host) DO UPDATE SET "
-                                 "applied_generation = excluded.applied_generation, "
-                                 "report = excluded.report, received_at = excluded.received_at"));
-  st->bind_text(1, status.host)
-      .bind_int64(2, status.applied_generation)
-      .bind_text(3, status.report_json)
-      .bind_text(4, status.received_at);
-  HSNS_STORE_TRY(sql::run(*st));
-  HSNS_STORE_TRY(sql::commit(*txn));
-  return status;
+  return sql::write(db_, [&](Connection& c) -> StoreResult<AgentStatus> {
+    HSNS_STORE_ASSIGN(exists, sql::prepare(c, "SELECT 1 FROM hosts WHERE name = ?1"));
+    exists->bind_text(1, host);
+    HSNS_STORE_ASSIGN(found, sql::step(*exists));
+    if (!*found) return tl::unexpected(StoreError::not_found("host " + host + " is not registered"));
+    AgentStatus status{host, applied_generation, report_json,
+                       format_rfc3339_utc(std::chrono::system_clock::now())};
+    HSNS_STORE_ASSIGN(st,
+                      sql::prepare(c,
+                                   "INSERT INTO agent_status (host, applied_generation, report, received_at) "
+                                   "VALUES (?1, ?2, ?3, ?4) ON CONFLICT(host) DO UPDATE SET "
+                                   "applied_generation = excluded.applied_generation, "
+                                   "report = excluded.report, received_at = excluded.received_at"));
+    st->bind_text(1, status.host)
+        .bind_int64(2, status.applied_generation)
+        .bind_text(3, status.report_json)
+        .bind_text(4, status.received_at);
+    HSNS_STORE_TRY(sql::run(*st));
+    return status;
+  });
 }
 
 StoreResult<AgentStatus> SqliteAgentStore::get_status(const std::string& host) {
-  HSNS_STORE_ASSIGN(lease, sql::reader(db_));
-  HSNS_STORE_ASSIGN(rows, query(lease->connection(), "WHERE host = ?1", {host}));
-  if (rows->empty())
-    return tl::unexpected(StoreError::not_found("host " + host + " has not reported a status"));
-  return std::move(rows->front());
+  return sql::read(db_, [&](Connection& c) -> StoreResult<AgentStatus> {
+    HSNS_STORE_ASSIGN(rows, query(c, "WHERE host = ?1", {host}));
+    if (rows->empty())
+      return tl::unexpected(StoreError::not_found("host " + host + " has not reported a status"));
+    return std::move(rows->front());
+  });
 }
 
 StoreResult<std::vector<AgentStatus>> SqliteAgentStore::list_status() {
-  HSNS_STORE_ASSIGN(lease, sql::reader(db_));
-  return query(lease->connection(), "", {});
+  return sql::read(db_, [](Connection& c) { return query(c, "", {}); });
 }
 
 }  // namespace hsns::store

@@ -11,9 +11,10 @@
 #include <optional>
 #include <utility>
 
-#include "hsns/checked_math.h"
 #include "api/network/requests.h"
+#include "services/ipam.h"
 #include "store/sql_helpers.h"
+#include "store/sqlite_address_book.h"
 
 namespace hsns::store {
 
@@ -25,14 +26,10 @@ using network::Subnet;
 
 namespace {
 
-using sql::begin;
-using sql::commit;
-using sql::from_db;
+using ipam::describe;
 using sql::prepare;
-using sql::reader;
 using sql::run;
 using sql::step;
-using sql::writer;
 
 StoreError corrupt(const std::string& what) {
   return StoreError::unavailable("database holds a malformed " + what);
@@ -41,10 +38,6 @@ StoreError corrupt(const std::string& what) {
 std::string new_uuid() {
   thread_local boost::uuids::random_generator generator;
   return boost::uuids::to_string(generator());
-}
-
-std::string describe(const Subnet& s) {
-  return "subnet " + s.name + " (" + s.cidr.to_string() + ")";
 }
 
 bool same_npu(const NpuInterface& a, const NpuInterface& b) {
@@ -274,26 +267,6 @@ StoreResult<void> bump_generation(Connection& c, const std::string& host) {
   return run(*st);
 }
 
-// Pools for a subnet: the defaults when none are given, otherwise the given ones once valid.
-StoreResult<std::vector<IpRange>> checked_pools(const IpPrefix& cidr, const std::optional<IpAddress>& gateway,
-                                                const std::vector<IpRange>& requested) {
-  std::vector<IpRange> pools;
-  if (requested.empty()) {
-    pools = network::default_pools(cidr, gateway);
-  } else {
-    const auto errors = network::validate_pools(cidr, gateway, requested);
-    if (!errors.empty())
-      return tl::unexpected(StoreError::invalid(errors.front().name, errors.front().reason));
-    pools = requested;
-  }
-  if (pools.empty()) {
-    return tl::unexpected(StoreError::invalid(
-        "allocation_pools",
-        "cidr " + cidr.to_string() + " has no address left for ports besides the gateway"));
-  }
-  return pools;
-}
-
 StoreResult<void> check_name_free(Connection& c, const std::string& tenant, const std::string& name,
                                   const std::string& except_id) {
   HSNS_STORE_ASSIGN(st, prepare(c, "SELECT id FROM subnets WHERE tenant = ?1 AND name = ?2 AND id <> ?3"));
@@ -303,69 +276,6 @@ StoreResult<void> check_name_free(Connection& c, const std::string& tenant, cons
     return tl::unexpected(StoreError::conflict("name", "a subnet named '" + name +
                                                            "' already exists in tenant '" + tenant +
                                                            "' (id " + st->column_text(0) + ")"));
-  }
-  return {};
-}
-
-// The lowest free address of the first pool that has one. Walks the allocated addresses of each pool in
-// ascending order (index range scan on (subnet_id, ip_key)) and stops at the first gap, so the cost is
-// the number of allocated addresses, never the pool size.
-StoreResult<IpAddress> allocate(Connection& c, const Subnet& s) {
-  HSNS_STORE_ASSIGN(st,
-                    prepare(c,
-                            "SELECT ip_key FROM ports WHERE subnet_id = ?1 AND ip_key >= ?2 AND ip_key <= ?3 "
-                            "ORDER BY ip_key"));
-  std::uint64_t in_use = 0;
-  std::uint64_t total = 0;
-  for (const auto& pool : s.allocation_pools) {
-    total = saturating_add(total, pool.size());
-    st->reset();
-    st->bind_text(1, s.id).bind_text(2, pool.first.sort_key()).bind_text(3, pool.last.sort_key());
-    std::optional<IpAddress> candidate = pool.first;
-    for (;;) {
-      HSNS_STORE_ASSIGN(row, step(*st));
-      if (!*row) break;
-      if (st->column_text(0) != candidate->sort_key()) break;  // a gap: candidate is free
-      ++in_use;
-      candidate = candidate->next();
-      if (!candidate || *candidate > pool.last) {
-        candidate.reset();
-        break;
-      }
-    }
-    if (candidate) {
-      // Stored pools hold only usable addresses (validate_pools), except in a subnet stored before the
-      // address rules in a range they now refuse: no port gets such an address.
-      if (auto why = check_host_address(s.cidr, *candidate)) {
-        return tl::unexpected(StoreError::conflict("subnet_id", describe(s) + " cannot hold ports: " + *why));
-      }
-      return *candidate;
-    }
-  }
-  return tl::unexpected(StoreError::conflict(
-      "subnet_id", "allocation pools of " + describe(s) + " are exhausted: " + std::to_string(in_use) +
-                       " of " + std::to_string(total) + " addresses in use"));
-}
-
-StoreResult<void> check_fixed_ip(Connection& c, const Subnet& s, const IpAddress& ip) {
-  const std::string text = ip.to_string();
-  // The same rule as the pools and the allocator: a usable host address of the subnet.
-  if (auto why = check_host_address(s.cidr, ip)) {
-    return tl::unexpected(
-        StoreError::invalid("ip_address", "ip_address " + *why + " (subnet " + s.name + ")"));
-  }
-  if (s.gateway && *s.gateway == ip) {
-    return tl::unexpected(
-        StoreError::invalid("ip_address", "ip_address " + text + " is the gateway of " + describe(s)));
-  }
-  HSNS_STORE_ASSIGN(st, prepare(c, "SELECT id, name FROM ports WHERE subnet_id = ?1 AND ip_key = ?2"));
-  st->bind_text(1, s.id).bind_text(2, ip.sort_key());
-  HSNS_STORE_ASSIGN(row, step(*st));
-  if (*row) {
-    const std::string name = st->column_text(1);
-    return tl::unexpected(StoreError::conflict(
-        "ip_address", "ip_address " + text + " is already in use by port " + st->column_text(0) +
-                          (name.empty() ? std::string() : " (" + name + ")") + " in " + describe(s)));
   }
   return {};
 }
@@ -389,253 +299,46 @@ std::string SqliteNetworkStore::now() const {
   return format_rfc3339_utc(clock_());
 }
 
-// ---- hosts ------------------------------------------------------------------------------------------
+namespace {
 
-StoreResult<PutHostResult> SqliteNetworkStore::put_host(const network::HostRegistration& reg) {
-  std::vector<NpuInterface> npus = reg.npus;
-  std::sort(npus.begin(), npus.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
-  for (std::size_t i = 1; i < npus.size(); ++i) {
-    if (npus[i].index == npus[i - 1].index) {
-      return tl::unexpected(StoreError::invalid(
-          "npus", "NPU index " + std::to_string(npus[i].index) + " is listed more than once"));
-    }
-  }
-
-  HSNS_STORE_ASSIGN(lease, writer(db_));
-  Connection& c = lease->connection();
-  HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::write));
-  // Whether the host exists is read in the write transaction that acts on it: concurrent registrations
-  // of one new host are serialised here, and only the first inserts (and reports a creation).
-  HSNS_STORE_ASSIGN(existing, load_host(c, reg.name));
-  const std::string timestamp = now();
-  Host host;
-  const bool created = !*existing;
-  if (created) {
-    HSNS_STORE_ASSIGN(st, prepare(c,
-                                  "INSERT INTO hosts (name, generation, created_at, updated_at) "
-                                  "VALUES (?1, 1, ?2, ?2)"));
-    st->bind_text(1, reg.name).bind_text(2, timestamp);
-    HSNS_STORE_TRY(run(*st));
-    HSNS_STORE_TRY(insert_npus(c, reg.name, npus));
-    host = Host{reg.name, std::move(npus), 1, timestamp, timestamp};
-  } else {
-    host = std::move(**existing);
-    if (same_npus(host.npus, npus)) return PutHostResult{host, false};  // unchanged: nothing to write
-    HSNS_STORE_ASSIGN(del, prepare(c, "DELETE FROM host_npus WHERE host = ?1"));
-    del->bind_text(1, reg.name);
-    HSNS_STORE_TRY(run(*del));
-    HSNS_STORE_TRY(insert_npus(c, reg.name, npus));
-    HSNS_STORE_ASSIGN(upd, prepare(c,
-                                   "UPDATE hosts SET generation = generation + 1, updated_at = ?2 "
-                                   "WHERE name = ?1 RETURNING generation"));
-    upd->bind_text(1, reg.name).bind_text(2, timestamp);
-    HSNS_STORE_ASSIGN(row, step(*upd));
-    if (!*row) return tl::unexpected(StoreError::unavailable("host " + reg.name + " vanished during update"));
-    host.generation = upd->column_int64(0);
-    HSNS_STORE_TRY(run(*upd));  // finish the statement before COMMIT
-    host.npus = std::move(npus);
-    host.updated_at = timestamp;
-  }
-  HSNS_STORE_TRY(commit(*txn));
-  return PutHostResult{std::move(host), created};
-}
-
-StoreResult<Host> SqliteNetworkStore::get_host(const std::string& name) {
-  HSNS_STORE_ASSIGN(lease, reader(db_));
-  Connection& c = lease->connection();
-  HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::read));
-  HSNS_STORE_ASSIGN(host, load_host(c, name));
-  if (!*host) return tl::unexpected(StoreError::not_found("host " + name + " not found"));
-  HSNS_STORE_TRY(commit(*txn));
-  return std::move(**host);
-}
-
-StoreResult<std::vector<Host>> SqliteNetworkStore::list_hosts() {
-  HSNS_STORE_ASSIGN(lease, reader(db_));
-  Connection& c = lease->connection();
-  HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::read));
-  HSNS_STORE_ASSIGN(st, prepare(c, std::string("SELECT ") + kHostColumns + " FROM hosts h ORDER BY h.name"));
-  std::vector<Host> hosts;
-  std::map<std::string, std::size_t> index;
-  for (;;) {
-    HSNS_STORE_ASSIGN(row, step(*st));
-    if (!*row) break;
-    hosts.push_back(read_host_row(*st));
-    index[hosts.back().name] = hosts.size() - 1;
-  }
-  HSNS_STORE_ASSIGN(npus, prepare(c, std::string("SELECT ") + kNpuColumns +
-                                         " FROM host_npus n ORDER BY n.host, n.npu_index"));
-  for (;;) {
-    HSNS_STORE_ASSIGN(row, step(*npus));
-    if (!*row) break;
-    const auto it = index.find(npus->column_text(0));
-    if (it != index.end()) hosts[it->second].npus.push_back(read_npu_row(*npus));
-  }
-  HSNS_STORE_TRY(commit(*txn));
-  return hosts;
-}
-
-// ---- subnets ----------------------------------------------------------------------------------------
-
-StoreResult<Subnet> SqliteNetworkStore::create_subnet(const network::SubnetSpec& spec) {
-  // The request layer checks these too; the store keeps its contract for every caller.
-  if (auto why = check_subnet_prefix(spec.cidr)) return tl::unexpected(StoreError::invalid("cidr", *why));
-  if (spec.gateway) {
-    if (auto why = check_host_address(spec.cidr, *spec.gateway)) {
-      return tl::unexpected(StoreError::invalid("gateway_ip", "gateway_ip " + *why));
-    }
-  }
-  HSNS_STORE_ASSIGN(pools, checked_pools(spec.cidr, spec.gateway, spec.allocation_pools));
-
-  Subnet s;
-  s.name = spec.name;
-  s.tenant = spec.tenant.empty() ? std::string(network::kDefaultTenant) : spec.tenant;
-  s.cidr = spec.cidr;
-  s.gateway = spec.gateway;
-  s.allocation_pools = std::move(*pools);
-  s.mtu = spec.mtu;
-
-  HSNS_STORE_ASSIGN(lease, writer(db_));
-  Connection& c = lease->connection();
-  HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::write));
-  HSNS_STORE_TRY(check_name_free(c, s.tenant, s.name, ""));
-  {
-    HSNS_STORE_ASSIGN(st,
-                      prepare(c,
-                              "SELECT id, name, cidr FROM subnets WHERE tenant = ?1 AND network_key <= ?2 "
-                              "AND last_key >= ?3 ORDER BY network_key LIMIT 1"));
-    st->bind_text(1, s.tenant).bind_text(2, s.cidr.last().sort_key()).bind_text(3, s.cidr.first().sort_key());
-    HSNS_STORE_ASSIGN(row, step(*st));
-    if (*row) {
-      return tl::unexpected(StoreError::conflict(
-          "cidr", "cidr " + s.cidr.to_string() + " overlaps subnet " + st->column_text(1) + " (" +
-                      st->column_text(2) + ", id " + st->column_text(0) + ") in tenant '" + s.tenant + "'"));
-    }
-  }
-  s.id = new_uuid();
-  s.created_at = s.updated_at = now();
-  {
-    HSNS_STORE_ASSIGN(st, prepare(c,
-                                  "INSERT INTO subnets (id, name, tenant, cidr, ip_version, prefix_length, "
-                                  "network_key, last_key, gateway_ip, mtu, created_at, updated_at) "
-                                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)"));
-    st->bind_text(1, s.id)
-        .bind_text(2, s.name)
-        .bind_text(3, s.tenant)
-        .bind_text(4, s.cidr.to_string())
-        .bind_int64(5, s.cidr.family() == IpFamily::v4 ? 4 : 6)
-        .bind_int64(6, s.cidr.length())
-        .bind_text(7, s.cidr.first().sort_key())
-        .bind_text(8, s.cidr.last().sort_key())
-        .bind_optional_text(9, s.gateway ? std::optional<std::string>(s.gateway->to_string()) : std::nullopt)
-        .bind_int64(10, s.mtu)
-        .bind_text(11, s.created_at);
-    HSNS_STORE_TRY(run(*st));
-  }
-  HSNS_STORE_TRY(insert_pools(c, s.id, s.allocation_pools));
-  HSNS_STORE_TRY(commit(*txn));
-  return s;
-}
-
-StoreResult<Subnet> SqliteNetworkStore::get_subnet(const std::string& id) {
-  HSNS_STORE_ASSIGN(lease, reader(db_));
-  Connection& c = lease->connection();
-  HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::read));
-  HSNS_STORE_ASSIGN(subnet, load_subnet(c, id));
-  if (!*subnet) return tl::unexpected(StoreError::not_found("subnet " + id + " not found"));
-  HSNS_STORE_TRY(commit(*txn));
-  return std::move(**subnet);
-}
-
-StoreResult<std::vector<Subnet>> SqliteNetworkStore::list_subnets(const network::SubnetFilter& filter) {
-  EqualityFilter where;
-  where.add("s.tenant", filter.tenant);
-  where.add("s.name", filter.name);
-
-  HSNS_STORE_ASSIGN(lease, reader(db_));
-  Connection& c = lease->connection();
-  HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::read));
-  HSNS_STORE_ASSIGN(subnets, query_subnets(c, where.sql + " ORDER BY s.tenant, s.name", where.params));
-  HSNS_STORE_TRY(commit(*txn));
-  return std::move(*subnets);
-}
-
-StoreResult<Subnet> SqliteNetworkStore::update_subnet(const std::string& id, const network::SubnetUpdate& u) {
-  HSNS_STORE_ASSIGN(lease, writer(db_));
-  Connection& c = lease->connection();
-  HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::write));
-  HSNS_STORE_ASSIGN(loaded, load_subnet(c, id));
-  if (!*loaded) return tl::unexpected(StoreError::not_found("subnet " + id + " not found"));
-  const Subnet& s = **loaded;
-
-  bool renamed = false;
-  bool changed = false;
-  if (u.name && *u.name != s.name) {
-    HSNS_STORE_TRY(check_name_free(c, s.tenant, *u.name, s.id));
-    HSNS_STORE_ASSIGN(st, prepare(c, "UPDATE subnets SET name = ?2 WHERE id = ?1"));
-    st->bind_text(1, s.id).bind_text(2, *u.name);
-    HSNS_STORE_TRY(run(*st));
-    renamed = changed = true;
-  }
-  if (u.allocation_pools) {
-    HSNS_STORE_ASSIGN(pools, checked_pools(s.cidr, s.gateway, *u.allocation_pools));
-    if (*pools != s.allocation_pools) {
-      HSNS_STORE_ASSIGN(del, prepare(c, "DELETE FROM allocation_pools WHERE subnet_id = ?1"));
-      del->bind_text(1, s.id);
-      HSNS_STORE_TRY(run(*del));
-      HSNS_STORE_TRY(insert_pools(c, s.id, *pools));
-      changed = true;
-    }
-  }
-  if (!changed) return s;
-  {
-    HSNS_STORE_ASSIGN(st, prepare(c, "UPDATE subnets SET updated_at = ?2 WHERE id = ?1"));
-    st->bind_text(1, s.id).bind_text(2, now());
-    HSNS_STORE_TRY(run(*st));
-  }
-  if (renamed) {
-    // The subnet name is part of every affected host's desired state.
-    HSNS_STORE_ASSIGN(st, prepare(c,
-                                  "UPDATE hosts SET generation = generation + 1 "
-                                  "WHERE name IN (SELECT host FROM ports WHERE subnet_id = ?1)"));
-    st->bind_text(1, s.id);
-    HSNS_STORE_TRY(run(*st));
-  }
-  HSNS_STORE_ASSIGN(updated, load_subnet(c, id));
-  if (!*updated) return tl::unexpected(StoreError::unavailable("subnet " + id + " vanished during update"));
-  HSNS_STORE_TRY(commit(*txn));
-  return std::move(**updated);
-}
-
-StoreResult<void> SqliteNetworkStore::delete_subnet(const std::string& id) {
-  HSNS_STORE_ASSIGN(lease, writer(db_));
-  Connection& c = lease->connection();
-  HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::write));
-  HSNS_STORE_ASSIGN(loaded, load_subnet(c, id));
-  if (!*loaded) return tl::unexpected(StoreError::not_found("subnet " + id + " not found"));
-  const Subnet& s = **loaded;
-  if (s.port_count > 0) {
+// Whether a subnet of the tenant overlaps s.cidr (conflict "cidr" naming it).
+StoreResult<void> check_no_overlap(Connection& c, const Subnet& s) {
+  HSNS_STORE_ASSIGN(st, prepare(c,
+                                "SELECT id, name, cidr FROM subnets WHERE tenant = ?1 AND network_key <= ?2 "
+                                "AND last_key >= ?3 ORDER BY network_key LIMIT 1"));
+  st->bind_text(1, s.tenant).bind_text(2, s.cidr.last().sort_key()).bind_text(3, s.cidr.first().sort_key());
+  HSNS_STORE_ASSIGN(row, step(*st));
+  if (*row) {
     return tl::unexpected(StoreError::conflict(
-        "subnet_id", describe(s) + " still has " + std::to_string(s.port_count) +
-                         (s.port_count == 1 ? " port" : " ports") + "; delete them first"));
+        "cidr", "cidr " + s.cidr.to_string() + " overlaps subnet " + st->column_text(1) + " (" +
+                    st->column_text(2) + ", id " + st->column_text(0) + ") in tenant '" + s.tenant + "'"));
   }
-  HSNS_STORE_ASSIGN(st, prepare(c, "DELETE FROM subnets WHERE id = ?1"));
-  st->bind_text(1, id);
-  HSNS_STORE_TRY(run(*st));
-  HSNS_STORE_TRY(commit(*txn));
   return {};
 }
 
-// ---- ports ------------------------------------------------------------------------------------------
+StoreResult<void> insert_subnet(Connection& c, const Subnet& s) {
+  HSNS_STORE_ASSIGN(st, prepare(c,
+                                "INSERT INTO subnets (id, name, tenant, cidr, ip_version, prefix_length, "
+                                "network_key, last_key, gateway_ip, mtu, created_at, updated_at) "
+                                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)"));
+  st->bind_text(1, s.id)
+      .bind_text(2, s.name)
+      .bind_text(3, s.tenant)
+      .bind_text(4, s.cidr.to_string())
+      .bind_int64(5, s.cidr.family() == IpFamily::v4 ? 4 : 6)
+      .bind_int64(6, s.cidr.length())
+      .bind_text(7, s.cidr.first().sort_key())
+      .bind_text(8, s.cidr.last().sort_key())
+      .bind_optional_text(9, s.gateway ? std::optional<std::string>(s.gateway->to_string()) : std::nullopt)
+      .bind_int64(10, s.mtu)
+      .bind_text(11, s.created_at);
+  HSNS_STORE_TRY(run(*st));
+  return insert_pools(c, s.id, s.allocation_pools);
+}
 
-StoreResult<Port> SqliteNetworkStore::create_port(const network::PortSpec& spec) {
-  HSNS_STORE_ASSIGN(lease, writer(db_));
-  Connection& c = lease->connection();
-  HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::write));
-
-  HSNS_STORE_ASSIGN(loaded, load_subnet(c, spec.subnet_id));
-  if (!*loaded) return tl::unexpected(StoreError::not_found("subnet " + spec.subnet_id + " not found"));
-  const Subnet& s = **loaded;
+// create_port's checks before the address: host registered, host has the NPU, no port yet for
+// (host, npu, subnet).
+StoreResult<void> check_port_target(Connection& c, const network::PortSpec& spec, const Subnet& s) {
   {
     HSNS_STORE_ASSIGN(st, prepare(c, "SELECT 1 FROM hosts WHERE name = ?1"));
     st->bind_text(1, spec.host);
@@ -651,62 +354,223 @@ StoreResult<Port> SqliteNetworkStore::create_port(const network::PortSpec& spec)
           StoreError::invalid("npu", "host " + spec.host + " has no NPU " + std::to_string(spec.npu)));
     }
   }
-  {
-    HSNS_STORE_ASSIGN(st, prepare(c, "SELECT id FROM ports WHERE host = ?1 AND npu = ?2 AND subnet_id = ?3"));
-    st->bind_text(1, spec.host).bind_int64(2, spec.npu).bind_text(3, s.id);
-    HSNS_STORE_ASSIGN(row, step(*st));
-    if (*row) {
-      return tl::unexpected(StoreError::conflict("npu", "NPU " + std::to_string(spec.npu) + " of host " +
-                                                            spec.host + " already has port " +
-                                                            st->column_text(0) + " in " + describe(s)));
+  HSNS_STORE_ASSIGN(st, prepare(c, "SELECT id FROM ports WHERE host = ?1 AND npu = ?2 AND subnet_id = ?3"));
+  st->bind_text(1, spec.host).bind_int64(2, spec.npu).bind_text(3, s.id);
+  HSNS_STORE_ASSIGN(row, step(*st));
+  if (*row) {
+    return tl::unexpected(StoreError::conflict("npu", "NPU " + std::to_string(spec.npu) + " of host " +
+                                                          spec.host + " already has port " +
+                                                          st->column_text(0) + " in " + describe(s)));
+  }
+  return {};
+}
+
+StoreResult<Subnet> existing_subnet(Connection& c, const std::string& id) {
+  HSNS_STORE_ASSIGN(subnet, load_subnet(c, id));
+  if (!*subnet) return tl::unexpected(StoreError::not_found("subnet " + id + " not found"));
+  return std::move(**subnet);
+}
+
+}  // namespace
+
+// ---- hosts ------------------------------------------------------------------------------------------
+
+StoreResult<PutHostResult> SqliteNetworkStore::put_host(const network::HostRegistration& reg) {
+  std::vector<NpuInterface> npus = reg.npus;
+  std::sort(npus.begin(), npus.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
+  for (std::size_t i = 1; i < npus.size(); ++i) {
+    if (npus[i].index == npus[i - 1].index) {
+      return tl::unexpected(StoreError::invalid(
+          "npus", "NPU index " + std::to_string(npus[i].index) + " is listed more than once"));
     }
   }
+  return sql::write(db_, [&](Connection& c) -> StoreResult<PutHostResult> {
+    // Whether the host exists is read in the write transaction that acts on it: concurrent
+    // registrations of one new host are serialised here, and only the first inserts (and reports a
+    // creation).
+    HSNS_STORE_ASSIGN(existing, load_host(c, reg.name));
+    const std::string timestamp = now();
+    if (!*existing) {
+      HSNS_STORE_ASSIGN(st, prepare(c,
+                                    "INSERT INTO hosts (name, generation, created_at, updated_at) "
+                                    "VALUES (?1, 1, ?2, ?2)"));
+      st->bind_text(1, reg.name).bind_text(2, timestamp);
+      HSNS_STORE_TRY(run(*st));
+      HSNS_STORE_TRY(insert_npus(c, reg.name, npus));
+      return PutHostResult{Host{reg.name, std::move(npus), 1, timestamp, timestamp}, true};
+    }
+    Host host = std::move(**existing);
+    if (same_npus(host.npus, npus)) return PutHostResult{std::move(host), false};  // nothing to write
+    HSNS_STORE_ASSIGN(del, prepare(c, "DELETE FROM host_npus WHERE host = ?1"));
+    del->bind_text(1, reg.name);
+    HSNS_STORE_TRY(run(*del));
+    HSNS_STORE_TRY(insert_npus(c, reg.name, npus));
+    HSNS_STORE_ASSIGN(upd, prepare(c,
+                                   "UPDATE hosts SET generation = generation + 1, updated_at = ?2 "
+                                   "WHERE name = ?1 RETURNING generation"));
+    upd->bind_text(1, reg.name).bind_text(2, timestamp);
+    HSNS_STORE_ASSIGN(row, step(*upd));
+    if (!*row) return tl::unexpected(StoreError::unavailable("host " + reg.name + " vanished during update"));
+    host.generation = upd->column_int64(0);
+    HSNS_STORE_TRY(run(*upd));  // finish the statement before COMMIT
+    host.npus = std::move(npus);
+    host.updated_at = timestamp;
+    return PutHostResult{std::move(host), false};
+  });
+}
 
-  Port p;
-  if (spec.ip_address) {
-    HSNS_STORE_TRY(check_fixed_ip(c, s, *spec.ip_address));
-    p.ip_address = *spec.ip_address;
-    p.fixed_ip = true;
-  } else {
-    HSNS_STORE_ASSIGN(ip, allocate(c, s));
-    p.ip_address = *ip;
-  }
-  p.id = new_uuid();
-  p.name = spec.name;
-  p.subnet_id = s.id;
-  p.tenant = s.tenant;
-  p.host = spec.host;
-  p.npu = spec.npu;
-  p.created_at = now();
-  {
-    HSNS_STORE_ASSIGN(st, prepare(c,
-                                  "INSERT INTO ports (id, name, subnet_id, tenant, host, npu, ip, ip_key, "
-                                  "fixed_ip, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"));
-    st->bind_text(1, p.id)
-        .bind_text(2, p.name)
-        .bind_text(3, p.subnet_id)
-        .bind_text(4, p.tenant)
-        .bind_text(5, p.host)
-        .bind_int64(6, p.npu)
-        .bind_text(7, p.ip_address.to_string())
-        .bind_text(8, p.ip_address.sort_key())
-        .bind_int64(9, p.fixed_ip ? 1 : 0)
-        .bind_text(10, p.created_at);
-    HSNS_STORE_TRY(run(*st));
-  }
-  HSNS_STORE_TRY(bump_generation(c, p.host));
-  HSNS_STORE_TRY(commit(*txn));
-  return p;
+StoreResult<Host> SqliteNetworkStore::get_host(const std::string& name) {
+  return sql::read(db_, [&](Connection& c) -> StoreResult<Host> {
+    HSNS_STORE_ASSIGN(host, load_host(c, name));
+    if (!*host) return tl::unexpected(StoreError::not_found("host " + name + " not found"));
+    return std::move(**host);
+  });
+}
+
+StoreResult<std::vector<Host>> SqliteNetworkStore::list_hosts() {
+  return sql::read(db_, [](Connection& c) -> StoreResult<std::vector<Host>> {
+    HSNS_STORE_ASSIGN(st,
+                      prepare(c, std::string("SELECT ") + kHostColumns + " FROM hosts h ORDER BY h.name"));
+    std::vector<Host> hosts;
+    std::map<std::string, std::size_t> index;
+    for (;;) {
+      HSNS_STORE_ASSIGN(row, step(*st));
+      if (!*row) break;
+      hosts.push_back(read_host_row(*st));
+      index[hosts.back().name] = hosts.size() - 1;
+    }
+    HSNS_STORE_ASSIGN(npus, prepare(c, std::string("SELECT ") + kNpuColumns +
+                                           " FROM host_npus n ORDER BY n.host, n.npu_index"));
+    for (;;) {
+      HSNS_STORE_ASSIGN(row, step(*npus));
+      if (!*row) break;
+      const auto it = index.find(npus->column_text(0));
+      if (it != index.end()) hosts[it->second].npus.push_back(read_npu_row(*npus));
+    }
+    return hosts;
+  });
+}
+
+// ---- subnets ----------------------------------------------------------------------------------------
+
+StoreResult<Subnet> SqliteNetworkStore::create_subnet(const network::SubnetSpec& spec) {
+  HSNS_STORE_ASSIGN(pools, ipam::subnet_pools(spec));
+  Subnet s;
+  s.name = spec.name;
+  s.tenant = spec.tenant.empty() ? std::string(network::kDefaultTenant) : spec.tenant;
+  s.cidr = spec.cidr;
+  s.gateway = spec.gateway;
+  s.allocation_pools = std::move(*pools);
+  s.mtu = spec.mtu;
+  return sql::write(db_, [&](Connection& c) -> StoreResult<Subnet> {
+    HSNS_STORE_TRY(check_name_free(c, s.tenant, s.name, ""));
+    HSNS_STORE_TRY(check_no_overlap(c, s));
+    s.id = new_uuid();
+    s.created_at = s.updated_at = now();
+    HSNS_STORE_TRY(insert_subnet(c, s));
+    return s;
+  });
+}
+
+StoreResult<Subnet> SqliteNetworkStore::get_subnet(const std::string& id) {
+  return sql::read(db_, [&](Connection& c) { return existing_subnet(c, id); });
+}
+
+StoreResult<std::vector<Subnet>> SqliteNetworkStore::list_subnets(const network::SubnetFilter& filter) {
+  EqualityFilter where;
+  where.add("s.tenant", filter.tenant);
+  where.add("s.name", filter.name);
+  return sql::read(db_, [&](Connection& c) {
+    return query_subnets(c, where.sql + " ORDER BY s.tenant, s.name", where.params);
+  });
+}
+
+StoreResult<Subnet> SqliteNetworkStore::update_subnet(const std::string& id, const network::SubnetUpdate& u) {
+  return sql::write(db_, [&](Connection& c) -> StoreResult<Subnet> {
+    HSNS_STORE_ASSIGN(loaded, existing_subnet(c, id));
+    const Subnet& s = *loaded;
+    bool renamed = false;
+    bool changed = false;
+    if (u.name && *u.name != s.name) {
+      HSNS_STORE_TRY(check_name_free(c, s.tenant, *u.name, s.id));
+      HSNS_STORE_ASSIGN(st, prepare(c, "UPDATE subnets SET name = ?2 WHERE id = ?1"));
+      st->bind_text(1, s.id).bind_text(2, *u.name);
+      HSNS_STORE_TRY(run(*st));
+      renamed = changed = true;
+    }
+    if (u.allocation_pools) {
+      HSNS_STORE_ASSIGN(pools, ipam::updated_pools(s, *u.allocation_pools));
+      if (*pools != s.allocation_pools) {
+        HSNS_STORE_ASSIGN(del, prepare(c, "DELETE FROM allocation_pools WHERE subnet_id = ?1"));
+        del->bind_text(1, s.id);
+        HSNS_STORE_TRY(run(*del));
+        HSNS_STORE_TRY(insert_pools(c, s.id, *pools));
+        changed = true;
+      }
+    }
+    if (!changed) return s;
+    {
+      HSNS_STORE_ASSIGN(st, prepare(c, "UPDATE subnets SET updated_at = ?2 WHERE id = ?1"));
+      st->bind_text(1, s.id).bind_text(2, now());
+      HSNS_STORE_TRY(run(*st));
+    }
+    if (renamed) {
+      // The subnet name is part of every affected host's desired state.
+      HSNS_STORE_ASSIGN(st, prepare(c,
+                                    "UPDATE hosts SET generation = generation + 1 "
+                                    "WHERE name IN (SELECT host FROM ports WHERE subnet_id = ?1)"));
+      st->bind_text(1, s.id);
+      HSNS_STORE_TRY(run(*st));
+    }
+    HSNS_STORE_ASSIGN(updated, load_subnet(c, id));
+    if (!*updated) return tl::unexpected(StoreError::unavailable("subnet " + id + " vanished during update"));
+    return std::move(**updated);
+  });
+}
+
+StoreResult<void> SqliteNetworkStore::delete_subnet(const std::string& id) {
+  return sql::write(db_, [&](Connection& c) -> StoreResult<void> {
+    HSNS_STORE_ASSIGN(s, existing_subnet(c, id));
+    if (s->port_count > 0) {
+      return tl::unexpected(StoreError::conflict(
+          "subnet_id", describe(*s) + " still has " + std::to_string(s->port_count) +
+                           (s->port_count == 1 ? " port" : " ports") + "; delete them first"));
+    }
+    HSNS_STORE_ASSIGN(st, prepare(c, "DELETE FROM subnets WHERE id = ?1"));
+    st->bind_text(1, id);
+    return run(*st);
+  });
+}
+
+// ---- ports ------------------------------------------------------------------------------------------
+
+StoreResult<Port> SqliteNetworkStore::create_port(const network::PortSpec& spec) {
+  return sql::write(db_, [&](Connection& c) -> StoreResult<Port> {
+    HSNS_STORE_ASSIGN(s, existing_subnet(c, spec.subnet_id));
+    HSNS_STORE_TRY(check_port_target(c, spec, *s));
+    Port p;
+    p.id = new_uuid();
+    p.name = spec.name;
+    p.subnet_id = s->id;
+    p.tenant = s->tenant;
+    p.host = spec.host;
+    p.npu = spec.npu;
+    p.fixed_ip = spec.ip_address.has_value();
+    p.created_at = now();
+    // IPAM picks the address and stores the port through the book (the insert is the claim).
+    SqlitePortAddressBook book(c, p);
+    HSNS_STORE_TRY(ipam::assign_address(*s, spec.ip_address, book));
+    HSNS_STORE_TRY(bump_generation(c, p.host));
+    return p;
+  });
 }
 
 StoreResult<Port> SqliteNetworkStore::get_port(const std::string& id) {
-  HSNS_STORE_ASSIGN(lease, reader(db_));
-  Connection& c = lease->connection();
-  HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::read));
-  HSNS_STORE_ASSIGN(port, load_port(c, id));
-  if (!*port) return tl::unexpected(StoreError::not_found("port " + id + " not found"));
-  HSNS_STORE_TRY(commit(*txn));
-  return std::move(**port);
+  return sql::read(db_, [&](Connection& c) -> StoreResult<Port> {
+    HSNS_STORE_ASSIGN(port, load_port(c, id));
+    if (!*port) return tl::unexpected(StoreError::not_found("port " + id + " not found"));
+    return std::move(**port);
+  });
 }
 
 StoreResult<std::vector<Port>> SqliteNetworkStore::list_ports(const network::PortFilter& filter) {
@@ -714,70 +578,59 @@ StoreResult<std::vector<Port>> SqliteNetworkStore::list_ports(const network::Por
   where.add("p.host", filter.host);
   where.add("p.subnet_id", filter.subnet_id);
   where.add("p.tenant", filter.tenant);
-
-  HSNS_STORE_ASSIGN(lease, reader(db_));
-  Connection& c = lease->connection();
-  HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::read));
-  HSNS_STORE_ASSIGN(ports, query_ports(c, where.sql, where.params, "ORDER BY p.host, p.npu, s.name, p.id"));
-  HSNS_STORE_TRY(commit(*txn));
-  return std::move(*ports);
+  return sql::read(db_, [&](Connection& c) {
+    return query_ports(c, where.sql, where.params, "ORDER BY p.host, p.npu, s.name, p.id");
+  });
 }
 
 StoreResult<void> SqliteNetworkStore::delete_port(const std::string& id) {
-  HSNS_STORE_ASSIGN(lease, writer(db_));
-  Connection& c = lease->connection();
-  HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::write));
-  HSNS_STORE_ASSIGN(port, load_port(c, id));
-  if (!*port) return tl::unexpected(StoreError::not_found("port " + id + " not found"));
-  HSNS_STORE_ASSIGN(st, prepare(c, "DELETE FROM ports WHERE id = ?1"));
-  st->bind_text(1, id);
-  HSNS_STORE_TRY(run(*st));
-  HSNS_STORE_TRY(bump_generation(c, (*port)->host));
-  HSNS_STORE_TRY(commit(*txn));
-  return {};
+  return sql::write(db_, [&](Connection& c) -> StoreResult<void> {
+    HSNS_STORE_ASSIGN(port, load_port(c, id));
+    if (!*port) return tl::unexpected(StoreError::not_found("port " + id + " not found"));
+    HSNS_STORE_ASSIGN(st, prepare(c, "DELETE FROM ports WHERE id = ?1"));
+    st->bind_text(1, id);
+    HSNS_STORE_TRY(run(*st));
+    return bump_generation(c, (*port)->host);
+  });
 }
 
 StoreResult<std::vector<std::optional<PortPlacement>>> SqliteNetworkStore::port_placements(
     const std::vector<std::string>& ids) {
-  HSNS_STORE_ASSIGN(lease, reader(db_));
-  Connection& c = lease->connection();
   // One read transaction: every port and its subnet as of one moment.
-  HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::read));
-  std::vector<std::optional<PortPlacement>> out;
-  out.reserve(ids.size());
-  for (const auto& id : ids) {
-    HSNS_STORE_ASSIGN(port, load_port(c, id));
-    if (!*port) {
-      out.emplace_back();
-      continue;
+  return sql::read(db_, [&](Connection& c) -> StoreResult<std::vector<std::optional<PortPlacement>>> {
+    std::vector<std::optional<PortPlacement>> out;
+    out.reserve(ids.size());
+    for (const auto& id : ids) {
+      HSNS_STORE_ASSIGN(port, load_port(c, id));
+      if (!*port) {
+        out.emplace_back();
+        continue;
+      }
+      HSNS_STORE_ASSIGN(subnet, load_subnet(c, (*port)->subnet_id));
+      if (!*subnet) return tl::unexpected(corrupt("subnet reference of port " + id));
+      out.push_back(PortPlacement{std::move(**port), std::move(**subnet)});
     }
-    HSNS_STORE_ASSIGN(subnet, load_subnet(c, (*port)->subnet_id));
-    if (!*subnet) return tl::unexpected(corrupt("subnet reference of port " + id));
-    out.push_back(PortPlacement{std::move(**port), std::move(**subnet)});
-  }
-  HSNS_STORE_TRY(commit(*txn));
-  return out;
+    return out;
+  });
 }
 
 StoreResult<HostView> SqliteNetworkStore::host_view(const std::string& host) {
-  HSNS_STORE_ASSIGN(lease, reader(db_));
-  Connection& c = lease->connection();
   // One read transaction: the host, its ports and their subnets come from one snapshot even while
   // writers commit.
-  HSNS_STORE_ASSIGN(txn, begin(c, Transaction::Mode::read));
-  HSNS_STORE_ASSIGN(loaded, load_host(c, host));
-  if (!*loaded) return tl::unexpected(StoreError::not_found("host " + host + " not found"));
-  HostView view;
-  view.host = std::move(**loaded);
-  HSNS_STORE_ASSIGN(ports, query_ports(c, "WHERE p.host = ?1", {host}, "ORDER BY p.npu, s.name, p.id"));
-  view.ports = std::move(*ports);
-  HSNS_STORE_ASSIGN(
-      subnets, query_subnets(
-                   c, "WHERE s.id IN (SELECT subnet_id FROM ports WHERE host = ?1) ORDER BY s.tenant, s.name",
-                   {host}));
-  view.subnets = std::move(*subnets);
-  HSNS_STORE_TRY(commit(*txn));
-  return view;
+  return sql::read(db_, [&](Connection& c) -> StoreResult<HostView> {
+    HSNS_STORE_ASSIGN(loaded, load_host(c, host));
+    if (!*loaded) return tl::unexpected(StoreError::not_found("host " + host + " not found"));
+    HostView view;
+    view.host = std::move(**loaded);
+    HSNS_STORE_ASSIGN(ports, query_ports(c, "WHERE p.host = ?1", {host}, "ORDER BY p.npu, s.name, p.id"));
+    view.ports = std::move(*ports);
+    HSNS_STORE_ASSIGN(subnets, query_subnets(c,
+                                             "WHERE s.id IN (SELECT subnet_id FROM ports WHERE host = ?1) "
+                                             "ORDER BY s.tenant, s.name",
+                                             {host}));
+    view.subnets = std::move(*subnets);
+    return view;
+  });
 }
 
 }  // namespace hsns::store

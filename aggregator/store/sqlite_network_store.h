@@ -3,9 +3,10 @@
 // Contract specific to this implementation:
 // - Ownership: the store borrows the Database, which must outlive it.
 // - Threads: every method may be called from any thread concurrently. Each write runs in one
-//   BEGIN IMMEDIATE transaction on the writer connection under the Database's writer mutex, so writes
-//   (and address allocation in particular) are serialised; reads run on the pooled read-only
-//   connections concurrently with writes, each in one consistent snapshot.
+//   BEGIN IMMEDIATE transaction on the writer connection under the Database's writer mutex
+//   (sql::write, store/sql_helpers.h), so writes (and address allocation in particular) are serialised;
+//   reads run in one read transaction on the pooled read-only connections (sql::read) concurrently with
+//   writes, each in one consistent snapshot.
 // - Errors: SQLite failures (SQLITE_FULL, SQLITE_BUSY after the busy timeout, I/O errors, a closed
 //   database) are StoreError::unavailable carrying SQLite's message; the transaction is rolled back, so
 //   nothing partial is stored. A rejected request (any error) leaves the stored state unchanged.
@@ -18,17 +19,13 @@
 //   port changes bump only the generation.
 // - create_port / delete_port bump the host's generation; update_subnet bumps the generation of every
 //   host with a port in the subnet when the subnet is renamed (the name is part of the desired state).
-// - create_subnet refuses what check_subnet_prefix() refuses (invalid "cidr") and a gateway that
-//   check_host_address() refuses (invalid "gateway_ip").
-// - create_port checks, in this order: subnet exists (not_found), host registered (invalid "host"), host
-//   has the NPU (invalid "npu"), no other port for (host, npu, subnet) (conflict "npu"), then either the
-//   fixed IP rules (check_host_address(): inside the CIDR, not the IPv4 network/broadcast address below
-//   /31, not the IPv6 Subnet-Router anycast address below /127, not a special-purpose address; not the
-//   gateway: invalid "ip_address"; free: conflict "ip_address" naming the holder; outside the pools is
-//   allowed) or allocation of the lowest free address of the first pool that has one (conflict
-//   "subnet_id" when all pools are exhausted, or when that address fails check_host_address(), which
-//   only a subnet stored before the address rules can cause). Allocation walks only the allocated
-//   addresses of a pool, so it does not depend on the pool size (IPv6 /64 pools are fine).
+// - Address rules are IPAM's (services/ipam.h), this store only stores: create_subnet and update_subnet
+//   take their pools from ipam::subnet_pools / ipam::updated_pools (cidr, gateway_ip and pool rules), and
+//   create_port, after its own checks in this order: subnet exists (not_found), host registered (invalid
+//   "host"), host has the NPU (invalid "npu"), no other port for (host, npu, subnet) (conflict "npu"),
+//   hands the address to ipam::assign_address with a SqlitePortAddressBook (store/sqlite_address_book.h)
+//   in the same transaction: the fixed IP rules or the allocation of the lowest free address, and the
+//   insert of the port as the claim.
 // - port_placements reads in one read transaction.
 // - update_subnet with allocation_pools == [] restores the default pools; existing ports keep their
 //   addresses even when the new pools no longer contain them.

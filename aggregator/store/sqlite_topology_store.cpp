@@ -27,97 +27,105 @@ std::string port_key(const LldpRecord& r) {
   return r.port.empty() ? "npu:" + std::to_string(r.npu.value_or(-1)) : "port:" + r.port;
 }
 
+StoreResult<void> write_document(Connection& c, const TopologyRecord& record) {
+  HSNS_STORE_ASSIGN(st, sql::prepare(c,
+                                     "INSERT INTO topology (id, revision, document, source, updated_at) "
+                                     "VALUES (1, ?1, ?2, ?3, ?4) ON CONFLICT(id) DO UPDATE SET "
+                                     "revision = excluded.revision, document = excluded.document, "
+                                     "source = excluded.source, updated_at = excluded.updated_at"));
+  st->bind_int64(1, record.revision)
+      .bind_text(2, record.document)
+      .bind_text(3, record.source)
+      .bind_text(4, record.updated_at);
+  return sql::run(*st);
+}
+
+StoreResult<void> write_observations(Connection& c, const std::vector<LldpRecord>& observations,
+                                     const std::string& now) {
+  if (observations.empty()) return {};
+  HSNS_STORE_ASSIGN(st, sql::prepare(c,
+                                     "INSERT INTO lldp_observations (host, port_key, port, npu, "
+                                     "neighbor_system, neighbor_port, observed_at) VALUES "
+                                     "(?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(host, port_key) DO "
+                                     "UPDATE SET port = excluded.port, npu = excluded.npu, "
+                                     "neighbor_system = excluded.neighbor_system, "
+                                     "neighbor_port = excluded.neighbor_port, "
+                                     "observed_at = excluded.observed_at"));
+  for (const auto& o : observations) {
+    st->reset();
+    st->bind_text(1, o.host).bind_text(2, port_key(o)).bind_text(3, o.port);
+    if (o.npu) {
+      st->bind_int64(4, *o.npu);
+    } else {
+      st->bind_null(4);
+    }
+    st->bind_text(5, o.neighbor_system).bind_text(6, o.neighbor_port).bind_text(7, now);
+    HSNS_STORE_TRY(sql::run(*st));
+  }
+  return {};
+}
+
 }  // namespace
 
 StoreResult<TopologyRecord> SqliteTopologyStore::get_topology() {
-  HSNS_STORE_ASSIGN(lease, sql::reader(db_));
-  HSNS_STORE_ASSIGN(record, read_topology(lease->connection()));
-  if (!*record) return tl::unexpected(StoreError::not_found("no topology has been imported or generated"));
-  return std::move(**record);
+  return sql::read(db_, [](Connection& c) -> StoreResult<TopologyRecord> {
+    HSNS_STORE_ASSIGN(record, read_topology(c));
+    if (!*record) return tl::unexpected(StoreError::not_found("no topology has been imported or generated"));
+    return std::move(**record);
+  });
 }
 
 StoreResult<std::int64_t> SqliteTopologyStore::topology_revision() {
-  HSNS_STORE_ASSIGN(lease, sql::reader(db_));
-  return read_revision(lease->connection());
+  return sql::read(db_, read_revision);
 }
 
 StoreResult<TopologyRecord> SqliteTopologyStore::write_topology(std::int64_t expected_revision,
                                                                 const std::optional<std::string>& document,
                                                                 const std::string& source,
                                                                 const std::vector<LldpRecord>& observations) {
-  HSNS_STORE_ASSIGN(lease, sql::writer(db_));
-  Connection& c = lease->connection();
-  HSNS_STORE_ASSIGN(txn, sql::begin(c, Transaction::Mode::write));
-  HSNS_STORE_ASSIGN(current, read_topology(c));
-  const std::int64_t revision = *current ? (*current)->revision : 0;
-  if (revision != expected_revision) {
-    return tl::unexpected(StoreError::conflict("revision", "the topology changed meanwhile (revision " +
-                                                               std::to_string(revision) + ", expected " +
-                                                               std::to_string(expected_revision) + ")"));
-  }
-  if (!document && !*current)
-    return tl::unexpected(StoreError::not_found("no topology has been imported or generated"));
-  const std::string now = format_rfc3339_utc(std::chrono::system_clock::now());
-  TopologyRecord record;
-  if (document) {
-    record = {revision + 1, *document, source, now};
-    HSNS_STORE_ASSIGN(st, sql::prepare(c,
-                                       "INSERT INTO topology (id, revision, document, source, updated_at) "
-                                       "VALUES (1, ?1, ?2, ?3, ?4) ON CONFLICT(id) DO UPDATE SET "
-                                       "revision = excluded.revision, document = excluded.document, "
-                                       "source = excluded.source, updated_at = excluded.updated_at"));
-    st->bind_int64(1, record.revision)
-        .bind_text(2, record.document)
-        .bind_text(3, record.source)
-        .bind_text(4, record.updated_at);
-    HSNS_STORE_TRY(sql::run(*st));
-  } else {
-    record = std::move(**current);
-  }
-  if (!observations.empty()) {
-    HSNS_STORE_ASSIGN(st, sql::prepare(c,
-                                       "INSERT INTO lldp_observations (host, port_key, port, npu, "
-                                       "neighbor_system, neighbor_port, observed_at) VALUES "
-                                       "(?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(host, port_key) DO "
-                                       "UPDATE SET port = excluded.port, npu = excluded.npu, "
-                                       "neighbor_system = excluded.neighbor_system, "
-                                       "neighbor_port = excluded.neighbor_port, "
-                                       "observed_at = excluded.observed_at"));
-    for (const auto& o : observations) {
-      st->reset();
-      st->bind_text(1, o.host).bind_text(2, port_key(o)).bind_text(3, o.port);
-      if (o.npu) {
-        st->bind_int64(4, *o.npu);
-      } else {
-        st->bind_null(4);
-      }
-      st->bind_text(5, o.neighbor_system).bind_text(6, o.neighbor_port).bind_text(7, now);
-      HSNS_STORE_TRY(sql::run(*st));
+  return sql::write(db_, [&](Connection& c) -> StoreResult<TopologyRecord> {
+    HSNS_STORE_ASSIGN(current, read_topology(c));
+    const std::int64_t revision = *current ? (*current)->revision : 0;
+    if (revision != expected_revision) {
+      return tl::unexpected(StoreError::conflict("revision", "the topology changed meanwhile (revision " +
+                                                                 std::to_string(revision) + ", expected " +
+                                                                 std::to_string(expected_revision) + ")"));
     }
-  }
-  HSNS_STORE_TRY(sql::commit(*txn));
-  return record;
+    if (!document && !*current)
+      return tl::unexpected(StoreError::not_found("no topology has been imported or generated"));
+    const std::string now = format_rfc3339_utc(std::chrono::system_clock::now());
+    TopologyRecord record;
+    if (document) {
+      record = {revision + 1, *document, source, now};
+      HSNS_STORE_TRY(write_document(c, record));
+    } else {
+      record = std::move(**current);
+    }
+    HSNS_STORE_TRY(write_observations(c, observations, now));
+    return record;
+  });
 }
 
 StoreResult<std::vector<LldpRecord>> SqliteTopologyStore::list_observations() {
-  HSNS_STORE_ASSIGN(lease, sql::reader(db_));
-  HSNS_STORE_ASSIGN(st, sql::prepare(lease->connection(),
-                                     "SELECT host, port, npu, neighbor_system, neighbor_port, observed_at "
-                                     "FROM lldp_observations ORDER BY host, port_key"));
-  std::vector<LldpRecord> out;
-  for (;;) {
-    HSNS_STORE_ASSIGN(row, sql::step(*st));
-    if (!*row) break;
-    LldpRecord r;
-    r.host = st->column_text(0);
-    r.port = st->column_text(1);
-    if (!st->column_is_null(2)) r.npu = st->column_int64(2);
-    r.neighbor_system = st->column_text(3);
-    r.neighbor_port = st->column_text(4);
-    r.observed_at = st->column_text(5);
-    out.push_back(std::move(r));
-  }
-  return out;
+  return sql::read(db_, [](Connection& c) -> StoreResult<std::vector<LldpRecord>> {
+    HSNS_STORE_ASSIGN(st, sql::prepare(c,
+                                       "SELECT host, port, npu, neighbor_system, neighbor_port, observed_at "
+                                       "FROM lldp_observations ORDER BY host, port_key"));
+    std::vector<LldpRecord> out;
+    for (;;) {
+      HSNS_STORE_ASSIGN(row, sql::step(*st));
+      if (!*row) break;
+      LldpRecord r;
+      r.host = st->column_text(0);
+      r.port = st->column_text(1);
+      if (!st->column_is_null(2)) r.npu = st->column_int64(2);
+      r.neighbor_system = st->column_text(3);
+      r.neighbor_port = st->column_text(4);
+      r.observed_at = st->column_text(5);
+      out.push_back(std::move(r));
+    }
+    return out;
+  });
 }
 
 }  // namespace hsns::store

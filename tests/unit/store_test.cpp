@@ -19,6 +19,7 @@
 #include "model/network.h"
 #include "store/database.h"
 #include "store/sqlite_network_store.h"
+#include "store_test_support.h"
 
 namespace hsns::store {
 namespace {
@@ -26,126 +27,10 @@ namespace {
 // The newest schema version this binary knows.
 const int kLatest = static_cast<int>(hsns::store::builtin_migrations().size());
 
-namespace fs = std::filesystem;
-using network::HostRegistration;
-using network::NpuInterface;
+using namespace test_support;  // NOLINT(google-build-using-namespace): the shared helpers
 using network::PortFilter;
-using network::PortSpec;
 using network::SubnetFilter;
-using network::SubnetSpec;
 using network::SubnetUpdate;
-using Kind = StoreError::Kind;
-
-// ---- helpers ----------------------------------------------------------------------------------------
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "hsns-store-test-XXXXXX").string();
-    if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-IpAddress ip(const std::string& text) {
-  auto a = IpAddress::parse(text);
-  if (!a) throw std::runtime_error(a.error());
-  return *a;
-}
-
-IpPrefix prefix(const std::string& text) {
-  auto p = IpPrefix::parse(text);
-  if (!p) throw std::runtime_error(p.error());
-  return *p;
-}
-
-IpRange range(const std::string& first, const std::string& last) {
-  return IpRange{ip(first), ip(last)};
-}
-
-const char* kind_name(Kind k) {
-  switch (k) {
-    case Kind::not_found:
-      return "not_found";
-    case Kind::conflict:
-      return "conflict";
-    case Kind::invalid:
-      return "invalid";
-    case Kind::unavailable:
-      return "unavailable";
-  }
-  return "?";
-}
-
-// The value of a successful result; an error fails the test with its detail.
-template <typename T>
-T ok(StoreResult<T> r) {
-  if (!r) {
-    throw std::runtime_error(std::string("unexpected store error ") + kind_name(r.error().kind) + " field '" +
-                             r.error().field + "': " + r.error().detail);
-  }
-  if constexpr (!std::is_void_v<T>) return std::move(*r);
-}
-
-template <typename T>
-void expect_error(const StoreResult<T>& r, Kind kind, const std::string& field,
-                  const std::string& detail_part) {
-  ASSERT_FALSE(r.has_value()) << "expected " << kind_name(kind) << " on '" << field << "'";
-  EXPECT_EQ(kind_name(r.error().kind), std::string(kind_name(kind))) << r.error().detail;
-  EXPECT_EQ(r.error().field, field) << r.error().detail;
-  EXPECT_NE(r.error().detail.find(detail_part), std::string::npos)
-      << "detail '" << r.error().detail << "' lacks '" << detail_part << "'";
-}
-
-HostRegistration registration(const std::string& name, int npus, const std::string& netdev_prefix = "eth") {
-  HostRegistration reg;
-  reg.name = name;
-  for (int i = 0; i < npus; ++i) {
-    NpuInterface n;
-    n.index = i;
-    n.netdev = netdev_prefix + std::to_string(i + 2);
-    char mac[32];
-    std::snprintf(mac, sizeof mac, "02:00:00:00:00:%02x", i);
-    n.mac = mac;
-    n.rdma_device = "mlx5_" + std::to_string(i);
-    n.link_speed_mbps = 200000;
-    reg.npus.push_back(n);
-  }
-  return reg;
-}
-
-SubnetSpec subnet_spec(const std::string& name, const std::string& cidr,
-                       std::optional<std::string> gateway = {}, std::vector<IpRange> pools = {},
-                       const std::string& tenant = "default") {
-  SubnetSpec s;
-  s.name = name;
-  s.tenant = tenant;
-  s.cidr = prefix(cidr);
-  if (gateway) s.gateway = ip(*gateway);
-  s.allocation_pools = std::move(pools);
-  return s;
-}
-
-PortSpec port_spec(const std::string& subnet_id, const std::string& host, int npu,
-                   std::optional<std::string> fixed = {}, const std::string& name = "") {
-  PortSpec p;
-  p.subnet_id = subnet_id;
-  p.host = host;
-  p.npu = npu;
-  p.name = name;
-  if (fixed) p.ip_address = ip(*fixed);
-  return p;
-}
 
 // Everything the store answers, as text: equal snapshots mean equal stored state.
 std::string snapshot(NetworkStore& store) {
@@ -154,22 +39,6 @@ std::string snapshot(NetworkStore& store) {
   for (const auto& s : ok(store.list_subnets({}))) j["subnets"].push_back(network::to_json(s));
   for (const auto& p : ok(store.list_ports({}))) j["ports"].push_back(network::to_json(p));
   return j.dump();
-}
-
-std::int64_t query_int(Connection& c, const std::string& sql) {
-  auto st = c.prepare(sql);
-  if (!st) throw std::runtime_error(st.error().message);
-  auto row = st->step();
-  if (!row || !*row) throw std::runtime_error("no row for " + sql);
-  return st->column_int64(0);
-}
-
-std::string query_text(Connection& c, const std::string& sql) {
-  auto st = c.prepare(sql);
-  if (!st) throw std::runtime_error(st.error().message);
-  auto row = st->step();
-  if (!row || !*row) throw std::runtime_error("no row for " + sql);
-  return st->column_text(0);
 }
 
 // ---- Database ---------------------------------------------------------------------------------------
@@ -1120,26 +989,12 @@ TEST_F(StoreTest, ConcurrentCreatePortAllocatesEachAddressOnce) {
   auto s =
       make_subnet("net-a", "10.0.0.0/24", "10.0.0.1", {range("10.0.0.10", "10.0.0.69")});  // 60 addresses
 
-  std::mutex mu;
+  const auto outcomes = run_together<network::Port>(kHosts * kNpus, [&](int i) {
+    return store_->create_port(port_spec(s.id, "node-" + std::to_string(i / kNpus), i % kNpus));
+  });
   std::vector<IpAddress> addresses;
-  std::vector<StoreError> errors;
-  std::latch start(kHosts * kNpus);
-  std::vector<std::thread> threads;
-  for (int h = 0; h < kHosts; ++h) {
-    for (int n = 0; n < kNpus; ++n) {
-      threads.emplace_back([&, h, n] {
-        start.arrive_and_wait();
-        auto r = store_->create_port(port_spec(s.id, "node-" + std::to_string(h), n));
-        std::lock_guard<std::mutex> lock(mu);
-        if (r) {
-          addresses.push_back(r->ip_address);
-        } else {
-          errors.push_back(r.error());
-        }
-      });
-    }
-  }
-  for (auto& t : threads) t.join();
+  for (const auto& p : outcomes.values) addresses.push_back(p.ip_address);
+  const auto& errors = outcomes.errors;
 
   EXPECT_EQ(addresses.size(), 60u);
   EXPECT_EQ(std::set<IpAddress>(addresses.begin(), addresses.end()).size(), 60u);
@@ -1147,7 +1002,7 @@ TEST_F(StoreTest, ConcurrentCreatePortAllocatesEachAddressOnce) {
   ASSERT_EQ(errors.size(), 4u);
   for (const auto& e : errors) {
     EXPECT_EQ(e.kind, Kind::conflict) << e.detail;
-    EXPECT_EQ(e.field, "subnet_id");
+    EXPECT_EQ(field_of(e), "subnet_id");
     EXPECT_NE(e.detail.find("60 of 60 addresses in use"), std::string::npos) << e.detail;
   }
   PortFilter f;
