@@ -40,7 +40,8 @@ tl::expected<DaemonConfig, std::string> assemble(const std::string& path, bool r
   if (o.metrics_listen) c->metrics_listen = *o.metrics_listen;
   if (o.interval_ms) c->interval = std::chrono::milliseconds(*o.interval_ms);
   if (o.log_level && !hsns::log::parse_level(*o.log_level, c->log_level))
-    return tl::unexpected("--log-level " + *o.log_level + ": expected error, warning, notice, info or debug");
+    return tl::unexpected("--log-level: '" + *o.log_level +
+                          "' is not one of error, warning, notice, info, debug");
   for (const auto& n : o.npus) {
     const auto eq = n.find('=');
     if (eq == std::string::npos) return tl::unexpected("--npu " + n + ": expected INDEX=NETDEV");
