@@ -131,7 +131,7 @@ tl::expected<CommandLine, std::string> parse_command_line(int argc, char** argv)
   CLI::App app{"hsns-aggregator: central service of the hsns high-speed network stack"};
   app.set_version_flag("--version", std::string("hsns-aggregator ") + kVersion + " (" + kGitRevision + ")");
   std::string config_path = kDefaultConfigPath;
-  std::optional<std::string> listen, database, tokens_file, tls_cert, tls_key, ready_file;
+  std::optional<std::string> listen, database, tokens_file, tls_cert, tls_key, ready_file, log_level;
   std::optional<int> threads;
   bool no_auth = false;
   auto add_flags = [&](CLI::App* a) {
@@ -144,6 +144,7 @@ tl::expected<CommandLine, std::string> parse_command_line(int argc, char** argv)
     a->add_option("--tls-key", tls_key, "TLS private key (PEM)");
     a->add_option("--ready-file", ready_file, "write '<address> <port>' here once listening");
     a->add_flag("--insecure-no-auth", no_auth, "switch authentication off (loopback only; local demos)");
+    a->add_option("--log-level", log_level, "error, warning, notice, info (default) or debug");
   };
   add_flags(&app);
   auto* run = app.add_subcommand("run", "run the aggregator (the default)");
@@ -197,6 +198,9 @@ tl::expected<CommandLine, std::string> parse_command_line(int argc, char** argv)
   if (tls_key) cl.config.tls_private_key = *tls_key;
   if (ready_file) cl.config.ready_file = *ready_file;
   if (no_auth) cl.config.insecure_no_auth = true;
+  if (log_level && !log::parse_level(*log_level, cl.config.log_level))
+    return tl::unexpected("--log-level: '" + *log_level +
+                          "' is not one of error, warning, notice, info, debug");
   if (auto ok = validate(cl.config); !ok) return tl::unexpected(ok.error());
   return cl;
 }

@@ -18,6 +18,7 @@
 #include <string>
 #include <tl/expected.hpp>
 
+#include "hsns/log.h"
 #include "http/server.h"
 
 namespace hsns {
@@ -38,6 +39,7 @@ struct AggregatorConfig {
   std::size_t heavy_queue_limit = 16;  // heavy requests that may wait for a worker; more get 503
   std::chrono::milliseconds shutdown_grace{10'000};
   std::string ready_file;  // written with "<address> <port>" once listening (for tests and scripts)
+  log::Level log_level = log::Level::info;  // --log-level: messages below it are not written
 };
 
 enum class Command { run, check_config, exit_ok };

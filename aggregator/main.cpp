@@ -16,6 +16,7 @@
 #include "api/scheduling/routes.h"
 #include "api/topology/routes.h"
 #include "config.h"
+#include "hsns/log.h"
 #include "hsns/version.h"
 #include "http/service.h"
 #include "store/factory.h"
@@ -51,17 +52,17 @@ int check_config(const AggregatorConfig& c) {
   std::string error;
   auto auth = load_auth(c, error);
   if (!error.empty()) {
-    std::cerr << "hsns-aggregator: " << error << "\n";
+    HSNS_LOG(error) << error;
     return 1;
   }
   try {
     (void)make_tls(c);
   } catch (const std::exception& e) {
-    std::cerr << "hsns-aggregator: TLS: " << e.what() << "\n";
+    HSNS_LOG(error) << "TLS: " << e.what();
     return 1;
   }
   if (auto usable = hsns::store::check_database(c.database); !usable) {
-    std::cerr << "hsns-aggregator: " << usable.error().detail << "\n";
+    HSNS_LOG(error) << usable.error().detail;
     return 1;
   }
   std::cout << "configuration OK: listen " << c.listen_address << ":" << c.port << ", database " << c.database
@@ -74,17 +75,16 @@ int run(const AggregatorConfig& c) {
   std::string error;
   auto auth = load_auth(c, error);
   if (!error.empty()) {
-    std::cerr << "<3>hsns-aggregator: " << error << "\n";
+    HSNS_LOG(error) << error;
     return 1;
   }
   if (c.insecure_no_auth) {
-    std::cerr
-        << "<4>hsns-aggregator: authentication is OFF (--insecure-no-auth); listening on loopback only\n";
+    HSNS_LOG(warning) << "authentication is OFF (--insecure-no-auth); listening on loopback only";
   }
 
   auto stores = hsns::store::open_stores({c.database, static_cast<std::size_t>(std::max(2, c.threads))});
   if (!stores) {
-    std::cerr << "<3>hsns-aggregator: " << stores.error().detail << "\n";
+    HSNS_LOG(error) << stores.error().detail;
     return 1;
   }
   hsns::store::Stores& backend = **stores;
@@ -110,7 +110,7 @@ int run(const AggregatorConfig& c) {
   try {
     tls = make_tls(c);
   } catch (const std::exception& e) {
-    std::cerr << "<3>hsns-aggregator: TLS: " << e.what() << "\n";
+    HSNS_LOG(error) << "TLS: " << e.what();
     return 1;
   }
   hsns::http::HttpServer server(
@@ -124,8 +124,7 @@ int run(const AggregatorConfig& c) {
   try {
     server.listen({net::ip::make_address(c.listen_address), c.port});
   } catch (const std::exception& e) {
-    std::cerr << "<3>hsns-aggregator: cannot listen on " << c.listen_address << ":" << c.port << ": "
-              << e.what() << "\n";
+    HSNS_LOG(error) << "cannot listen on " << c.listen_address << ":" << c.port << ": " << e.what();
     return 1;
   }
   server.start();
@@ -151,14 +150,14 @@ int run(const AggregatorConfig& c) {
   net::signal_set signals(ioc, SIGINT, SIGTERM);
   signals.async_wait([&](boost::system::error_code ec, int sig) {
     if (ec) return;
-    std::cerr << "<6>hsns-aggregator: signal " << sig << ", stopping (in-flight requests finish)\n";
+    HSNS_LOG(info) << "signal " << sig << ", stopping (in-flight requests finish)";
     sd_notify(0, "STOPPING=1");
     service.set_ready(false);
     tick.cancel();
     deadline.expires_after(c.shutdown_grace);
     deadline.async_wait([&](boost::system::error_code e) {
       if (e) return;
-      std::cerr << "<4>hsns-aggregator: grace period over, closing remaining connections\n";
+      HSNS_LOG(warning) << "grace period over, closing remaining connections";
       ioc.stop();
     });
     server.shutdown([&] { net::post(ioc, [&] { deadline.cancel(); }); });
@@ -170,9 +169,9 @@ int run(const AggregatorConfig& c) {
     std::ofstream(tmp) << bound.address().to_string() << " " << bound.port() << "\n";
     std::filesystem::rename(tmp, c.ready_file);
   }
-  std::cerr << "<6>hsns-aggregator " << hsns::kVersion << " listening on " << (tls ? "https" : "http")
-            << "://" << bound.address().to_string() << ":" << bound.port() << " (" << backend.describe()
-            << ", at most " << server.max_connections() << " connections)\n";
+  HSNS_LOG(info) << "version " << hsns::kVersion << " listening on " << (tls ? "https" : "http") << "://"
+                 << bound.address().to_string() << ":" << bound.port() << " (" << backend.describe()
+                 << ", at most " << server.max_connections() << " connections)";
   sd_notify(0, "READY=1");
 
   std::vector<std::thread> threads;
@@ -182,20 +181,22 @@ int run(const AggregatorConfig& c) {
   service.stop_workers();  // heavy requests still running finish before the stores close
 
   if (auto closed = backend.close(); !closed) {
-    std::cerr << "<4>hsns-aggregator: database close: " << closed.error().detail << "\n";
+    HSNS_LOG(warning) << "database close: " << closed.error().detail;
   }
-  std::cerr << "<6>hsns-aggregator: stopped\n";
+  HSNS_LOG(info) << "stopped";
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  hsns::log::init("hsns-aggregator");
   auto cl = hsns::parse_command_line(argc, argv);
   if (!cl) {
-    std::cerr << "hsns-aggregator: " << cl.error() << "\n";
+    HSNS_LOG(error) << cl.error();
     return 64;
   }
+  hsns::log::set_level(cl->config.log_level);
   switch (cl->command) {
     case hsns::Command::exit_ok:
       return 0;

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <iostream>
 
+#include "hsns/log.h"
+
 namespace hsns::embedded {
 std::string_view openapi_document();
 }
@@ -140,8 +142,8 @@ http::Response AggregatorService::run_handler(const http::Request& req, Admitted
     http::RequestContext ctx{req, *target, std::move(admitted.path_params), std::move(admitted.principal)};
     return admitted.route->handler(ctx);
   } catch (const std::exception& e) {
-    std::cerr << "<3>hsns-aggregator: handler for " << method_label(req.method()) << " "
-              << admitted.route->pattern << " failed: " << e.what() << "\n";
+    HSNS_LOG(error) << "handler for " << method_label(req.method()) << " " << admitted.route->pattern
+                    << " failed: " << e.what();
     return http::problem_response(
         req, Problem::internal("the request failed unexpectedly; see the aggregator log"));
   }

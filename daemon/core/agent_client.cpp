@@ -6,12 +6,32 @@
 namespace hsns::daemon {
 namespace {
 
-std::string describe(const HttpResponse& r) {
-  std::string body = r.body.substr(0, 300);
-  return std::to_string(r.status) + ": " + body;
+AgentError unexpected_status(const std::string& what, const HttpResponse& r) {
+  return {AgentError::Kind::http_status, r.status,
+          what + std::to_string(r.status) + ": " + r.body.substr(0, 300)};
 }
 
 }  // namespace
+
+std::string_view kind_name(AgentError::Kind kind) {
+  switch (kind) {
+    case AgentError::Kind::transport:
+      return "transport";
+    case AgentError::Kind::timeout:
+      return "timeout";
+    case AgentError::Kind::http_status:
+      return "http status";
+    case AgentError::Kind::malformed:
+      return "malformed answer";
+  }
+  return "transport";
+}
+
+std::string describe(const AgentError& error) {
+  // http_status messages already quote the status ("registration answered 503: ...").
+  if (error.kind == AgentError::Kind::http_status) return error.message;
+  return std::string(kind_name(error.kind)) + ": " + error.message;
+}
 
 tl::expected<std::string, std::string> read_token_file(const std::string& path) {
   std::ifstream in(path);
@@ -37,20 +57,32 @@ tl::expected<std::unique_ptr<AgentClient>, std::string> AgentClient::make(const 
   }
   auto client = HttpClient::make(config.aggregator_url, options);
   if (!client) return tl::unexpected(client.error());
-  return std::unique_ptr<AgentClient>(new AgentClient(std::move(*client), host));
+  return std::unique_ptr<AgentClient>(new AgentClient(std::move(*client), host, config.request_timeout));
 }
 
-tl::expected<void, std::string> AgentClient::register_host(const std::string& body) {
-  auto r = client_.put("/api/v1/hosts/" + encode_path_segment(host_), body);
+tl::expected<HttpResponse, AgentError> AgentClient::send(std::string_view method, const std::string& target,
+                                                         std::string_view body, const HttpHeaders& headers) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = client_.request(method, target, body, body.empty() ? "" : "application/json", headers);
+  if (r) return std::move(*r);
+  // The client's deadline covers the whole request, so a failure at (or past) it is the timeout.
+  const bool timed_out = timeout_.count() > 0 && std::chrono::steady_clock::now() - t0 >= timeout_;
+  return tl::unexpected(
+      AgentError{timed_out ? AgentError::Kind::timeout : AgentError::Kind::transport, 0, r.error()});
+}
+
+tl::expected<void, AgentError> AgentClient::register_host(const std::string& body) {
+  auto r = send("PUT", "/api/v1/hosts/" + encode_path_segment(host_), body);
   if (!r) return tl::unexpected(r.error());
-  if (r->status != 200 && r->status != 201) return tl::unexpected("registration answered " + describe(*r));
+  if (r->status != 200 && r->status != 201)
+    return tl::unexpected(unexpected_status("registration answered ", *r));
   return {};
 }
 
-tl::expected<Fetched, std::string> AgentClient::fetch_desired(const std::string& etag) {
+tl::expected<Fetched, AgentError> AgentClient::fetch_desired(const std::string& etag) {
   HttpHeaders headers;
   if (!etag.empty()) headers.emplace_back("If-None-Match", etag);
-  auto r = client_.get("/api/v1/agents/" + encode_path_segment(host_) + "/desired", headers);
+  auto r = send("GET", "/api/v1/agents/" + encode_path_segment(host_) + "/desired", "", headers);
   if (!r) return tl::unexpected(r.error());
   Fetched f;
   if (r->status == 304) {
@@ -58,19 +90,20 @@ tl::expected<Fetched, std::string> AgentClient::fetch_desired(const std::string&
     f.etag = etag;
     return f;
   }
-  if (r->status != 200) return tl::unexpected(describe(*r));
+  if (r->status != 200) return tl::unexpected(unexpected_status("answered ", *r));
   auto parsed = parse_desired_state(r->body);
-  if (!parsed) return tl::unexpected(parsed.error());
+  if (!parsed) return tl::unexpected(AgentError{AgentError::Kind::malformed, r->status, parsed.error()});
   f.etag = r->etag;
   f.body = r->body;
   f.state = std::move(*parsed);
   return f;
 }
 
-tl::expected<void, std::string> AgentClient::put_status(const std::string& body) {
-  auto r = client_.put("/api/v1/agents/" + encode_path_segment(host_) + "/status", body);
+tl::expected<void, AgentError> AgentClient::put_status(const std::string& body) {
+  auto r = send("PUT", "/api/v1/agents/" + encode_path_segment(host_) + "/status", body);
   if (!r) return tl::unexpected(r.error());
-  if (r->status != 200 && r->status != 204) return tl::unexpected("status report answered " + describe(*r));
+  if (r->status != 200 && r->status != 204)
+    return tl::unexpected(unexpected_status("status report answered ", *r));
   return {};
 }
 

@@ -35,9 +35,10 @@ std::chrono::milliseconds ms(const YAML::Node& node, const std::string& key, con
 
 Result parse(const YAML::Node& root, DaemonConfig& c) {
   if (root.IsNull()) return {};
-  if (auto r = check_keys(root, "config",
-                          {"host", "aggregator", "state_dir", "sysfs_root", "procfs_root", "metrics",
-                           "interval_ms", "backoff", "routing", "npus", "qos", "isolation", "flow_probe"});
+  if (auto r = check_keys(
+          root, "config",
+          {"host", "aggregator", "state_dir", "sysfs_root", "procfs_root", "metrics", "interval_ms",
+           "backoff", "routing", "npus", "qos", "isolation", "flow_probe", "log_level"});
       !r)
     return r;
   if (root["host"]) c.host = get<std::string>(root, "host", "");
@@ -45,6 +46,11 @@ Result parse(const YAML::Node& root, DaemonConfig& c) {
   if (root["sysfs_root"]) c.sysfs_root = get<std::string>(root, "sysfs_root", "");
   if (root["procfs_root"]) c.procfs_root = get<std::string>(root, "procfs_root", "");
   if (root["interval_ms"]) c.interval = ms(root, "interval_ms", "");
+  if (root["log_level"]) {
+    const auto level = get<std::string>(root, "log_level", "");
+    if (!log::parse_level(level, c.log_level))
+      return tl::unexpected("log_level: '" + level + "' is not one of error, warning, notice, info, debug");
+  }
   if (const auto a = root["aggregator"]) {
     if (auto r = check_keys(a, "aggregator", {"url", "token_file", "ca_file", "timeout_ms"}); !r) return r;
     if (a["url"]) c.aggregator_url = get<std::string>(a, "url", "aggregator.");

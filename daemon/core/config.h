@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "flow_probe_config.h"
+#include "hsns/log.h"
 
 namespace hsns::daemon {
 
@@ -49,7 +50,8 @@ struct DaemonConfig {
   QosProfile qos;
   bool isolation_enabled = false;
   std::string isolation_pin_dir = "/sys/fs/bpf/hsns/isolation";
-  FlowProbeConfig flow_probe;  // RoCEv2 flow probe; off while flow_probe.interfaces is empty
+  FlowProbeConfig flow_probe;               // RoCEv2 flow probe; off while flow_probe.interfaces is empty
+  log::Level log_level = log::Level::info;  // messages below this level are not written
 };
 
 inline bool flow_probe_enabled(const DaemonConfig& config) {

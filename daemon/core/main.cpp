@@ -5,10 +5,17 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "agent_link.h"
 #include "config.h"
 #include "daemon.h"
+#include "flow_harvester.h"
+#include "hsns/log.h"
 #include "hsns/version.h"
 #include "inventory.h"
+#include "isolation_component.h"
+#include "qos_check.h"
+#include "reconciler_component.h"
+#include "status_reporter.h"
 
 namespace {
 
@@ -16,7 +23,7 @@ using hsns::daemon::DaemonConfig;
 
 struct Overrides {
   std::optional<std::string> host, aggregator_url, token_file, state_dir, sysfs_root, procfs_root,
-      metrics_listen;
+      metrics_listen, log_level;
   std::optional<long> interval_ms;
   std::vector<std::string> npus;  // "index=netdev"
 };
@@ -32,6 +39,9 @@ tl::expected<DaemonConfig, std::string> assemble(const std::string& path, bool r
   if (o.procfs_root) c->procfs_root = *o.procfs_root;
   if (o.metrics_listen) c->metrics_listen = *o.metrics_listen;
   if (o.interval_ms) c->interval = std::chrono::milliseconds(*o.interval_ms);
+  if (o.log_level && !hsns::log::parse_level(*o.log_level, c->log_level))
+    return tl::unexpected("--log-level: '" + *o.log_level +
+                          "' is not one of error, warning, notice, info, debug");
   for (const auto& n : o.npus) {
     const auto eq = n.find('=');
     if (eq == std::string::npos) return tl::unexpected("--npu " + n + ": expected INDEX=NETDEV");
@@ -45,9 +55,24 @@ tl::expected<DaemonConfig, std::string> assemble(const std::string& path, bool r
   return c;
 }
 
+// hsnsd's components in start and tick order: isolation before the reconciler that applies it, the agent
+// link before the reconciler so a fetched desired state is applied in the same loop turn, the QoS check
+// and the status report after the pass they describe, the flow probe last (never before the ports).
+void add_components(hsns::daemon::Daemon& d) {
+  using namespace hsns::daemon;
+  const auto& config = d.config();
+  auto& isolation = d.add<IsolationComponent>(config);
+  auto& agent = d.add<AgentLink>(config, d.node(), d.registry());
+  auto& reconciler = d.add<ReconcilerComponent>(config, d.node(), isolation, d.registry());
+  auto& qos = d.add<QosCheck>(config, d.node(), reconciler, d.registry());
+  d.add<StatusReporter>(d.node(), reconciler, qos, agent, d.registry());
+  d.add<FlowHarvester>(config.flow_probe, d.node().host, d.registry());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  hsns::log::init("hsnsd");
   CLI::App app{"hsnsd: hsns node daemon (NPU port discovery, reconciliation, QoS conformance)"};
   app.set_version_flag("--version", std::string("hsnsd ") + hsns::kVersion + " (" + hsns::kGitRevision + ")");
   std::string config_path = "/etc/hsns/hsnsd.yaml";
@@ -61,6 +86,7 @@ int main(int argc, char** argv) {
   app.add_option("--procfs-root", o.procfs_root, "procfs root for sysctls (default /proc)");
   app.add_option("--metrics-listen", o.metrics_listen, "address:port for /metrics; empty disables");
   app.add_option("--interval-ms", o.interval_ms, "fetch and reconcile interval in milliseconds");
+  app.add_option("--log-level", o.log_level, "error, warning, notice, info (default) or debug");
   app.add_option("--npu", o.npus, "NPU index to netdev, INDEX=NETDEV (repeatable)");
   app.require_subcommand(0, 1);
   app.fallthrough();  // global flags may follow the subcommand: hsnsd run --config x
@@ -73,9 +99,10 @@ int main(int argc, char** argv) {
   const bool explicit_config = app.count("--config") > 0;
   auto config = assemble(config_path, explicit_config, o);
   if (!config) {
-    std::cerr << "<3>hsnsd: configuration error: " << config.error() << "\n";
+    HSNS_LOG(error) << "configuration error: " << config.error();
     return 2;
   }
+  hsns::log::set_level(config->log_level);
   if (check->parsed()) {
     std::cout << "configuration OK: host " << hsns::daemon::effective_host(*config) << ", aggregator "
               << config->aggregator_url << ", " << config->npus.size() << " NPU(s), state "
@@ -103,5 +130,6 @@ int main(int argc, char** argv) {
     return 0;
   }
   hsns::daemon::Daemon daemon(*config, [=] { return assemble(config_path, explicit_config, o); });
+  add_components(daemon);
   return daemon.run();
 }

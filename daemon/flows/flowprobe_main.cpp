@@ -1,5 +1,5 @@
 // hsns-flowprobe: the flow probe on its own (hsnsd runs the same library on a harvester thread of its own:
-// daemon/core/daemon.cpp; do not run both on the same pin_dir and interfaces). Reads the
+// daemon/flows/flow_harvester.h; do not run both on the same pin_dir and interfaces). Reads the
 // `flow_probe:` section of --config, attaches, harvests every interval into the JSON-lines sink, and on
 // SIGTERM/SIGINT harvests once more, detaches and exits 0 (pinned maps stay unless --purge-on-exit).
 // --ready-file is created after attach (tests poll it). Exit 1 on a runtime failure, 64 on usage/config.
@@ -21,17 +21,20 @@
 #include "flow_probe.h"
 #include "flow_probe_config.h"
 #include "flow_sink.h"
+#include "hsns/log.h"
 
 namespace {
 
 int usage() {
-  std::cerr << "usage: hsns-flowprobe --config FILE [--ready-file PATH] [--purge-on-exit] [--check-config]\n";
+  std::cerr << "usage: hsns-flowprobe --config FILE [--ready-file PATH] [--purge-on-exit] [--check-config]\n"
+               "                      [--log-level error|warning|notice|info|debug]\n";
   return 64;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  hsns::log::init("hsns-flowprobe");
   std::string config_path;
   std::string ready_file;
   bool purge = false;
@@ -46,16 +49,26 @@ int main(int argc, char** argv) {
       purge = true;
     else if (a == "--check-config")
       check_only = true;
-    else
+    else if (a == "--log-level" && i + 1 < argc) {
+      hsns::log::Level level{};
+      if (!hsns::log::parse_level(argv[++i], level)) return usage();
+      hsns::log::set_level(level);
+    } else
       return usage();
   }
   if (config_path.empty()) return usage();
   std::ifstream in(config_path);
-  if (!in) return std::cerr << "E: cannot read " << config_path << "\n", 64;
+  if (!in) {
+    HSNS_LOG(error) << "cannot read " << config_path;
+    return 64;
+  }
   std::stringstream text;
   text << in.rdbuf();
   auto config = hsns::daemon::parse_flow_probe_config(text.str());
-  if (!config) return std::cerr << "E: " << config_path << ": " << config.error() << "\n", 64;
+  if (!config) {
+    HSNS_LOG(error) << config_path << ": " << config.error();
+    return 64;
+  }
   if (check_only) return std::cout << "ok\n", 0;
 
   sigset_t set;
@@ -69,19 +82,25 @@ int main(int argc, char** argv) {
   std::optional<hsns::daemon::FlowSink> sink;
   if (!config->sink.empty()) {
     auto s = hsns::daemon::FlowSink::open(config->sink, host);
-    if (!s) return std::cerr << "E: " << s.error() << "\n", 1;
+    if (!s) {
+      HSNS_LOG(error) << s.error();
+      return 1;
+    }
     sink.emplace(std::move(*s));
   }
   auto probe = hsns::daemon::FlowProbe::start(*config);
-  if (!probe) return std::cerr << "E: flow probe: " << probe.error() << "\n", 1;
-  std::cerr << "I: flow probe attached to " << config->interfaces.size() << " interface(s), pinned under "
-            << config->pin_dir << "\n";
+  if (!probe) {
+    HSNS_LOG(error) << "flow probe: " << probe.error();
+    return 1;
+  }
+  HSNS_LOG(info) << "flow probe attached to " << config->interfaces.size() << " interface(s), pinned under "
+                 << config->pin_dir;
   if (sink && sink->truncated_bytes() > 0)
-    std::cerr << "I: " << config->sink << ": removed a batch cut short by a crash ("
-              << sink->truncated_bytes() << " bytes after epoch " << sink->last_epoch() << ")\n";
+    HSNS_LOG(notice) << config->sink << ": removed a batch cut short by a crash (" << sink->truncated_bytes()
+                     << " bytes after epoch " << sink->last_epoch() << ")";
   if (auto r = (*probe)->recover(sink ? std::optional<std::uint64_t>(sink->last_epoch()) : std::nullopt);
       !r) {
-    std::cerr << "E: flow probe recovery: " << r.error() << "\n";
+    HSNS_LOG(error) << "flow probe recovery: " << r.error();
     (*probe)->stop(false);
     return 1;
   }
@@ -95,25 +114,25 @@ int main(int argc, char** argv) {
     if (sig == SIGTERM || sig == SIGINT) running = false;
     auto batch = (*probe)->harvest();
     if (!batch) {
-      std::cerr << "E: harvest: " << batch.error() << "\n";
+      HSNS_LOG(error) << "harvest: " << batch.error();
       rc = 1;
       break;
     }
     if (sink) {
       if (auto w = sink->write(*batch, (*probe)->counters()); !w) {
         // Not committed: the kernel keeps the batch and the next run of the probe re-emits it.
-        std::cerr << "E: " << w.error() << "\n";
+        HSNS_LOG(error) << w.error();
         rc = 1;
         break;
       }
     }
     if (auto c = (*probe)->commit(*batch); !c) {
-      std::cerr << "E: commit: " << c.error() << "\n";
+      HSNS_LOG(error) << "commit: " << c.error();
       rc = 1;
       break;
     }
   }
   (*probe)->stop(purge);
-  std::cerr << "I: flow probe detached\n";
+  HSNS_LOG(info) << "flow probe detached";
   return rc;
 }

@@ -45,10 +45,16 @@ class Line {
   std::ostringstream out_;
 };
 
+// Gives the ?: of HSNS_LOG a void branch; & binds looser than <<, so the whole message is built first.
+struct Voidify {
+  void operator&(const Line&) const {}
+};
+
 }  // namespace hsns::log
 
-// HSNS_LOG(info) << ...; the stream expression is not evaluated when the level is filtered out.
-#define HSNS_LOG(level)                                     \
-  if (!::hsns::log::enabled(::hsns::log::Level::level)) { \
-  } else                                                    \
-    ::hsns::log::Line(::hsns::log::Level::level)
+// HSNS_LOG(info) << ...; the stream expression is not evaluated when the level is filtered out. An
+// expression, not an if statement, so that `if (x) HSNS_LOG(info) << ...; else ...` means what it says.
+#define HSNS_LOG(level)                            \
+  !::hsns::log::enabled(::hsns::log::Level::level) \
+      ? (void)0                                    \
+      : ::hsns::log::Voidify() & ::hsns::log::Line(::hsns::log::Level::level)

@@ -376,6 +376,15 @@ TEST_F(DaemonTest, NotifiesSystemdServesMetricsAndReloadsOnSighup) {
       << metrics << hsnsd->log();
   EXPECT_NE(metrics.find("hsns_daemon_info{version="), std::string::npos);
   EXPECT_NE(metrics.find("hsns_daemon_aggregator_up 1"), std::string::npos) << metrics;
+  // Every component reported ready (READY=1 waits for all of them), on /metrics and in the log.
+  for (const char* component : {"isolation", "agent", "reconciler", "qos", "status", "flows"}) {
+    EXPECT_NE(metrics.find("hsnsd_component_ready{component=\"" + std::string(component) + "\"} 1"),
+              std::string::npos)
+        << component << "\n"
+        << metrics;
+    EXPECT_NE(hsnsd->log().find("component " + std::string(component) + " ready"), std::string::npos)
+        << hsnsd->log();
+  }
   std::ofstream(work.path() / "metrics.txt") << metrics;
   if (sh({"sh", "-c", "command -v promtool"}).status == 0) {
     const auto lint = sh({"sh", "-c", "promtool check metrics < " + (work.path() / "metrics.txt").string()});

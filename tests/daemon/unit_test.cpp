@@ -59,6 +59,7 @@ TEST(DaemonConfig, DefaultsWhenTheDefaultFileIsMissing) {
   EXPECT_EQ(c->state_dir, "/var/lib/hsns");
   EXPECT_EQ(c->metrics_listen, "127.0.0.1:9810");
   EXPECT_EQ(c->table_base, 1000);
+  EXPECT_EQ(c->log_level, hsns::log::Level::info);
   EXPECT_FALSE(load_config("/nonexistent/hsnsd.yaml", true));
 }
 
@@ -76,6 +77,7 @@ routing: {table_base: 2000, rule_priority_base: 500, protocol: 201}
 npus: [{index: 0, netdev: eth2}, {index: 1, netdev: eth3}]
 qos: {pfc_priorities: [3], trust: dscp, ecn_priorities: [3]}
 isolation: {enabled: false}
+log_level: warning
 )");
   auto c = load_config(path, true);
   ASSERT_TRUE(c) << c.error();
@@ -90,6 +92,7 @@ isolation: {enabled: false}
   EXPECT_EQ(c->npus.at(1), "eth3");
   EXPECT_TRUE(c->qos.enabled);
   EXPECT_EQ(c->qos.pfc_priorities, std::vector<int>{3});
+  EXPECT_EQ(c->log_level, hsns::log::Level::warning);
 }
 
 TEST(DaemonConfig, BadInputIsAnErrorNamingTheKey) {
@@ -109,6 +112,8 @@ TEST(DaemonConfig, BadInputIsAnErrorNamingTheKey) {
       {"npus: [{index: 0, netdev: \"a/b\"}]\n", "not a valid netdev name"},
       {"qos: {pfc_priorities: [9]}\n", "pfc_priorities"},
       {"qos: {trust: vlan}\n", "trust"},
+      {"log_level: loud\n", "log_level: 'loud' is not one of"},
+      {"log_level: [info]\n", "log_level: wrong type"},
       {"host: [unclosed\n", "c.yaml"},
   };
   for (const auto& tc : cases) {

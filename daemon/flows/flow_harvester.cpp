@@ -1,0 +1,256 @@
+#include "flow_harvester.h"
+
+#include "config.h"
+#include "hsns/log.h"
+#include "metrics.h"
+
+namespace hsns::daemon {
+
+FlowProbeMetrics::FlowProbeMetrics(prometheus::Registry& r)
+    : up(add_gauge(r, "hsns_flow_probe_up", "1 while the RoCEv2 flow probe is attached")),
+      interfaces(add_gauge(r, "hsns_flow_probe_interfaces", "Interfaces the flow probe is attached to")),
+      start_failures(add_counter(r, "hsns_flow_probe_start_failures_total",
+                                 "Failed flow probe starts (load or attach)")),
+      harvests(add_counter(r, "hsns_flow_probe_harvests_total", "Flow table harvests")),
+      harvest_errors(add_counter(r, "hsns_flow_probe_harvest_errors_total", "Failed flow table harvests")),
+      records(add_counter(r, "hsns_flow_probe_records_total", "Flow records harvested")),
+      sink_errors(
+          add_counter(r, "hsns_flow_probe_sink_errors_total", "Failed writes of a harvest to the flow sink")),
+      records_unwritten(add_counter(r, "hsns_flow_probe_records_unwritten_total",
+                                    "Harvested flow records a failed sink write may have lost")),
+      last_harvest_seconds(add_gauge(r, "hsns_flow_probe_last_harvest_duration_seconds",
+                                     "Duration of the last harvest and write")),
+      last_harvest_records(
+          add_gauge(r, "hsns_flow_probe_last_harvest_records", "Flow records of the last harvest")),
+      last_harvest_timestamp(add_gauge(r, "hsns_flow_probe_last_harvest_timestamp_seconds",
+                                       "Unix time of the last successful harvest")),
+      packets_family_(prometheus::BuildCounter()
+                          .Name("hsns_flow_probe_packets_total")
+                          .Help("Packets counted by the flow probe program, by counter (bpf/roce_flow.h: "
+                                "packets = all, roce, non_roce, malformed cases, table_full, erspan, ...), "
+                                "cumulative since the pinned maps were created")
+                          .Register(r)) {}
+
+void FlowProbeMetrics::set_probe_counters(const std::vector<std::string>& names,
+                                          const std::vector<std::uint64_t>& counters) {
+  const std::lock_guard lock(packets_mutex_);
+  if (packets_.size() < counters.size()) packets_.resize(counters.size(), {nullptr, 0});
+  for (std::size_t i = 0; i < counters.size() && i < names.size(); ++i) {
+    auto& [metric, seen] = packets_[i];
+    if (metric == nullptr) metric = &packets_family_.Add({{"counter", names[i]}});
+    const std::uint64_t now = counters[i];
+    // Maps purged and recreated: the kernel counter restarted from zero, so all of `now` is new.
+    const std::uint64_t grew = now >= seen ? now - seen : now;
+    if (grew > 0) metric->Increment(static_cast<double>(grew));
+    seen = now;
+  }
+}
+
+FlowHarvester::FlowHarvester(const FlowProbeConfig& config, std::string host, prometheus::Registry& registry)
+    : wanted_(config), host_(std::move(host)), metrics_(registry) {
+  for (int i = 0; i < ROCE_CNT_MAX; ++i) counter_names_.emplace_back(counter_name(i));
+}
+
+tl::expected<void, std::string> FlowHarvester::start() {
+  apply(wanted_);
+  settled_ = true;
+  return {};
+}
+
+Component::Clock::time_point FlowHarvester::tick(Clock::time_point now) {
+  if (now >= next_retry_) apply(wanted_);
+  return next_retry_;
+}
+
+void FlowHarvester::reload(const DaemonConfig& config) {
+  wanted_ = config.flow_probe;
+  start_error_.clear();  // a failure to start is logged again after every SIGHUP
+  apply(wanted_);        // restarts the probe only when its section changed (or it is not running)
+}
+
+void FlowHarvester::apply(const FlowProbeConfig& fp) {
+  const bool was_running = running();
+  auto r = change_to(fp);
+  if (r) {
+    next_retry_ = Clock::time_point::max();
+    start_error_.clear();
+    const std::string harvest = "harvest every " + std::to_string(fp.interval.count()) + " ms into " +
+                                (fp.sink.empty() ? std::string("no sink") : fp.sink);
+    switch (*r) {
+      case Change::none:
+        return;
+      case Change::stopped:
+        HSNS_LOG(info) << "flow probe stopped (no interfaces configured)";
+        return;
+      case Change::harvest_only:
+        HSNS_LOG(info) << "flow probe stays attached; " << harvest;
+        return;
+      case Change::started: {
+        std::string names;
+        for (const auto& i : fp.interfaces) names += (names.empty() ? "" : ",") + i.name;
+        HSNS_LOG(info) << "flow probe attached to " << names << ", maps pinned under " << fp.pin_dir << "; "
+                       << harvest;
+        return;
+      }
+    }
+    return;
+  }
+  if (running()) {
+    HSNS_LOG(error) << "flow probe: " << r.error() << " (keeping the running probe and its sink)";
+    return;
+  }
+  if (r.error() != start_error_ || was_running)
+    HSNS_LOG(error) << "flow probe: " << r.error() << " (not running; retried every "
+                    << kFlowProbeRetry.count() << " s and on SIGHUP)";
+  start_error_ = r.error();
+  next_retry_ = Clock::now() + kFlowProbeRetry;
+}
+
+tl::expected<FlowHarvester::Change, std::string> FlowHarvester::change_to(const FlowProbeConfig& config) {
+  if (config.interfaces.empty()) {
+    const bool was_running = running();
+    stop();
+    return was_running ? Change::stopped : Change::none;
+  }
+  if (running() && same_flow_probe(config, config_)) return Change::none;
+  if (running() && same_flow_probe_attachment(config, config_)) {
+    auto sink = open_sink(config);
+    if (!sink) return tl::unexpected(sink.error());
+    stop_thread();
+    harvest_once();  // what was counted so far goes to the old sink
+    sink_ = std::move(*sink);
+    config_ = config;
+    if (auto r = recover(); !r) HSNS_LOG(error) << "flow probe: recovery: " << r.error();
+    start_thread();
+    return Change::harvest_only;
+  }
+  stop();
+  auto sink = open_sink(config);
+  if (!sink) return failed(sink.error());
+  auto probe = FlowProbe::start(config);
+  if (!probe) return failed(probe.error());
+  probe_ = std::move(*probe);
+  sink_ = std::move(*sink);
+  config_ = config;
+  if (auto r = recover(); !r) {
+    probe_->stop(false);
+    probe_.reset();
+    sink_.reset();
+    return failed("recovery: " + r.error());
+  }
+  metrics_.up.Set(1);
+  metrics_.interfaces.Set(static_cast<double>(config.interfaces.size()));
+  start_thread();
+  return Change::started;
+}
+
+void FlowHarvester::stop() {
+  if (!probe_) return;
+  stop_thread();
+  harvest_once();
+  probe_->stop(false);
+  probe_.reset();
+  sink_.reset();
+  metrics_.up.Set(0);
+  metrics_.interfaces.Set(0);
+}
+
+tl::expected<std::unique_ptr<FlowSink>, std::string> FlowHarvester::open_sink(
+    const FlowProbeConfig& config) const {
+  if (config.sink.empty()) return std::unique_ptr<FlowSink>();
+  auto s = FlowSink::open(config.sink, host_);
+  if (!s) return tl::unexpected(s.error());
+  return std::make_unique<FlowSink>(std::move(*s));
+}
+
+tl::unexpected<std::string> FlowHarvester::failed(std::string error) {
+  metrics_.start_failures.Increment();
+  metrics_.up.Set(0);
+  metrics_.interfaces.Set(0);
+  return tl::unexpected(std::move(error));
+}
+
+void FlowHarvester::start_thread() {
+  {
+    const std::lock_guard lock(mutex_);
+    stop_requested_ = false;
+  }
+  thread_ = std::thread([this] { loop(); });
+}
+
+void FlowHarvester::stop_thread() {
+  if (!thread_.joinable()) return;
+  {
+    const std::lock_guard lock(mutex_);
+    stop_requested_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void FlowHarvester::loop() {
+  const auto interval = config_.interval;  // config_ changes only while no thread runs
+  auto next = Clock::now() + interval;
+  std::unique_lock lock(mutex_);
+  while (!wake_.wait_until(lock, next, [&] { return stop_requested_; })) {
+    lock.unlock();
+    harvest_once();
+    lock.lock();
+    next += interval;
+    // Fell behind (a harvest or a write slower than the interval): no burst of catch-up harvests.
+    if (const auto now = Clock::now(); next < now) next = now + interval;
+  }
+}
+
+void FlowHarvester::log_limited(const std::string& msg) {
+  const auto now = Clock::now();
+  if (msg == last_error_ && now - last_error_at_ < std::chrono::minutes(1)) return;
+  last_error_ = msg;
+  last_error_at_ = now;
+  HSNS_LOG(error) << msg;
+}
+
+// One two-phase harvest: the batch is written to the sink (write + fdatasync) and only then committed.
+void FlowHarvester::harvest_once() {
+  const auto t0 = Clock::now();
+  auto batch = probe_->harvest();
+  if (!batch) {
+    metrics_.harvest_errors.Increment();
+    log_limited("flow probe: harvest: " + batch.error());
+    return;
+  }
+  const auto& records = batch->records;
+  const auto counters = probe_->counters();
+  metrics_.set_probe_counters(counter_names_, std::vector<std::uint64_t>(counters.begin(), counters.end()));
+  if (sink_) {
+    if (auto w = sink_->write(*batch, counters); !w) {
+      metrics_.sink_errors.Increment();
+      metrics_.records_unwritten.Increment(static_cast<double>(records.size()));
+      log_limited("flow probe: " + w.error() + " (" + std::to_string(records.size()) +
+                  " record(s) of epoch " + std::to_string(batch->epoch) +
+                  " kept in the kernel, written again at the next harvest)");
+      return;
+    }
+  }
+  if (auto c = probe_->commit(*batch); !c) {
+    metrics_.harvest_errors.Increment();
+    log_limited("flow probe: commit: " + c.error());
+    return;
+  }
+  metrics_.harvests.Increment();
+  metrics_.records.Increment(static_cast<double>(records.size()));
+  metrics_.last_harvest_records.Set(static_cast<double>(records.size()));
+  metrics_.last_harvest_seconds.Set(std::chrono::duration<double>(Clock::now() - t0).count());
+  metrics_.last_harvest_timestamp.Set(
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+}
+
+// Settles a batch a killed process left pending, against the sink now in use (see FlowProbe::recover).
+tl::expected<void, std::string> FlowHarvester::recover() {
+  if (sink_ && sink_->truncated_bytes() > 0)
+    HSNS_LOG(notice) << "flow probe: " << config_.sink << ": removed a batch cut short by a crash ("
+                     << sink_->truncated_bytes() << " bytes after epoch " << sink_->last_epoch() << ")";
+  return probe_->recover(sink_ ? std::optional<std::uint64_t>(sink_->last_epoch()) : std::nullopt);
+}
+
+}  // namespace hsns::daemon
