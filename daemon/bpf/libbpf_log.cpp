@@ -57,7 +57,7 @@ int print(libbpf_print_level level, const char* fmt, va_list args) {
   while (!rest.empty()) {
     const std::size_t end = rest.find('\n');
     const std::string_view line = rest.substr(0, end);
-    if (!line.empty()) log::write(mapped, "libbpf: " + std::string(line));
+    if (!line.empty()) log::write(mapped, line);  // libbpf starts its lines with "libbpf: "
     if (end == std::string_view::npos) break;
     rest.remove_prefix(end + 1);
   }
