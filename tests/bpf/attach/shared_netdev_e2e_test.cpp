@@ -78,6 +78,7 @@ class SharedNetdev : public ::testing::Test {
     rx_b_ = std::make_unique<test::UdpReceiver>(b_, kToB, kRocePort);
     rx_c_ = std::make_unique<test::UdpReceiver>(c_, kToC, kRocePort);
     ASSERT_TRUE(delivered(rx_c_.get(), kToC, 1));  // routing works before anything is attached
+    sent_.clear();  // sent before the probe ran
     test::NetnsScope in(a_);
     a0_ = static_cast<int>(if_nametoindex("a0"));
     ASSERT_GT(a0_, 0);
