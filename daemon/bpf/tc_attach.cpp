@@ -76,6 +76,20 @@ Result<RegistryKey> key_of(int ifindex) {
   return key;
 }
 
+// The registry key of ifindex in the calling thread's namespace, with the root locked for as long as the
+// result lives.
+struct LockedRecord {
+  RegistryKey key;
+  Fd lock;
+};
+Result<LockedRecord> lock_record(const std::string& root, int ifindex) {
+  auto key = key_of(ifindex);
+  if (!key) return tl::unexpected(key.error());
+  auto lock = lock_root(root);
+  if (!lock) return tl::unexpected(lock.error());
+  return LockedRecord{*key, std::move(*lock)};
+}
+
 // The pinned registry, or an invalid Fd when it is not pinned and create is false.
 Result<Fd> open_registry(const std::string& path, bool create) {
   Fd fd(bpf_obj_get(path.c_str()));
@@ -182,10 +196,9 @@ Result<TcAttach> TcAttach::open(const std::string& pin_dir) {
 }
 
 Result<void> TcAttach::attach(int ifindex, TcUser user, TcHook hook, int prog_fd) const {
-  auto key = key_of(ifindex);
-  if (!key) return tl::unexpected(key.error());
-  auto lock = lock_root(root_);
-  if (!lock) return tl::unexpected(lock.error());
+  auto locked = lock_record(root_, ifindex);
+  if (!locked) return tl::unexpected(locked.error());
+  const RegistryKey* key = &locked->key;
 
   int created = 0;
   {
@@ -226,10 +239,9 @@ Result<void> TcAttach::attach(int ifindex, TcUser user, TcHook hook, int prog_fd
 }
 
 Result<void> TcAttach::detach(int ifindex, TcUser user) const {
-  auto key = key_of(ifindex);
-  if (!key) return tl::unexpected(key.error());
-  auto lock = lock_root(root_);
-  if (!lock) return tl::unexpected(lock.error());
+  auto locked = lock_record(root_, ifindex);
+  if (!locked) return tl::unexpected(locked.error());
+  const RegistryKey* key = &locked->key;
   auto registry = open_registry(registry_, false);
   if (!registry) return tl::unexpected(registry.error());
 
@@ -259,10 +271,9 @@ std::uint32_t TcAttach::filter_prog_id(int ifindex, TcUser user, TcHook hook) co
 }
 
 Result<void> TcAttach::adopt_created(int ifindex, TcUser user) const {
-  auto key = key_of(ifindex);
-  if (!key) return tl::unexpected(key.error());
-  auto lock = lock_root(root_);
-  if (!lock) return tl::unexpected(lock.error());
+  auto locked = lock_record(root_, ifindex);
+  if (!locked) return tl::unexpected(locked.error());
+  const RegistryKey* key = &locked->key;
   if ((users_present(ifindex) & bit(user)) == 0) return {};
   auto registry = open_registry(registry_, true);
   if (!registry) return tl::unexpected(registry.error());
@@ -271,10 +282,9 @@ Result<void> TcAttach::adopt_created(int ifindex, TcUser user) const {
 }
 
 Result<std::optional<QdiscRecord>> TcAttach::record(int ifindex) const {
-  auto key = key_of(ifindex);
-  if (!key) return tl::unexpected(key.error());
-  auto lock = lock_root(root_);
-  if (!lock) return tl::unexpected(lock.error());
+  auto locked = lock_record(root_, ifindex);
+  if (!locked) return tl::unexpected(locked.error());
+  const RegistryKey* key = &locked->key;
   auto registry = open_registry(registry_, false);
   if (!registry) return tl::unexpected(registry.error());
   return lookup(*registry, *key);

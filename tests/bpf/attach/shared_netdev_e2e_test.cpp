@@ -30,21 +30,9 @@ using test::sh;
 using namespace std::chrono_literals;
 
 constexpr std::uint16_t kRocePort = 4791;
-constexpr const char* kPinPrefix = "/sys/fs/bpf/hsns-test-attach-";
+constexpr const char* kPinPrefix = "hsns-test-attach-";  // under /sys/fs/bpf
 constexpr const char* kToB = "198.18.1.2";
 constexpr const char* kToC = "198.18.2.2";
-
-// Pin dirs of earlier test processes that died without cleaning up.
-void remove_stale_pins() {
-  std::error_code ec;
-  const std::string prefix = kPinPrefix;
-  for (const auto& entry : std::filesystem::directory_iterator("/sys/fs/bpf", ec)) {
-    const std::string path = entry.path().string();
-    if (path.rfind(prefix, 0) != 0) continue;
-    const int pid = std::atoi(path.c_str() + prefix.size());
-    if (pid > 0 && kill(pid, 0) != 0) std::filesystem::remove_all(path, ec);
-  }
-}
 
 class SharedNetdev : public ::testing::Test {
  protected:
@@ -54,9 +42,13 @@ class SharedNetdev : public ::testing::Test {
     a_ = netns_->add("a");
     b_ = netns_->add("b");
     c_ = netns_->add("c");
-    remove_stale_pins();
-    iso_pin_ = kPinPrefix + std::to_string(getpid()) + "-isolation";
-    probe_pin_ = kPinPrefix + std::to_string(getpid()) + "-roce";
+    test::remove_stale_pin_dirs(kPinPrefix, [](const std::string& dir) {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    });
+    const std::string pins = std::string("/sys/fs/bpf/") + kPinPrefix + std::to_string(getpid());
+    iso_pin_ = pins + "-isolation";
+    probe_pin_ = pins + "-roce";
     for (const std::string& cmd : {
              "ip -n " + a_ + " link add a0 type veth peer name b0 netns " + b_,
              "ip -n " + b_ + " link add b1 type veth peer name c0 netns " + c_,
@@ -78,7 +70,7 @@ class SharedNetdev : public ::testing::Test {
     rx_b_ = std::make_unique<test::UdpReceiver>(b_, kToB, kRocePort);
     rx_c_ = std::make_unique<test::UdpReceiver>(c_, kToC, kRocePort);
     ASSERT_TRUE(delivered(rx_c_.get(), kToC, 1));  // routing works before anything is attached
-    sent_.clear();  // sent before the probe ran
+    sent_.clear();                                 // sent before the probe ran
     test::NetnsScope in(a_);
     a0_ = static_cast<int>(if_nametoindex("a0"));
     ASSERT_GT(a0_, 0);
@@ -113,14 +105,8 @@ class SharedNetdev : public ::testing::Test {
 
   // Sends n datagrams from A; true when n arrive (while links settle, one more every 20 ms).
   bool delivered(test::UdpReceiver* rx, const char* ip, int n) {
-    const std::string tag = roce_payload(ip);
     int got = 0;
-    int sent = test::send_udp(a_, ip, kRocePort, n, tag);
-    test::eventually([&] {
-      got += rx->drain(20ms, tag);
-      if (got < n && sent < n + 200) sent += test::send_udp(a_, ip, kRocePort, 1, tag);
-      return got >= n;
-    });
+    const int sent = test::send_until_delivered(a_, *rx, ip, kRocePort, n, roce_payload(ip), &got);
     sent_[ip] += static_cast<std::uint64_t>(sent);
     return got >= n;
   }
