@@ -4,12 +4,14 @@
 #include <bpf/libbpf.h>
 #include <fcntl.h>
 #include <linux/if_link.h>
+#include <net/if.h>
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "bpffs.h"
 #include "libbpf_log.h"
@@ -175,6 +177,21 @@ void destroy_qdisc(int ifindex) {
   (void)bpf_tc_hook_destroy(&hook);
 }
 
+// Drops the records of this namespace's netdevs that no longer exist: a netdev deleted while attached
+// takes its qdisc along, and its ifindex is not handed out again soon (a new one gets a fresh record).
+void prune_gone_netdevs(const Fd& registry, std::uint64_t cookie) {
+  if (registry.get() < 0) return;
+  std::vector<RegistryKey> gone;
+  RegistryKey key;
+  const RegistryKey* prev = nullptr;
+  while (bpf_map_get_next_key(registry.get(), prev, &key) == 0) {
+    char name[IF_NAMESIZE];
+    if (key.netns_cookie == cookie && if_indextoname(key.ifindex, name) == nullptr) gone.push_back(key);
+    prev = &key;
+  }
+  for (const RegistryKey& k : gone) bpf_map_delete_elem(registry.get(), &k);
+}
+
 // The registry goes with its last record ("stop both, nothing left behind").
 void unpin_if_empty(const Fd& registry, const std::string& path) {
   RegistryKey any;
@@ -215,6 +232,7 @@ Result<void> TcAttach::attach(int ifindex, TcUser user, TcHook hook, int prog_fd
     if (created == 0) destroy_qdisc(ifindex);
     return tl::unexpected(registry.error());
   }
+  prune_gone_netdevs(*registry, key->netns_cookie);
   const QdiscRecord held = after_hold(lookup(*registry, *key), user, created == 0, users_present(ifindex));
   if (auto r = store(*registry, *key, held); !r) {
     if (created == 0) destroy_qdisc(ifindex);
@@ -262,6 +280,7 @@ Result<void> TcAttach::detach(int ifindex, TcUser user) const {
   const ReleaseDecision d = after_release(before, user, present);
   if (auto r = store(*registry, *key, d.after); !r) return r;
   if (d.delete_qdisc) destroy_qdisc(ifindex);
+  prune_gone_netdevs(*registry, key->netns_cookie);
   unpin_if_empty(*registry, registry_);
   return {};
 }

@@ -17,7 +17,10 @@
 // not a counter, so a user that attaches twice, or crashes and attaches again after its restart, counts
 // once; a holder whose filter is no longer on the qdisc is dropped (the kernel's filters are checked on
 // every attach/detach), so nothing can keep a qdisc alive forever or let a stale record claim a qdisc
-// someone else made after ours was deleted. The map is unpinned when its last record goes.
+// someone else made after ours was deleted. Records of the calling namespace's netdevs that no longer
+// exist are pruned on every attach/detach. The map is unpinned when its last record goes. Records of a
+// network namespace deleted while hsns was attached in it cannot be recognised and stay (harmless: its
+// cookie never comes back).
 //
 // Contract:
 // - TcAttach::open(pin_dir) (pin_dir on a bpffs: ensure_pin_dir first) locates the registry. Cheap; the

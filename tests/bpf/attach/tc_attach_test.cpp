@@ -201,6 +201,25 @@ TEST_F(TcAttachTest, HandDeletedQdiscIsRecreatedAndOwnedAgain) {
   EXPECT_FALSE(has_clsact());
 }
 
+TEST_F(TcAttachTest, RecordOfADeletedNetdevIsPruned) {
+  ASSERT_EQ(sh("ip -n " + ns_ + " link add z0 type veth peer name z1").status, 0);
+  int z0 = 0;
+  {
+    test::NetnsScope in(ns_);
+    z0 = static_cast<int>(if_nametoindex("z0"));
+    ASSERT_GT(z0, 0);
+    ASSERT_TRUE(tc_->attach(z0, TcUser::isolation, TcHook::egress, tc_prog_).has_value());
+  }
+  attach(TcUser::isolation, TcHook::egress);                 // x0
+  ASSERT_EQ(sh("ip -n " + ns_ + " link del z0").status, 0);  // its qdisc and filter go with it
+  detach(TcUser::isolation);                                 // x0: the last live record
+  test::NetnsScope in(ns_);
+  auto gone = tc_->record(z0);
+  ASSERT_TRUE(gone.has_value());
+  EXPECT_EQ(*gone, std::nullopt);
+  EXPECT_FALSE(registry_pinned()) << "a deleted netdev kept the registry pinned";
+}
+
 TEST_F(TcAttachTest, DetachWithoutAttachChangesNothing) {
   ASSERT_EQ(sh("ip netns exec " + ns_ + " tc qdisc add dev x0 clsact").status, 0);
   detach(TcUser::isolation);
