@@ -4,13 +4,9 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include <linux/if_link.h>
-#include <linux/magic.h>
 #include <net/if.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
-#include <sys/stat.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +16,10 @@
 #include <ctime>
 #include <unordered_map>
 
+#include "bpf/bpffs.h"
+#include "bpf/kernel_features.h"
+#include "bpf/tc_attach.h"
+#include "hsns/log.h"
 #include "roce_flow.skel.h"
 
 namespace hsns::daemon {
@@ -194,24 +194,6 @@ class RingReader {
   void* prod_ = nullptr;
 };
 
-tl::expected<void, std::string> ensure_bpffs() {
-  struct statfs fs {};
-  if (statfs("/sys/fs/bpf", &fs) == 0 && fs.f_type == BPF_FS_MAGIC) return {};
-  if (mount("bpf", "/sys/fs/bpf", "bpf", 0, nullptr) != 0)
-    return tl::unexpected("mount bpffs on /sys/fs/bpf: " + err_text(errno));
-  return {};
-}
-
-tl::expected<void, std::string> mkdirs(const std::string& path) {
-  for (std::size_t pos = 1; pos != std::string::npos;) {
-    pos = path.find('/', pos + 1);
-    const std::string part = path.substr(0, pos);
-    if (mkdir(part.c_str(), 0700) != 0 && errno != EEXIST)
-      return tl::unexpected("mkdir " + part + ": " + err_text(errno));
-  }
-  return {};
-}
-
 struct SkelDeleter {
   void operator()(roce_flow* s) const { roce_flow__destroy(s); }
 };
@@ -224,10 +206,14 @@ class RoceFlowProbe final : public FlowProbe {
   RoceFlowProbe& operator=(const RoceFlowProbe&) = delete;
 
   tl::expected<void, std::string> open() {
-    if (auto r = ensure_bpffs(); !r) return r;
-    if (auto r = mkdirs(config_.pin_dir); !r) return r;
+    if (auto r = bpf::ensure_pin_dir(config_.pin_dir); !r) return tl::unexpected(r.error().message());
+    auto tc = bpf::TcAttach::open(config_.pin_dir);
+    if (!tc) return tl::unexpected(tc.error().message());
+    tc_ = std::move(*tc);
     skel_.reset(roce_flow__open());
     if (!skel_) return tl::unexpected("open roce_flow: " + err_text(errno));
+    if (auto r = bpf::require_kernel_features(skel_->obj, "the RoCE flow probe"); !r)
+      return tl::unexpected(r.error().message());
     slots_ = roce_table_slots(config_.table_size);
     bpf_map__set_max_entries(skel_->maps.roce_flows_a, slots_);
     bpf_map__set_max_entries(skel_->maps.roce_flows_b, slots_);
@@ -418,25 +404,10 @@ class RoceFlowProbe final : public FlowProbe {
 
   void stop(bool purge) override {
     if (!skel_) return;
-    const int owner_fd = bpf_map__fd(skel_->maps.roce_qdisc_owner);
     for (const auto& a : attached_) {
-      if (a.xdp) {
-        bpf_xdp_detach(a.ifindex, 0, nullptr);
-        continue;
-      }
-      for (auto [on, point] : {std::pair{a.ingress, BPF_TC_INGRESS}, std::pair{a.egress, BPF_TC_EGRESS}}) {
-        if (!on) continue;
-        LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = a.ifindex, .attach_point = point);
-        LIBBPF_OPTS(bpf_tc_opts, opts, .handle = kRoceTcHandle, .priority = kRoceTcPriority);
-        bpf_tc_detach(&hook, &opts);
-      }
-      auto idx = static_cast<std::uint32_t>(a.ifindex);
-      std::uint32_t flag = 0;
-      if (bpf_map_lookup_elem(owner_fd, &idx, &flag) == 0) {
-        LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = a.ifindex,
-                    .attach_point = static_cast<bpf_tc_attach_point>(BPF_TC_INGRESS | BPF_TC_EGRESS));
-        bpf_tc_hook_destroy(&hook);
-        bpf_map_delete_elem(owner_fd, &idx);
+      auto r = a.xdp ? bpf::xdp_detach(a.ifindex, a.xdp_fd) : tc_->detach(a.ifindex, kUser);
+      if (!r) {
+        HSNS_LOG(warning) << "flow probe: " << r.error().message();
       }
     }
     attached_.clear();
@@ -716,46 +687,47 @@ class RoceFlowProbe final : public FlowProbe {
     bool xdp = false;
     bool ingress = false;
     bool egress = false;
+    int xdp_fd = -1;  // the XDP program attached (detached only while it is still the one there)
   };
 
   tl::expected<void, std::string> attach(const FlowProbeInterface& itf) {
     const int ifindex = static_cast<int>(if_nametoindex(itf.name.c_str()));
     if (ifindex == 0) return tl::unexpected("interface " + itf.name + ": " + err_text(errno));
-    Attached a{ifindex, itf.attach == AttachMode::xdp, itf.ingress, itf.egress};
+    Attached a{ifindex, itf.attach == AttachMode::xdp, itf.ingress, itf.egress, -1};
     if (a.xdp) {
       bpf_program* p = itf.mirror ? skel_->progs.roce_xdp_mirror : skel_->progs.roce_xdp_plain;
-      if (int rc = bpf_xdp_attach(ifindex, bpf_program__fd(p), 0, nullptr); rc != 0)
-        return tl::unexpected("xdp attach " + itf.name + ": " + err_text(rc));
+      a.xdp_fd = bpf_program__fd(p);
+      if (auto r = bpf::xdp_attach(ifindex, a.xdp_fd); !r)
+        return tl::unexpected(itf.name + ": " + r.error().message());
       attached_.push_back(a);
       return {};
     }
-    LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex,
-                .attach_point = static_cast<bpf_tc_attach_point>(BPF_TC_INGRESS | BPF_TC_EGRESS));
-    const int hc = bpf_tc_hook_create(&hook);
-    if (hc == 0) {
-      auto idx = static_cast<std::uint32_t>(ifindex);
-      const std::uint32_t one = 1;
-      bpf_map_update_elem(bpf_map__fd(skel_->maps.roce_qdisc_owner), &idx, &one, BPF_ANY);
-    } else if (hc != -EEXIST) {
-      return tl::unexpected("clsact on " + itf.name + ": " + err_text(hc));
-    }
+    adopt_legacy_qdisc(ifindex);
     attached_.push_back(a);  // from here stop() cleans up
     if (a.ingress) {
       bpf_program* p = itf.mirror ? skel_->progs.roce_tc_ingress_mirror : skel_->progs.roce_tc_ingress;
-      hook.attach_point = BPF_TC_INGRESS;
-      LIBBPF_OPTS(bpf_tc_opts, opts, .prog_fd = bpf_program__fd(p), .flags = BPF_TC_F_REPLACE,
-                  .handle = kRoceTcHandle, .priority = kRoceTcPriority);
-      if (int rc = bpf_tc_attach(&hook, &opts); rc != 0)
-        return tl::unexpected("tc ingress attach " + itf.name + ": " + err_text(rc));
+      if (auto r = tc_->attach(ifindex, kUser, bpf::TcHook::ingress, bpf_program__fd(p)); !r)
+        return tl::unexpected("tc ingress attach " + itf.name + ": " + r.error().message());
     }
     if (a.egress) {
-      hook.attach_point = BPF_TC_EGRESS;
-      LIBBPF_OPTS(bpf_tc_opts, opts, .prog_fd = bpf_program__fd(skel_->progs.roce_tc_egress),
-                  .flags = BPF_TC_F_REPLACE, .handle = kRoceTcHandle, .priority = kRoceTcPriority);
-      if (int rc = bpf_tc_attach(&hook, &opts); rc != 0)
-        return tl::unexpected("tc egress attach " + itf.name + ": " + err_text(rc));
+      const int fd = bpf_program__fd(skel_->progs.roce_tc_egress);
+      if (auto r = tc_->attach(ifindex, kUser, bpf::TcHook::egress, fd); !r)
+        return tl::unexpected("tc egress attach " + itf.name + ": " + r.error().message());
     }
     return {};
+  }
+
+  // A version before the attach layer recorded the qdiscs it made in roce_qdisc_owner (by ifindex): hand
+  // that over to the layer's registry, where it counts together with isolation.
+  void adopt_legacy_qdisc(int ifindex) {
+    const int owner_fd = bpf_map__fd(skel_->maps.roce_qdisc_owner);
+    auto idx = static_cast<std::uint32_t>(ifindex);
+    std::uint32_t flag = 0;
+    if (bpf_map_lookup_elem(owner_fd, &idx, &flag) != 0) return;
+    if (auto r = tc_->adopt_created(ifindex, kUser); !r) {
+      HSNS_LOG(warning) << "flow probe: " << r.error().message();
+    }
+    bpf_map_delete_elem(owner_fd, &idx);
   }
 
   const std::string& ifname(std::uint32_t ifindex) {
@@ -766,7 +738,10 @@ class RoceFlowProbe final : public FlowProbe {
     return names_.emplace(ifindex, std::move(n)).first->second;
   }
 
+  static constexpr bpf::TcUser kUser = bpf::TcUser::flow_probe;
+
   FlowProbeConfig config_;
+  std::optional<bpf::TcAttach> tc_;  // set by open()
   std::unique_ptr<roce_flow, SkelDeleter> skel_;
   RingReader ring_;                       // roce_overflow, read without consuming (commit consumes)
   ArrayMapping harvest_out_;              // roce_harvest_out (1 MiB), mapped while the probe runs

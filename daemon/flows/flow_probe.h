@@ -3,14 +3,18 @@
 // table at an interval and returns per-interval flow records.
 //
 // Contract:
-// - FlowProbe::start() mounts bpffs when missing, loads the program with the configured table and ring
-//   buffer sizes (set before load), pins its maps under config.pin_dir (reusing maps already pinned there,
-//   so a restart after a crash or an upgrade loses no counts; a pinned table of another size or layout is
-//   an error), calibrates the jiffies-to-ns conversion of the program's timestamps (up to two ticks),
-//   and attaches: tc filters at handle kRoceTcHandle / priority kRoceTcPriority (before the isolation
-//   filter, returning TC_ACT_UNSPEC), replacing a filter left by a previous process; XDP replaces any
-//   program. A clsact qdisc is created only when missing, and remembered in a pinned map so that stop()
-//   (even of a later process) removes only qdiscs the probe made. Any failure detaches what was attached.
+// - FlowProbe::start() mounts bpffs when missing (bpf::ensure_pin_dir), checks that the kernel has every
+//   program and map type the program uses (an error naming the missing one), loads the program with the
+//   configured table and ring buffer sizes (set before load), pins its maps under config.pin_dir (reusing
+//   maps already pinned there, so a restart after a crash or an upgrade loses no counts; a pinned table of
+//   another size or layout is an error), calibrates the jiffies-to-ns conversion of the program's timestamps
+//   (up to two ticks), and attaches through the attach layer (daemon/bpf/tc_attach.h): tc filters at the flow
+//   probe's slot, handle kRoceTcHandle / priority kRoceTcPriority (before the isolation filter, returning
+//   TC_ACT_UNSPEC), replacing a filter left by a previous process; XDP replaces any program. The clsact
+//   qdisc is shared with isolation on the same netdev: created only when missing, and deleted by stop()
+//   (even of a later process) only when hsns made it and isolation no longer has a filter on it. A
+//   qdisc recorded by an older version in the roce_qdisc_owner map is handed over to the layer's registry.
+//   Any failure detaches what was attached.
 // - Harvests are two-phase batches numbered by an epoch kept in a pinned map (bpf/roce_flow.h, struct
 //   roce_epoch_state), so that a kill -9 at any moment neither loses nor repeats a count:
 //   1. harvest() flips the program to the other of two flow tables (a map-in-map update, which waits for
@@ -37,8 +41,9 @@
 //   batch SIGKILL its own process at its start or after the PSN state was advanced (see also FlowSink).
 // - counters() returns the program's counters (enum roce_counter) summed over CPUs, cumulative since the
 //   maps were created.
-// - stop(purge) detaches everything (no filters, programs or probe-made qdiscs left); pinned maps stay
-//   unless purge. The destructor calls stop(false) if stop was not called.
+// - stop(purge) detaches everything the probe attached (its filters; its XDP program while it is still
+//   the one attached; a clsact qdisc hsns made and no other hsns user holds); pinned maps stay unless
+//   purge. The destructor calls stop(false) if stop was not called.
 // - Thread-compatible: one owner thread.
 #pragma once
 
@@ -51,13 +56,14 @@
 #include <tl/expected.hpp>
 #include <vector>
 
+#include "bpf/tc_attach.h"
 #include "flow_probe_config.h"
 #include "flow_record.h"
 
 namespace hsns::daemon {
 
-inline constexpr std::uint32_t kRoceTcHandle = 0x4f52;
-inline constexpr std::uint32_t kRoceTcPriority = 10;
+inline constexpr std::uint32_t kRoceTcHandle = bpf::tc_slot(bpf::TcUser::flow_probe).handle;
+inline constexpr std::uint32_t kRoceTcPriority = bpf::tc_slot(bpf::TcUser::flow_probe).priority;
 
 // One harvest: the records of epoch `epoch` (deltas since the previous epoch).
 struct FlowBatch {

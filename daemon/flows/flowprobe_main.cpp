@@ -5,7 +5,7 @@
 // --ready-file is created after attach (tests poll it). Exit 1 on a runtime failure, 64 on usage/config.
 // Each harvest is written to the sink and only then committed (FlowProbe::commit), and a restart first
 // settles a batch left pending by a killed process (FlowProbe::recover with the sink's last epoch), so a
-// kill -9 at any moment neither loses nor repeats a count.
+// kill -9 at any moment neither loses nor repeats a count. libbpf's messages go through hsns::log.
 #include <signal.h>
 #include <unistd.h>
 
@@ -34,7 +34,7 @@ int usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  hsns::log::init("hsns-flowprobe");
+  hsns::log::init("hsns-flowprobe");  // libbpf's messages reach stderr through it (daemon/bpf/libbpf_log.h)
   std::string config_path;
   std::string ready_file;
   bool purge = false;

@@ -1,73 +1,49 @@
 #include "isolation.h"
 
-#include <bpf/libbpf.h>
-#include <linux/magic.h>
 #include <net/if.h>
-#include <sys/mount.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <map>
 
+#include "bpf/bpffs.h"
+#include "bpf/tc_attach.h"
+#include "hsns/log.h"
 #include "isolation_maps.h"
 
 namespace hsns::daemon {
 namespace {
 
-constexpr const char* kBpffsRoot = "/sys/fs/bpf";
 constexpr const char* kMapNames[] = {"hsns_iso_v4", "hsns_iso_v6", "hsns_iso_ports", "hsns_iso_counters"};
+constexpr bpf::TcUser kUser = bpf::TcUser::isolation;
 
 std::string errno_text(int err) {
   return std::strerror(err < 0 ? -err : err);
 }
 
 tl::expected<void, std::string> ensure_pin_dir(const std::string& pin_dir) {
-  if (pin_dir.rfind(kBpffsRoot, 0) == 0) {
-    struct statfs st {};
-    if (statfs(kBpffsRoot, &st) != 0 || st.f_type != BPF_FS_MAGIC) {
-      if (mount("bpf", kBpffsRoot, "bpf", 0, "mode=0700") != 0) {
-        return tl::unexpected(std::string("mounting bpffs at ") + kBpffsRoot + ": " + errno_text(errno));
-      }
-    }
-  }
-  std::error_code ec;
-  std::filesystem::create_directories(pin_dir, ec);
-  if (ec) return tl::unexpected("creating pin dir " + pin_dir + ": " + ec.message());
-  struct statfs st {};
-  if (statfs(pin_dir.c_str(), &st) != 0 || st.f_type != BPF_FS_MAGIC) {
-    return tl::unexpected("pin dir " + pin_dir + " is not on a bpf filesystem");
-  }
+  if (auto r = bpf::ensure_pin_dir(pin_dir); !r) return tl::unexpected(r.error().message());
   return {};
-}
-
-bpf_tc_hook egress_hook(std::uint32_t ifindex) {
-  bpf_tc_hook hook{};
-  hook.sz = sizeof(hook);
-  hook.ifindex = static_cast<int>(ifindex);
-  hook.attach_point = BPF_TC_EGRESS;
-  return hook;
-}
-
-bpf_tc_opts filter_opts() {
-  bpf_tc_opts opts{};
-  opts.sz = sizeof(opts);
-  opts.handle = kIsolationTcHandle;
-  opts.priority = kIsolationTcPriority;
-  return opts;
 }
 
 class IsolationManagerImpl final : public IsolationManager {
  public:
-  explicit IsolationManagerImpl(std::unique_ptr<IsolationMaps> maps) : maps_(std::move(maps)) {}
+  IsolationManagerImpl(std::unique_ptr<IsolationMaps> maps, bpf::TcAttach tc)
+      : maps_(std::move(maps)), tc_(std::move(tc)) {}
 
   void recover() {
-    for (const auto& [ifindex, entry] : maps_->ports()) {
+    for (auto [ifindex, entry] : maps_->ports()) {
       const std::string name(entry.name);
       if (!name.empty() && if_nametoindex(name.c_str()) == ifindex) {
+        if (entry.flags & HSNS_ISO_PORT_OWNS_QDISC) {
+          // Made by a version before the attach layer: hand the ownership over to its registry.
+          if (auto r = tc_.adopt_created(static_cast<int>(ifindex), kUser); !r) {
+            HSNS_LOG(warning) << "isolation: " << name << ": " << r.error().message();
+          }
+          entry.flags &= ~HSNS_ISO_PORT_OWNS_QDISC;
+          (void)maps_->set_port(ifindex, entry);
+        }
         ports_[name] = Port{ifindex, entry.flags};
       } else {
         // The netdev is gone (its filter and qdisc went with it); do not let a reused ifindex inherit it.
@@ -108,32 +84,11 @@ class IsolationManagerImpl final : public IsolationManager {
 
     // Attach unless our program already sits in our slot: a prefix change is a map update only, while a
     // filter or qdisc deleted by hand is restored, and a previous instance's program is replaced.
-    LibbpfLogCapture log;  // "Exclusivity flag on" for an existing qdisc is not worth a line on stderr
-    bpf_tc_hook hook = egress_hook(ifindex);
-    bpf_tc_opts query = filter_opts();
-    const int queried = bpf_tc_query(&hook, &query);
-    if (queried == 0 && query.prog_id == maps_->program_id()) return {};
-
-    const int created = bpf_tc_hook_create(&hook);
-    if (created != 0 && created != -EEXIST) {
-      return tl::unexpected("creating clsact qdisc on " + netdev + ": " + errno_text(created) + " " +
-                            log.text());
+    const int index = static_cast<int>(ifindex);
+    if (tc_.filter_prog_id(index, kUser, bpf::TcHook::egress) == maps_->program_id()) return {};
+    if (auto r = tc_.attach(index, kUser, bpf::TcHook::egress, maps_->program_fd()); !r) {
+      return tl::unexpected(netdev + ": " + r.error().message());
     }
-    bpf_tc_opts opts = filter_opts();
-    opts.prog_fd = maps_->program_fd();
-    opts.flags = BPF_TC_F_REPLACE;
-    if (int err = bpf_tc_attach(&hook, &opts); err != 0) {
-      if (created == 0) destroy_qdisc(ifindex);
-      return tl::unexpected("attaching the isolation filter to " + netdev + ": " + errno_text(err) + " " +
-                            log.text());
-    }
-    if (created == 0) {
-      port.flags |= HSNS_ISO_PORT_OWNS_QDISC;
-    } else if (queried != 0) {
-      port.flags &= ~HSNS_ISO_PORT_OWNS_QDISC;  // our filter was gone and the qdisc is someone else's now
-    }
-    if (auto r = write_port(netdev, port); !r) return r;
-    ports_[netdev] = port;
     return {};
   }
 
@@ -143,13 +98,8 @@ class IsolationManagerImpl final : public IsolationManager {
     const Port port = it->second;
     ports_.erase(it);
     std::string error;
-    LibbpfLogCapture log;
-    bpf_tc_hook hook = egress_hook(port.ifindex);
-    bpf_tc_opts opts = filter_opts();
-    if (int err = bpf_tc_detach(&hook, &opts); err != 0 && err != -ENOENT && err != -ENODEV) {
-      error = "detaching the isolation filter from " + netdev + ": " + errno_text(err) + " " + log.text();
-    }
-    if (port.flags & HSNS_ISO_PORT_OWNS_QDISC) destroy_qdisc(port.ifindex);
+    if (auto r = tc_.detach(static_cast<int>(port.ifindex), kUser); !r)
+      error = netdev + ": " + r.error().message();
     if (auto r = maps_->forget_port(port.ifindex); !r && error.empty()) error = netdev + ": " + r.error();
     if (!error.empty()) return tl::unexpected(error);
     return {};
@@ -159,7 +109,9 @@ class IsolationManagerImpl final : public IsolationManager {
     std::vector<std::string> names;
     for (const auto& [name, port] : ports_) names.push_back(name);
     for (const auto& name : names) {
-      if (auto r = remove(name); !r) std::fprintf(stderr, "warning: isolation: %s\n", r.error().c_str());
+      if (auto r = remove(name); !r) {
+        HSNS_LOG(warning) << "isolation: " << r.error();
+      }
     }
   }
 
@@ -193,13 +145,8 @@ class IsolationManagerImpl final : public IsolationManager {
     return {};
   }
 
-  static void destroy_qdisc(std::uint32_t ifindex) {
-    bpf_tc_hook hook = egress_hook(ifindex);
-    hook.attach_point = static_cast<bpf_tc_attach_point>(BPF_TC_INGRESS | BPF_TC_EGRESS);
-    (void)bpf_tc_hook_destroy(&hook);
-  }
-
   std::unique_ptr<IsolationMaps> maps_;
+  bpf::TcAttach tc_;
   std::map<std::string, Port> ports_;
 };
 
@@ -217,11 +164,13 @@ tl::expected<std::unique_ptr<IsolationManager>, std::string> IsolationManager::c
     if (auto r = ensure_pin_dir(options.pin_dir); !r) return tl::unexpected(r.error());
     auto fresh = IsolationMaps::load(options.pin_dir);
     if (!fresh) return tl::unexpected(fresh.error());
-    std::fprintf(stderr, "warning: isolation: recreated the pinned maps under %s: %s\n",
-                 options.pin_dir.c_str(), maps.error().c_str());
+    HSNS_LOG(warning) << "isolation: recreated the pinned maps under " << options.pin_dir << ": "
+                      << maps.error();
     maps = std::move(fresh);
   }
-  auto manager = std::make_unique<IsolationManagerImpl>(std::move(*maps));
+  auto tc = bpf::TcAttach::open(options.pin_dir);
+  if (!tc) return tl::unexpected(tc.error().message());
+  auto manager = std::make_unique<IsolationManagerImpl>(std::move(*maps), std::move(*tc));
   manager->recover();
   return manager;
 }

@@ -3,32 +3,36 @@
 //
 // Contract:
 // - create() loads the program once (bpf/isolation.bpf.c) and pins its maps under options.pin_dir
-//   (mounting bpffs at /sys/fs/bpf first when it is not mounted), so a daemon restart keeps both the
-//   allowed prefixes and the drop counters. Pins the program cannot reuse (left by a version with another
-//   map layout) are replaced by fresh maps, with a warning on stderr. It fails with a message when the
-//   kernel refuses the program.
+//   (bpf::ensure_pin_dir: mounting bpffs at /sys/fs/bpf first when it is not mounted), so a daemon restart
+//   keeps both the allowed prefixes and the drop counters. Pins the program cannot reuse (left by a version
+//   with another map layout) are replaced by fresh maps, with a warning in the log. It fails with a message
+//   when the kernel lacks a program or map type the program uses (naming it) or refuses the program.
 // - apply(netdev, prefixes) replaces that port's allowed prefixes through map updates (a diff: new
 //   entries first, then stale ones deleted) and attaches the program to netdev's clsact egress hook if
-//   this instance's program is not there yet (creating the clsact qdisc only when missing); changing
+//   this instance's program is not there yet (through the attach layer, daemon/bpf/tc_attach.h, which
+//   creates the clsact qdisc only when missing and counts isolation as one of its holders); changing
 //   prefixes never re-attaches. A filter or qdisc deleted by hand is restored by the next apply(). An empty
 //   prefix list drops all IP traffic of that port except IPv6 link-local scope (fe80::/10, ff02::/16:
 //   neighbour discovery and MLD, which never leave the link). Non-IP traffic (ARP, LLDP) always passes. IP
 //   behind up to two VLAN tags is checked; an IP/VLAN frame cut before its destination address is dropped.
 //   Ports never applied are not touched at all.
-// - remove(netdev) detaches the program from netdev, deletes the clsact qdisc only if create/apply made it,
-//   and forgets the port's prefixes and counters. Removing a port never applied succeeds and does
+// - remove(netdev) detaches the program from netdev, releases the clsact qdisc (the attach layer deletes it
+//   only if hsns made it and no other hsns user, such as the flow probe, still has a filter on it), and
+//   forgets the port's prefixes and counters. Removing a port never applied succeeds and does
 //   nothing. detach_all() does that for every port (SIGTERM path).
 // - Destroying the manager without detach_all() leaves the tc filters, the pinned maps and therefore the
 //   enforcement in place (a crash or restart does not open the ports). A new manager on the same pin_dir
 //   takes over: it recovers the applied ports from the pinned port map (dropping entries of netdevs that
 //   no longer exist), counts on from the pinned counters, and its first apply() of a port replaces the
 //   old filter's program in place (same handle and priority, no window without a filter).
-// - A port entry records whether the manager created that port's clsact qdisc, so remove() after a
-//   restart still deletes only qdiscs hsnsd made. Caveat: a qdisc hsnsd made is deleted with any other
-//   filters that were added to it later.
-// - The filter sits at handle kIsolationTcHandle, priority kIsolationTcPriority on clsact egress and
-//   returns TC_ACT_OK for what it passes, so filters with a higher priority number on the same hook do
-//   not run; observation programs belong at a lower number and should return TC_ACT_UNSPEC.
+// - Who made a port's clsact qdisc is kept by the attach layer in a pinned registry, so remove() after a
+//   restart still deletes only qdiscs hsns made. A port entry of an older version that carries
+//   HSNS_ISO_PORT_OWNS_QDISC is handed over to that registry on recovery (and the flag cleared). Caveat: a
+//   qdisc hsns made is deleted with any non-hsns filters that were added to it later.
+// - The filter sits at isolation's slot of the attach layer (handle kIsolationTcHandle, priority
+//   kIsolationTcPriority) on clsact egress and returns TC_ACT_OK for what it passes, so filters with a
+//   higher priority number on the same hook do not run; observation programs (the flow probe) sit at a
+//   lower number and return TC_ACT_UNSPEC.
 // - ifindexes are per network namespace: one manager per pin_dir per network namespace (the emulated
 //   cluster gives each host namespace its own pin_dir). netdev names are resolved in the namespace of
 //   the calling thread.
@@ -43,12 +47,13 @@
 #include <tl/expected.hpp>
 #include <vector>
 
+#include "bpf/tc_attach.h"
 #include "hsns/ip.h"
 
 namespace hsns::daemon {
 
-inline constexpr std::uint32_t kIsolationTcHandle = 0x150;
-inline constexpr std::uint32_t kIsolationTcPriority = 100;
+inline constexpr std::uint32_t kIsolationTcHandle = bpf::tc_slot(bpf::TcUser::isolation).handle;
+inline constexpr std::uint32_t kIsolationTcPriority = bpf::tc_slot(bpf::TcUser::isolation).priority;
 
 struct IsolationOptions {
   std::string pin_dir = "/sys/fs/bpf/hsns/isolation";

@@ -5,46 +5,16 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdarg>
-#include <cstdio>
 #include <cstring>
 #include <set>
 
+#include "bpf/kernel_features.h"
+#include "bpf/libbpf_log.h"
 #include "isolation.skel.h"
 
 namespace hsns::daemon {
-namespace {
 
-// libbpf reports through a global print callback; collect warnings while loading so that an error
-// message can carry the reason (e.g. the verifier log).
-std::string* g_libbpf_log = nullptr;
-
-int collect_libbpf_log(enum libbpf_print_level level, const char* format, va_list args) {
-  if (level == LIBBPF_DEBUG || g_libbpf_log == nullptr) return 0;
-  char line[1024];
-  std::vsnprintf(line, sizeof(line), format, args);
-  g_libbpf_log->append(line);
-  if (g_libbpf_log->size() > 8192) g_libbpf_log->erase(0, g_libbpf_log->size() - 8192);
-  return 0;
-}
-
-}  // namespace
-
-LibbpfLogCapture::LibbpfLogCapture() {
-  g_libbpf_log = &text_;
-  previous_ = reinterpret_cast<void*>(libbpf_set_print(collect_libbpf_log));
-}
-
-LibbpfLogCapture::~LibbpfLogCapture() {
-  libbpf_set_print(reinterpret_cast<libbpf_print_fn_t>(previous_));
-  g_libbpf_log = nullptr;
-}
-
-std::string LibbpfLogCapture::text() const {
-  std::string t = text_;
-  while (!t.empty() && t.back() == '\n') t.pop_back();
-  return t;
-}
+using bpf::LibbpfLogCapture;
 
 namespace {
 
@@ -137,6 +107,9 @@ tl::expected<std::unique_ptr<IsolationMaps>, std::string> IsolationMaps::load(co
     return tl::unexpected("opening the isolation program failed: " + errno_text(errno) + "; " + log.text());
   }
   std::unique_ptr<IsolationMaps> self(new IsolationMaps(skel));
+  if (auto r = bpf::require_kernel_features(skel->obj, "the isolation program"); !r) {
+    return tl::unexpected(r.error().message());
+  }
   if (!pin_dir.empty()) {
     for (bpf_map* m : {skel->maps.hsns_iso_v4, skel->maps.hsns_iso_v6, skel->maps.hsns_iso_ports,
                        skel->maps.hsns_iso_counters}) {

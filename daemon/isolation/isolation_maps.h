@@ -5,7 +5,9 @@
 // - load(pin_dir) opens and loads the skeleton. With a non-empty pin_dir (which must exist on a bpffs),
 //   each map is bound to pin_dir/<map name>: an existing pinned map is reused (policies and counters
 //   survive a restart), a missing one is created and pinned. An empty pin_dir loads unpinned maps.
-//   Errors carry libbpf's message (the verifier log tail when the kernel refuses the program).
+//   A kernel without one of the program's program or map types fails before the load, naming the type
+//   (bpf/kernel_features.h). Errors carry libbpf's message (the verifier log tail when the kernel refuses
+//   the program).
 // - Ports are keyed by ifindex. set_prefixes() makes the port's trie entries equal to the given prefixes
 //   by a diff against what the maps hold: new entries are inserted before stale ones are deleted, so a
 //   change never drops traffic that both the old and the new policy allow. Host bits of a prefix are
@@ -37,23 +39,6 @@ struct IsolationCounters {
   std::uint64_t dropped_bytes = 0;
   std::uint64_t passed_packets = 0;
   friend bool operator==(const IsolationCounters&, const IsolationCounters&) = default;
-};
-
-// While alive, routes libbpf's messages (warnings and errors; debug is dropped) into text() instead of
-// stderr, so that they end up in this module's error values. libbpf's print callback is process-global:
-// one capture at a time, on the owning thread.
-class LibbpfLogCapture {
- public:
-  LibbpfLogCapture();
-  ~LibbpfLogCapture();
-  LibbpfLogCapture(const LibbpfLogCapture&) = delete;
-  LibbpfLogCapture& operator=(const LibbpfLogCapture&) = delete;
-  // The captured text (the last 8 KiB), trailing newline removed.
-  std::string text() const;
-
- private:
-  std::string text_;
-  void* previous_;
 };
 
 class IsolationMaps {

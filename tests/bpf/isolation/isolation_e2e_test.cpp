@@ -26,19 +26,7 @@ using namespace std::chrono_literals;
 
 constexpr std::uint16_t kPort = 47910;
 constexpr std::size_t kPayloadSize = 20;
-constexpr const char* kPinPrefix = "/sys/fs/bpf/hsns-test-isolation-";
-
-// Pin dirs of earlier test processes that died without cleaning up.
-void remove_stale_pins() {
-  std::error_code ec;
-  const std::string prefix = kPinPrefix;
-  for (const auto& entry : std::filesystem::directory_iterator("/sys/fs/bpf", ec)) {
-    const std::string path = entry.path().string();
-    if (path.rfind(prefix, 0) != 0) continue;
-    const int pid = std::atoi(path.c_str() + prefix.size());
-    if (pid > 0 && kill(pid, 0) != 0) (void)IsolationManager::remove_pins(path);
-  }
-}
+constexpr const char* kPinPrefix = "hsns-test-isolation-";  // under /sys/fs/bpf
 
 IpPrefix prefix(const char* text) {
   return *IpPrefix::parse(text);
@@ -52,8 +40,9 @@ class IsolationE2E : public ::testing::Test {
     a_ = netns_->add("a");
     b_ = netns_->add("b");
     c_ = netns_->add("c");
-    pin_dir_ = std::string(kPinPrefix) + std::to_string(getpid());
-    remove_stale_pins();
+    pin_dir_ = std::string("/sys/fs/bpf/") + kPinPrefix + std::to_string(getpid());
+    test::remove_stale_pin_dirs(kPinPrefix,
+                                [](const std::string& dir) { (void)IsolationManager::remove_pins(dir); });
     for (const std::string& cmd : {
              "ip -n " + a_ + " link add a0 type veth peer name b0 netns " + b_,
              "ip -n " + b_ + " link add b1 type veth peer name c0 netns " + c_,
@@ -120,14 +109,8 @@ class IsolationE2E : public ::testing::Test {
   // Sends n datagrams from A; true when n arrive at rx within the timeout. While links settle the first
   // datagrams may be lost: every 20 ms without all n, one more is sent.
   bool delivered(test::UdpReceiver* rx, const std::string& ip, int n) {
-    const std::string tag = next_tag();
     int got = 0;
-    int sent = test::send_udp(a_, ip, kPort, n, tag);
-    test::eventually([&] {
-      got += rx->drain(20ms, tag);
-      if (got < n && sent < n + 200) sent += test::send_udp(a_, ip, kPort, 1, tag);
-      return got >= n;
-    });
+    test::send_until_delivered(a_, *rx, ip, kPort, n, next_tag(), &got);
     return got >= n;
   }
 

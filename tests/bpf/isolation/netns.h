@@ -1,6 +1,7 @@
-// Test helpers for the isolation end-to-end test: shell commands, network namespaces the test creates
-// (removed in the destructor, and stale ones of dead test processes removed at start), entering a
-// namespace for the current thread, and UDP send/receive inside a namespace.
+// Test helpers for the isolation and attach-layer end-to-end tests: shell commands, network namespaces the
+// test creates (removed in the destructor, and stale ones of dead test processes removed at start), entering
+// a namespace for the current thread, UDP send/receive inside a namespace, and removal of pin directories
+// that dead test processes left.
 #pragma once
 
 #include <arpa/inet.h>
@@ -15,6 +16,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -180,6 +182,35 @@ inline int send_udp(const std::string& netns, const std::string& ip, std::uint16
   }
   close(fd);
   return sent;
+}
+
+// Sends n datagrams with payload tag from netns to ip:port until n arrive at rx. While links settle the
+// first datagrams may be lost: every 20 ms without all n, one more is sent (at most 200 more). Returns the
+// number of datagrams sent; *got (when given) is the number that arrived.
+inline int send_until_delivered(const std::string& netns, UdpReceiver& rx, const std::string& ip,
+                                std::uint16_t port, int n, const std::string& tag, int* got = nullptr) {
+  int arrived = 0;
+  int sent = send_udp(netns, ip, port, n, tag);
+  eventually([&] {
+    arrived += rx.drain(std::chrono::milliseconds(20), tag);
+    if (arrived < n && sent < n + 200) sent += send_udp(netns, ip, port, 1, tag);
+    return arrived >= n;
+  });
+  if (got != nullptr) *got = arrived;
+  return sent;
+}
+
+// Pin directories /sys/fs/bpf/<prefix><pid>... of test processes that no longer run, each handed to remove.
+inline void remove_stale_pin_dirs(const std::string& prefix,
+                                  const std::function<void(const std::string&)>& remove) {
+  std::error_code ec;
+  const std::string start = "/sys/fs/bpf/" + prefix;
+  for (const auto& entry : std::filesystem::directory_iterator("/sys/fs/bpf", ec)) {
+    const std::string path = entry.path().string();
+    if (path.rfind(start, 0) != 0) continue;
+    const int pid = std::atoi(path.c_str() + start.size());
+    if (pid > 0 && kill(pid, 0) != 0) remove(path);
+  }
 }
 
 }  // namespace hsns::test

@@ -1,0 +1,69 @@
+#include "kernel_features.h"
+
+#include <bpf/libbpf.h>
+
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "hsns/log.h"
+#include "libbpf_log.h"
+
+namespace hsns::daemon::bpf {
+namespace {
+
+enum class Kind { prog, map };
+
+// 1 supported, 0 not, < 0 undecided; cached per (kind, type).
+int probe(Kind kind, int type) {
+  static std::mutex mutex;
+  static std::map<std::pair<Kind, int>, int> cache;
+  std::lock_guard lock(mutex);
+  auto it = cache.find({kind, type});
+  if (it != cache.end()) return it->second;
+  LibbpfLogCapture quiet;  // a probe's own load failure is the answer, not a message
+  const int r = kind == Kind::prog ? libbpf_probe_bpf_prog_type(static_cast<bpf_prog_type>(type), nullptr)
+                                   : libbpf_probe_bpf_map_type(static_cast<bpf_map_type>(type), nullptr);
+  cache.emplace(std::pair{kind, type}, r);
+  return r;
+}
+
+Result<void> require(Kind kind, int type, const char* name, const std::string& what) {
+  const std::string label = std::string(kind == Kind::prog ? "BPF program type " : "BPF map type ") +
+                            (name != nullptr ? std::string(name) : std::to_string(type));
+  const int r = probe(kind, type);
+  if (r == 0) {
+    return tl::unexpected(
+        Error::unavailable(what + " needs " + label + ", which this kernel does not support"));
+  }
+  if (r < 0) {
+    HSNS_LOG(debug) << "cannot probe " << label << " (error " << r << "); the load will tell";
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<void> require_prog_type(bpf_prog_type type, const std::string& what) {
+  route_libbpf_log();
+  return require(Kind::prog, type, libbpf_bpf_prog_type_str(type), what);
+}
+
+Result<void> require_map_type(bpf_map_type type, const std::string& what) {
+  route_libbpf_log();
+  return require(Kind::map, type, libbpf_bpf_map_type_str(type), what);
+}
+
+Result<void> require_kernel_features(const bpf_object* obj, const std::string& what) {
+  bpf_program* prog = nullptr;
+  bpf_object__for_each_program(prog, obj) {
+    if (auto r = require_prog_type(bpf_program__type(prog), what); !r) return r;
+  }
+  const bpf_map* map = nullptr;
+  bpf_object__for_each_map(map, obj) {
+    if (auto r = require_map_type(bpf_map__type(map), what); !r) return r;
+  }
+  return {};
+}
+
+}  // namespace hsns::daemon::bpf
