@@ -19,6 +19,7 @@
 #include "model/network.h"
 #include "store/database.h"
 #include "store/sqlite_network_store.h"
+#include "support/temp_dir.h"
 
 namespace hsns::store {
 namespace {
@@ -38,24 +39,7 @@ using Kind = StoreError::Kind;
 
 // ---- helpers ----------------------------------------------------------------------------------------
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "hsns-store-test-XXXXXX").string();
-    if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using hsns::testing::TempDir;
 
 IpAddress ip(const std::string& text) {
   auto a = IpAddress::parse(text);
