@@ -9,8 +9,8 @@
 // - Its constructor deletes namespaces of the same prefix left by test processes that no longer run
 //   (crashed runs); add() deletes a leftover of the same name first.
 // - add(), veth() and link_to_root() throw std::runtime_error naming the failed command and its output.
-// - Addresses are what the caller gives (tests use 198.18.0.0/15 and 2001:db8::/32); IPv6 addresses are
-//   added without duplicate address detection, so they are usable at once. link_to_root() alone picks
+// - Addresses are what the caller gives (tests use 198.18.0.0/15 and 2001:db8::/32); duplicate address
+//   detection is off on every veth end (IPv6 usable at once, link-local too). link_to_root() alone picks
 //   addresses: a /30 from 198.19.0.0/16 unique per test process and link.
 // - Commands run inside a namespace through `nsenter --net=/run/netns/<name>`: the mount namespace (and
 //   so /sys/fs/bpf pins and the test's files) stays the host's.
