@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "agent_link.h"
-#include "aggregator_process.h"
+#include "support/aggregator_process.h"
 #include "hsns/http_client.h"
 #include "inventory.h"
 

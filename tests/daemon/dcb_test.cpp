@@ -17,8 +17,9 @@
 #include <sstream>
 #include <thread>
 
-#include "aggregator_process.h"
 #include "qos.h"
+#include "support/aggregator_process.h"
+#include "support/netns.h"
 
 namespace hsns::daemon {
 namespace {
@@ -479,47 +480,15 @@ TEST(QosDcb, NotExposedAndReadErrors) {
 
 // ---- the real socket path ----
 
-struct Shell {
-  int status;
-  std::string output;
-};
-
-Shell sh(const std::string& command) {
-  Shell r{-1, ""};
-  FILE* p = popen((command + " 2>&1").c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[512];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
-  r.status = pclose(p);
-  return r;
-}
-
-// Runs body on a thread of its own in a new network namespace; the namespace (and every netdev made
-// in it) disappears when the thread ends. Commands started from body run in that namespace too.
-template <typename F>
-void in_fresh_netns(F body) {
-  std::string setup_error;
-  std::thread t([&] {
-    if (unshare(CLONE_NEWNET) != 0) {
-      setup_error = std::string("unshare(CLONE_NEWNET): ") + std::strerror(errno);
-      return;
-    }
-    body();
-  });
-  t.join();
-  ASSERT_EQ(setup_error, "");
-}
-
 TEST(DcbSocket, LoAndVethAreNotExposedUnknownNetdevIsAnError) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root (network namespace)";
-  in_fresh_netns([] {
+  hsns::testing::run_in_fresh_netns([] {
     const auto lo = read_dcb_qos("lo");
     ASSERT_TRUE(lo) << lo.error();
     EXPECT_FALSE(lo->exposed);
 
-    const auto add = sh("ip link add hsnsdcb0 type veth peer name hsnsdcb1");
-    ASSERT_EQ(add.status, 0) << add.output;
+    const auto add = hsns::testing::sh("ip link add hsnsdcb0 type veth peer name hsnsdcb1");
+    ASSERT_TRUE(add.ok()) << add;
     for (const char* dev : {"hsnsdcb0", "hsnsdcb1"}) {
       const auto v = read_dcb_qos(dev);
       ASSERT_TRUE(v) << v.error();
@@ -541,7 +510,7 @@ TEST(DcbSocket, LoAndVethAreNotExposedUnknownNetdevIsAnError) {
     EXPECT_EQ(too_long.error(), "dcb abcdefghijklmnopq: invalid netdev name");
     EXPECT_FALSE(read_dcb_qos(""));
 
-    EXPECT_EQ(sh("ip link del hsnsdcb0").status, 0);
+    hsns::testing::must("ip link del hsnsdcb0");
   });
 }
 

@@ -8,8 +8,8 @@
 #include <fstream>
 #include <string>
 
-#include "aggregator_process.h"
 #include "config.h"
+#include "support/temp_dir.h"
 
 namespace hsns::daemon {
 namespace {

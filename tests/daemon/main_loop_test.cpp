@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "aggregator_process.h"
+#include "support/aggregator_process.h"
 #include "daemon.h"
 
 namespace hsns::daemon {

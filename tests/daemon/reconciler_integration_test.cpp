@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "aggregator_process.h"
-#include "daemon_harness.h"
 #include "hsns/http_client.h"
+#include "support/aggregator_process.h"
+#include "support/netns.h"
 
 namespace hsns::testing {
 namespace {
@@ -23,46 +23,22 @@ using namespace std::chrono_literals;
 
 constexpr int kIntervalMs = 300;
 
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 class DaemonTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root (network namespaces, rtnetlink)";
-    std::ofstream(work.path() / "tokens.yaml")
-        << "tokens:\n"
-        << "  - {name: ops, role: operator, token: " << kOperatorToken << "}\n"
-        << "  - {name: hsnsd, role: agent, token: " << kAgentToken << "}\n";
+    ns = nets.add("0");
+    mgmt = nets.link_to_root(ns, "mgmt0");
     std::ofstream(work.path() / "agent.token") << kAgentToken << "\n";
-    std::ofstream(work.path() / "aggregator.yaml") << "{}\n";
   }
 
+  // The real aggregator on the root side of the management link; a restart listens on the same port.
   void start_aggregator() {
-    const auto ready = work.path() / "ready";
-    std::filesystem::remove(ready);
-    aggregator = std::make_unique<Process>(
-        std::vector<std::string>{build_path("aggregator/hsns-aggregator").string(), "run", "--config",
-                                 (work.path() / "aggregator.yaml").string(), "--listen",
-                                 ns.root_address() + ":" + std::to_string(agg_port), "--database",
-                                 (work.path() / "agg.db").string(), "--tokens-file",
-                                 (work.path() / "tokens.yaml").string(), "--ready-file", ready.string(),
-                                 "--threads", "2"},
-        work.path() / "aggregator.log");
-    ASSERT_TRUE(wait_for([&] { return !slurp(ready).empty() || aggregator->exited(); }, 20s))
-        << "aggregator not ready:\n"
-        << aggregator->log();
-    ASSERT_FALSE(aggregator->exited()) << aggregator->log();
-    std::istringstream in(slurp(ready));
-    std::string addr;
-    in >> addr >> agg_port;
+    aggregator.set_listen(mgmt.root_address, agg_port);
+    aggregator.start();
+    agg_port = aggregator.port();
     ASSERT_GT(agg_port, 0);
-    op = std::make_unique<HttpClient>("http://" + ns.root_address() + ":" + std::to_string(agg_port),
-                                      std::string(kOperatorToken));
+    op = std::make_unique<HttpClient>(aggregator.url(), std::string(kOperatorToken));
   }
 
   void write_config(const std::map<int, std::string>& npus, const std::string& metrics = "",
@@ -70,7 +46,7 @@ class DaemonTest : public ::testing::Test {
     std::ofstream c(work.path() / "hsnsd.yaml");
     c << extra;
     c << "host: node-a\n"
-      << "aggregator: {url: \"http://" << ns.root_address() << ":" << agg_port << "\", token_file: \""
+      << "aggregator: {url: \"http://" << mgmt.root_address << ":" << agg_port << "\", token_file: \""
       << (work.path() / "agent.token").string() << "\", timeout_ms: 2000}\n"
       << "state_dir: " << state_dir().string() << "\n"
       << "metrics: {listen: \"" << metrics << "\"}\n"
@@ -81,16 +57,25 @@ class DaemonTest : public ::testing::Test {
   }
 
   void start_hsnsd() {
+    // ip netns exec (not nsenter): hsnsd sees the namespace's own /sys/class/net.
     hsnsd = std::make_unique<Process>(
-        std::vector<std::string>{"ip", "netns", "exec", ns.name(), build_path("daemon/core/hsnsd").string(),
-                                 "run", "--config", (work.path() / "hsnsd.yaml").string()},
-        work.path() / "hsnsd.log");
+        std::vector<std::string>{"ip", "netns", "exec", ns, build_path("daemon/core/hsnsd").string(), "run",
+                                 "--config", (work.path() / "hsnsd.yaml").string()},
+        log_to(work.path() / "hsnsd.log"));
+  }
+  std::string hsnsd_log() const { return read_file(work.path() / "hsnsd.log"); }
+
+  // A veth pair <name>/<name>p inside the namespace, both up.
+  void add_port(const std::string& name) { nets.veth({ns, name, {}}, {ns, name + "p", {}}); }
+  // A file as seen from inside the namespace (procfs paths differ per namespace).
+  std::string cat_in_ns(const std::string& path) {
+    return run_command({"ip", "netns", "exec", ns, "cat", path}).output;
   }
 
   std::filesystem::path state_dir() const { return work.path() / "state"; }
 
   json status() {
-    const json j = json::parse(slurp(state_dir() / "status.json"), nullptr, false);
+    const json j = json::parse(read_file(state_dir() / "status.json"), nullptr, false);
     return j.is_discarded() ? json() : j;
   }
   json port(const json& st, const std::string& netdev) {
@@ -110,7 +95,7 @@ class DaemonTest : public ::testing::Test {
           return r && r->status == 200 && json::parse(r->body)["npus"].size() == npus;
         },
         20s))
-        << hsnsd->log();
+        << hsnsd_log();
   }
 
   std::string create_subnet(const std::string& name, const std::string& cidr, int mtu,
@@ -140,24 +125,26 @@ class DaemonTest : public ::testing::Test {
     return true;
   }
   bool has_addr(const std::string& dev, const std::string& cidr) {
-    return sh({"ip", "-n", ns.name(), "addr", "show", "dev", dev}).out.find(cidr) != std::string::npos;
+    return run_command({"ip", "-n", ns, "addr", "show", "dev", dev}).output.find(cidr) != std::string::npos;
   }
 
   TempDir work;
-  TestNetns ns;
+  Namespaces nets{"hsnsd"};  // before the processes: they are killed before their namespace goes
+  std::string ns;
+  RootLink mgmt;
   int agg_port = 0;
-  std::unique_ptr<Process> aggregator;
+  AggregatorProcess aggregator{work.path()};
   std::unique_ptr<Process> hsnsd;
   std::unique_ptr<HttpClient> op;
 };
 
 TEST_F(DaemonTest, ConvergesRepairsSurvivesAggregatorLossAndRemovesOnlyItsOwn) {
-  ns.add_port("npu0");
-  ns.add_port("npu1");
+  add_port("npu0");
+  add_port("npu1");
   // Things hsnsd did not add and must never remove.
-  ns.ip({"addr", "add", "198.18.10.200/24", "dev", "npu0"});
-  ns.ip({"route", "add", "198.18.77.0/24", "dev", "npu0", "table", "1000"});
-  ns.ip({"route", "add", "198.18.78.0/24", "dev", "npu0"});
+  Namespaces::ip(ns, {"addr", "add", "198.18.10.200/24", "dev", "npu0"});
+  Namespaces::ip(ns, {"route", "add", "198.18.77.0/24", "dev", "npu0", "table", "1000"});
+  Namespaces::ip(ns, {"route", "add", "198.18.78.0/24", "dev", "npu0"});
   start_aggregator();
   write_config({{0, "npu0"}, {1, "npu1"}});
   start_hsnsd();
@@ -168,7 +155,7 @@ TEST_F(DaemonTest, ConvergesRepairsSurvivesAggregatorLossAndRemovesOnlyItsOwn) {
   const auto p6 = create_port(s6, 1, "2001:db8:10::11");
 
   const auto t0 = std::chrono::steady_clock::now();
-  ASSERT_TRUE(wait_for([&] { return converged({"npu0", "npu1"}); }, 10s)) << status().dump(2) << hsnsd->log();
+  ASSERT_TRUE(wait_for([&] { return converged({"npu0", "npu1"}); }, 10s)) << status().dump(2) << hsnsd_log();
   std::cout
       << "converged in "
       << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count()
@@ -177,21 +164,23 @@ TEST_F(DaemonTest, ConvergesRepairsSurvivesAggregatorLossAndRemovesOnlyItsOwn) {
   // The kernel really has it.
   EXPECT_TRUE(has_addr("npu0", "198.18.10.11/24"));
   EXPECT_TRUE(has_addr("npu1", "2001:db8:10::11/64"));
-  EXPECT_NE(ns.ip({"link", "show", "npu0"}).find("mtu 9000"), std::string::npos);
-  EXPECT_NE(ns.ip({"link", "show", "npu1"}).find("mtu 4000"), std::string::npos);
-  EXPECT_NE(ns.ip({"rule", "show"}).find("from 198.18.10.11 lookup 1000 proto 200"), std::string::npos)
-      << ns.ip({"rule", "show"});
-  EXPECT_NE(ns.ip({"-6", "rule", "show"}).find("from 2001:db8:10::11 lookup 1001"), std::string::npos);
-  const auto table = ns.ip({"route", "show", "table", "1000"});
+  EXPECT_NE(Namespaces::ip(ns, {"link", "show", "npu0"}).find("mtu 9000"), std::string::npos);
+  EXPECT_NE(Namespaces::ip(ns, {"link", "show", "npu1"}).find("mtu 4000"), std::string::npos);
+  EXPECT_NE(Namespaces::ip(ns, {"rule", "show"}).find("from 198.18.10.11 lookup 1000 proto 200"),
+            std::string::npos)
+      << Namespaces::ip(ns, {"rule", "show"});
+  EXPECT_NE(Namespaces::ip(ns, {"-6", "rule", "show"}).find("from 2001:db8:10::11 lookup 1001"),
+            std::string::npos);
+  const auto table = Namespaces::ip(ns, {"route", "show", "table", "1000"});
   EXPECT_NE(table.find("default via 198.18.10.1 dev npu0 proto 200"), std::string::npos) << table;
   EXPECT_NE(table.find("198.18.10.0/24 dev npu0 proto 200 scope link src 198.18.10.11"), std::string::npos)
       << table;
   EXPECT_EQ(table.find("unreachable"), std::string::npos) << "the gateway's default route ends it: " << table;
   // Without a gateway the table ends in an unreachable default: nothing falls through to the main table.
-  const auto table6 = ns.ip({"-6", "route", "show", "table", "1001"});
+  const auto table6 = Namespaces::ip(ns, {"-6", "route", "show", "table", "1001"});
   EXPECT_NE(table6.find("unreachable default dev lo proto 200"), std::string::npos) << table6;
-  EXPECT_EQ(ns.cat("/proc/sys/net/ipv4/conf/npu0/arp_ignore"), "1\n");
-  EXPECT_EQ(ns.cat("/proc/sys/net/ipv4/conf/npu1/arp_announce"), "2\n");
+  EXPECT_EQ(cat_in_ns("/proc/sys/net/ipv4/conf/npu0/arp_ignore"), "1\n");
+  EXPECT_EQ(cat_in_ns("/proc/sys/net/ipv4/conf/npu1/arp_announce"), "2\n");
 
   // The aggregator received the report (PUT /api/v1/agents/{host}/status).
   ASSERT_TRUE(wait_for(
@@ -202,7 +191,7 @@ TEST_F(DaemonTest, ConvergesRepairsSurvivesAggregatorLossAndRemovesOnlyItsOwn) {
         return j.is_object() && j.value("in_sync", false) && j.value("ports_converged", 0) == 2;
       },
       5s))
-      << hsnsd->log();
+      << hsnsd_log();
 
   // Idempotent: three more passes make no netlink change.
   auto st = status();
@@ -212,8 +201,8 @@ TEST_F(DaemonTest, ConvergesRepairsSurvivesAggregatorLossAndRemovesOnlyItsOwn) {
   EXPECT_EQ(status()["local"]["changes_total"].get<std::uint64_t>(), base_changes) << status().dump(2);
 
   // Hand-made changes are repaired and reported within one interval.
-  ns.ip({"addr", "del", "198.18.10.11/24", "dev", "npu0"});
-  ns.ip({"link", "set", "npu1", "mtu", "1500"});
+  Namespaces::ip(ns, {"addr", "del", "198.18.10.11/24", "dev", "npu0"});
+  Namespaces::ip(ns, {"link", "set", "npu1", "mtu", "1500"});
   const auto t_drift = std::chrono::steady_clock::now();
   bool saw0 = false, saw1 = false;
   ASSERT_TRUE(wait_for(
@@ -229,10 +218,10 @@ TEST_F(DaemonTest, ConvergesRepairsSurvivesAggregatorLossAndRemovesOnlyItsOwn) {
       << status().dump(2);
   EXPECT_LT(std::chrono::steady_clock::now() - t_drift, std::chrono::milliseconds(2 * kIntervalMs + 500));
   EXPECT_TRUE(has_addr("npu0", "198.18.10.11/24"));
-  EXPECT_NE(ns.ip({"link", "show", "npu1"}).find("mtu 4000"), std::string::npos);
+  EXPECT_NE(Namespaces::ip(ns, {"link", "show", "npu1"}).find("mtu 4000"), std::string::npos);
 
   // Aggregator gone: nothing is flushed, passes go on.
-  aggregator->kill9();
+  aggregator.kill9();
   const auto pass_before = pass_of(status());
   ASSERT_TRUE(wait_for([&] { return pass_of(status()) >= pass_before + 4; }, 10s));
   EXPECT_EQ(status()["local"]["aggregator_up"], false);
@@ -242,10 +231,10 @@ TEST_F(DaemonTest, ConvergesRepairsSurvivesAggregatorLossAndRemovesOnlyItsOwn) {
 
   // hsnsd restarted while the aggregator is still down: it re-applies the state it stored (here it
   // restores an address deleted while it was stopped) and removes nothing.
-  ASSERT_EQ(hsnsd->stop(), 0) << hsnsd->log();
-  ns.ip({"addr", "del", "198.18.10.11/24", "dev", "npu0"});
+  ASSERT_EQ(hsnsd->stop().shell(), 0) << hsnsd_log();
+  Namespaces::ip(ns, {"addr", "del", "198.18.10.11/24", "dev", "npu0"});
   start_hsnsd();
-  ASSERT_TRUE(wait_for([&] { return has_addr("npu0", "198.18.10.11/24"); }, 5s)) << hsnsd->log();
+  ASSERT_TRUE(wait_for([&] { return has_addr("npu0", "198.18.10.11/24"); }, 5s)) << hsnsd_log();
   EXPECT_TRUE(has_addr("npu1", "2001:db8:10::11/64"));
   EXPECT_EQ(status()["local"]["aggregator_up"], false);
 
@@ -253,28 +242,30 @@ TEST_F(DaemonTest, ConvergesRepairsSurvivesAggregatorLossAndRemovesOnlyItsOwn) {
   start_aggregator();
   auto del = op->del("/api/v1/ports/" + p6);
   ASSERT_TRUE(del && del->status == 204);
-  ASSERT_TRUE(wait_for([&] { return !has_addr("npu1", "2001:db8:10::11"); }, 10s)) << hsnsd->log();
+  ASSERT_TRUE(wait_for([&] { return !has_addr("npu1", "2001:db8:10::11"); }, 10s)) << hsnsd_log();
   ASSERT_TRUE(wait_for([&] { return converged({"npu0"}) && status()["ports"].size() == 1; }, 5s));
-  EXPECT_EQ(ns.ip({"-6", "rule", "show"}).find("lookup 1001"), std::string::npos);
-  EXPECT_EQ(ns.ip({"-6", "route", "show", "table", "1001"}), "");
+  EXPECT_EQ(Namespaces::ip(ns, {"-6", "rule", "show"}).find("lookup 1001"), std::string::npos);
+  EXPECT_EQ(Namespaces::ip(ns, {"-6", "route", "show", "table", "1001"}), "");
 
   // The foreign address and routes are untouched.
   EXPECT_TRUE(has_addr("npu0", "198.18.10.200/24"));
-  EXPECT_NE(ns.ip({"route", "show", "table", "1000"}).find("198.18.77.0/24 dev npu0"), std::string::npos);
-  EXPECT_NE(ns.ip({"route", "show"}).find("198.18.78.0/24 dev npu0"), std::string::npos);
+  EXPECT_NE(Namespaces::ip(ns, {"route", "show", "table", "1000"}).find("198.18.77.0/24 dev npu0"),
+            std::string::npos);
+  EXPECT_NE(Namespaces::ip(ns, {"route", "show"}).find("198.18.78.0/24 dev npu0"), std::string::npos);
 
   // SIGTERM: clean exit 0, configuration stays.
-  EXPECT_EQ(hsnsd->stop(), 0) << hsnsd->log();
+  EXPECT_EQ(hsnsd->stop().shell(), 0) << hsnsd_log();
   EXPECT_TRUE(has_addr("npu0", "198.18.10.11/24"));
 }
 
 TEST_F(DaemonTest, FailedPortsAreReportedWhileTheOthersConverge) {
-  ns.add_port("npu0");
-  ns.add_port("base1");
-  ns.ip({"link", "add", "link", "base1", "name", "npu1", "type", "macvlan"});  // MTU capped by base1
-  ns.ip({"link", "set", "npu1", "up"});
-  ns.add_port("npu3");
-  ns.ip({"addr", "add", "198.18.20.13/32", "dev", "lo"});  // conflicts with NPU 3's address
+  add_port("npu0");
+  add_port("base1");
+  Namespaces::ip(ns,
+                 {"link", "add", "link", "base1", "name", "npu1", "type", "macvlan"});  // MTU capped by base1
+  Namespaces::ip(ns, {"link", "set", "npu1", "up"});
+  add_port("npu3");
+  Namespaces::ip(ns, {"addr", "add", "198.18.20.13/32", "dev", "lo"});  // conflicts with NPU 3's address
   start_aggregator();
   write_config({{0, "npu0"}, {1, "npu1"}, {2, "nosuch0"}, {3, "npu3"}});
   start_hsnsd();
@@ -292,7 +283,7 @@ TEST_F(DaemonTest, FailedPortsAreReportedWhileTheOthersConverge) {
                port(st, "npu3").value("state", "") == "failed";
       },
       10s))
-      << status().dump(2) << hsnsd->log();
+      << status().dump(2) << hsnsd_log();
   const auto st = status();
   EXPECT_NE(port(st, "npu1")["reason"].get<std::string>().find("mtu of npu1 set to 9000 failed"),
             std::string::npos)
@@ -304,42 +295,42 @@ TEST_F(DaemonTest, FailedPortsAreReportedWhileTheOthersConverge) {
   EXPECT_TRUE(has_addr("npu0", "198.18.20.10/24"));
   EXPECT_TRUE(has_addr("lo", "198.18.20.13/32"));
   EXPECT_FALSE(has_addr("npu3", "198.18.20.13"));
-  EXPECT_EQ(hsnsd->stop(), 0);
+  EXPECT_EQ(hsnsd->stop().shell(), 0);
 }
 
 TEST_F(DaemonTest, CorruptStateFileIsSetAsideAndRebuiltFromTheLiveSystem) {
-  ns.add_port("npu0");
-  ns.ip({"addr", "add", "198.18.30.200/24", "dev", "npu0"});
+  add_port("npu0");
+  Namespaces::ip(ns, {"addr", "add", "198.18.30.200/24", "dev", "npu0"});
   start_aggregator();
   write_config({{0, "npu0"}});
   start_hsnsd();
   wait_registered(1);
   const auto s = create_subnet("d", "198.18.30.0/24", 9000);
   const auto p = create_port(s, 0, "198.18.30.10");
-  ASSERT_TRUE(wait_for([&] { return converged({"npu0"}); }, 10s)) << hsnsd->log();
-  ASSERT_EQ(hsnsd->stop(), 0);
+  ASSERT_TRUE(wait_for([&] { return converged({"npu0"}); }, 10s)) << hsnsd_log();
+  ASSERT_EQ(hsnsd->stop().shell(), 0);
 
   std::ofstream(state_dir() / "state.json", std::ios::trunc) << "{\"version\": 1, \"owned\": {\"npu0\": [tru";
   auto del = op->del("/api/v1/ports/" + p);
   ASSERT_TRUE(del && del->status == 204);
   start_hsnsd();
-  ASSERT_TRUE(wait_for([&] { return !has_addr("npu0", "198.18.30.10/24"); }, 10s)) << hsnsd->log();
+  ASSERT_TRUE(wait_for([&] { return !has_addr("npu0", "198.18.30.10/24"); }, 10s)) << hsnsd_log();
   bool set_aside = false;
   for (const auto& e : std::filesystem::directory_iterator(state_dir()))
     set_aside |= e.path().filename().string().rfind("state.json.corrupt-", 0) == 0;
   EXPECT_TRUE(set_aside);
-  EXPECT_NE(hsnsd->log().find("state file was corrupt"), std::string::npos);
+  EXPECT_NE(hsnsd_log().find("state file was corrupt"), std::string::npos);
   EXPECT_TRUE(has_addr("npu0", "198.18.30.200/24")) << "a foreign address must survive the rebuild";
-  EXPECT_EQ(ns.ip({"route", "show", "table", "1000"}), "");
+  EXPECT_EQ(Namespaces::ip(ns, {"route", "show", "table", "1000"}), "");
   ASSERT_TRUE(wait_for(
-      [&] { return json::parse(slurp(state_dir() / "state.json"), nullptr, false).is_object(); }, 5s));
-  EXPECT_EQ(hsnsd->stop(), 0);
+      [&] { return json::parse(read_file(state_dir() / "state.json"), nullptr, false).is_object(); }, 5s));
+  EXPECT_EQ(hsnsd->stop().shell(), 0);
 }
 
 // systemd protocol, /metrics, SIGHUP reload (good and bad file) and SIGTERM, on the real binary.
 TEST_F(DaemonTest, NotifiesSystemdServesMetricsAndReloadsOnSighup) {
-  ns.add_port("npu0");
-  ns.add_port("npu1");
+  add_port("npu0");
+  add_port("npu1");
   start_aggregator();
   write_config({{0, "npu0"}}, "127.0.0.1:9810");  // loopback of the test namespace
   const auto sock_path = work.path() / "notify.sock";
@@ -362,18 +353,19 @@ TEST_F(DaemonTest, NotifiesSystemdServesMetricsAndReloadsOnSighup) {
   ::setenv("NOTIFY_SOCKET", sock_path.c_str(), 1);
   start_hsnsd();
   ::unsetenv("NOTIFY_SOCKET");
-  EXPECT_TRUE(wait_for([&] { return drain().find("READY=1") != std::string::npos; }, 10s)) << hsnsd->log();
+  EXPECT_TRUE(wait_for([&] { return drain().find("READY=1") != std::string::npos; }, 10s)) << hsnsd_log();
   EXPECT_TRUE(wait_for([&] { return drain().find("WATCHDOG=1") != std::string::npos; }, 10s));
   wait_registered(1);
 
   std::string metrics;
   ASSERT_TRUE(wait_for(
       [&] {
-        metrics = sh({"ip", "netns", "exec", ns.name(), "curl", "-sf", "http://127.0.0.1:9810/metrics"}).out;
+        metrics =
+            run_command({"ip", "netns", "exec", ns, "curl", "-sf", "http://127.0.0.1:9810/metrics"}).output;
         return metrics.find("hsns_daemon_reconcile_passes_total") != std::string::npos;
       },
       10s))
-      << metrics << hsnsd->log();
+      << metrics << hsnsd_log();
   EXPECT_NE(metrics.find("hsns_daemon_info{version="), std::string::npos);
   EXPECT_NE(metrics.find("hsns_daemon_aggregator_up 1"), std::string::npos) << metrics;
   // Every component reported ready (READY=1 waits for all of them), on /metrics and in the log.
@@ -386,24 +378,25 @@ TEST_F(DaemonTest, NotifiesSystemdServesMetricsAndReloadsOnSighup) {
         << hsnsd->log();
   }
   std::ofstream(work.path() / "metrics.txt") << metrics;
-  if (sh({"sh", "-c", "command -v promtool"}).status == 0) {
-    const auto lint = sh({"sh", "-c", "promtool check metrics < " + (work.path() / "metrics.txt").string()});
-    EXPECT_EQ(lint.status, 0) << lint.out;
+  if (run_command({"sh", "-c", "command -v promtool"}).status == 0) {
+    const auto lint =
+        run_command({"sh", "-c", "promtool check metrics < " + (work.path() / "metrics.txt").string()});
+    EXPECT_EQ(lint.status, 0) << lint.output;
   }
 
   // A broken file is refused and the daemon keeps running.
   std::ofstream(work.path() / "hsnsd.yaml", std::ios::trunc) << "interval_ms: [\n";
   ::kill(hsnsd->pid(), SIGHUP);
-  EXPECT_TRUE(wait_for([&] { return hsnsd->log().find("reload failed") != std::string::npos; }, 5s))
-      << hsnsd->log();
-  EXPECT_FALSE(hsnsd->exited());
+  EXPECT_TRUE(wait_for([&] { return hsnsd_log().find("reload failed") != std::string::npos; }, 5s))
+      << hsnsd_log();
+  EXPECT_FALSE(!hsnsd->running());
   // A good file with a second NPU: re-registered after SIGHUP.
   write_config({{0, "npu0"}, {1, "npu1"}}, "127.0.0.1:9810");
   ::kill(hsnsd->pid(), SIGHUP);
   wait_registered(2);
-  EXPECT_NE(hsnsd->log().find("configuration reloaded"), std::string::npos);
+  EXPECT_NE(hsnsd_log().find("configuration reloaded"), std::string::npos);
 
-  EXPECT_EQ(hsnsd->stop(), 0) << hsnsd->log();
+  EXPECT_EQ(hsnsd->stop().shell(), 0) << hsnsd_log();
   EXPECT_TRUE(wait_for([&] { return drain().find("STOPPING=1") != std::string::npos; }, 5s)) << notes;
   ::close(sock);
 }
@@ -411,32 +404,32 @@ TEST_F(DaemonTest, NotifiesSystemdServesMetricsAndReloadsOnSighup) {
 // The reconciler hands each port's allowed prefixes to the isolation program (daemon/isolation) and
 // reports its drop counter; SIGTERM detaches it.
 TEST_F(DaemonTest, IsolationGetsEachPortsPrefixesAndItsDropsAreReported) {
-  ns.add_port("npu0");
+  add_port("npu0");
   start_aggregator();
-  const std::string pin = "/sys/fs/bpf/hsns-test-" + ns.name();
+  const std::string pin = "/sys/fs/bpf/hsns-test-" + ns;
   write_config({{0, "npu0"}}, "", "isolation: {enabled: true, pin_dir: " + pin + "}\n");
   start_hsnsd();
-  if (wait_for([&] { return hsnsd->exited(); }, 500ms) &&
-      hsnsd->log().find("built without isolation support") != std::string::npos)
+  if (wait_for([&] { return !hsnsd->running(); }, 500ms) &&
+      hsnsd_log().find("built without isolation support") != std::string::npos)
     GTEST_SKIP() << "hsnsd was built without daemon/isolation";
   wait_registered(1);
   const auto s = create_subnet("iso", "198.18.40.0/24", 1500);
   create_port(s, 0, "198.18.40.10");
-  ASSERT_TRUE(wait_for([&] { return converged({"npu0"}); }, 10s)) << status().dump(2) << hsnsd->log();
-  EXPECT_NE(sh({"tc", "-n", ns.name(), "filter", "show", "dev", "npu0", "egress"}).out.find("bpf"),
+  ASSERT_TRUE(wait_for([&] { return converged({"npu0"}); }, 10s)) << status().dump(2) << hsnsd_log();
+  EXPECT_NE(run_command({"tc", "-n", ns, "filter", "show", "dev", "npu0", "egress"}).output.find("bpf"),
             std::string::npos);
   // Static neighbours so the pings leave as IP packets without ARP answers. Sourced from the port's address
   // the packets find the unreachable default of the port's table, so they are forced onto the port
   // (SO_BINDTODEVICE) as a root user could: only the isolation program stops them.
-  ns.ip({"route", "add", "198.18.41.0/24", "dev", "npu0"});
-  ns.ip({"neigh", "add", "198.18.41.1", "lladdr", "02:00:00:00:00:99", "dev", "npu0"});
-  (void)sh({"ip", "netns", "exec", ns.name(), "ping", "-c3", "-i0.2", "-W1", "-I", "npu0", "198.18.41.1"});
+  Namespaces::ip(ns, {"route", "add", "198.18.41.0/24", "dev", "npu0"});
+  Namespaces::ip(ns, {"neigh", "add", "198.18.41.1", "lladdr", "02:00:00:00:00:99", "dev", "npu0"});
+  (void)run_command({"ip", "netns", "exec", ns, "ping", "-c3", "-i0.2", "-W1", "-I", "npu0", "198.18.41.1"});
   ASSERT_TRUE(wait_for([&] { return port(status(), "npu0").value("isolation_dropped_packets", 0) >= 3; }, 5s))
       << status().dump(2);
-  EXPECT_EQ(hsnsd->stop(), 0) << hsnsd->log();
-  EXPECT_EQ(sh({"tc", "-n", ns.name(), "filter", "show", "dev", "npu0", "egress"}).out.find("bpf"),
+  EXPECT_EQ(hsnsd->stop().shell(), 0) << hsnsd_log();
+  EXPECT_EQ(run_command({"tc", "-n", ns, "filter", "show", "dev", "npu0", "egress"}).output.find("bpf"),
             std::string::npos);
-  (void)sh({"rm", "-rf", pin});
+  (void)run_command({"rm", "-rf", pin});
 }
 
 }  // namespace

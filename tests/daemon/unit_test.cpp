@@ -8,7 +8,6 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "aggregator_process.h"
 #include "backoff.h"
 #include "config.h"
 #include "desired_state.h"
@@ -16,6 +15,7 @@
 #include "plan.h"
 #include "qos.h"
 #include "state_store.h"
+#include "support/aggregator_process.h"
 
 namespace hsns::daemon {
 namespace {

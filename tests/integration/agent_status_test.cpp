@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "aggregator_process.h"
+#include "support/aggregator_process.h"
 
 namespace hsns::testing {
 namespace {

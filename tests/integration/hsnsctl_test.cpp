@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "aggregator_process.h"
+#include "support/aggregator_process.h"
 
 namespace hsns::testing {
 namespace {

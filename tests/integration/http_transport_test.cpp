@@ -17,7 +17,8 @@
 #include <sstream>
 #include <thread>
 
-#include "aggregator_process.h"
+#include "support/aggregator_process.h"
+#include "support/metrics.h"
 
 namespace hsns::testing {
 namespace {
@@ -445,13 +446,6 @@ double cpu_seconds(pid_t pid) {
   return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
-// The value of one series in a Prometheus exposition; 0 when the series is absent.
-double metric_value(const std::string& exposition, const std::string& series) {
-  const auto at = exposition.find("\n" + series + " ");
-  if (at == std::string::npos) return 0;
-  return std::stod(exposition.substr(at + series.size() + 2));
-}
-
 // 300 idle connections against a 256-descriptor limit once made the accept loop spin and new clients
 // time out. The cap follows the limit, idle connections make room for new ones, nothing spins.
 TEST(HttpTransportLimits, DescriptorExhaustionNeitherSpinsNorLocksOutNewClients) {
@@ -476,11 +470,12 @@ TEST(HttpTransportLimits, DescriptorExhaustionNeitherSpinsNorLocksOutNewClients)
   EXPECT_EQ(health->status, 200);
   auto m = agg.client().get("/metrics");
   ASSERT_TRUE(m && m->status == 200);
-  EXPECT_GT(metric_value(m->body, R"(hsns_http_connections_shed_total{action="closed_idle"})"), 0) << m->body;
-  const double cap = metric_value(m->body, "hsns_http_max_connections");
+  EXPECT_GT(metric_value(m->body, R"(hsns_http_connections_shed_total{action="closed_idle"})").value_or(0), 0)
+      << m->body;
+  const double cap = metric_value(m->body, "hsns_http_max_connections").value_or(0);
   EXPECT_GT(cap, 0);
   EXPECT_LE(cap, 256);
-  EXPECT_LE(metric_value(m->body, "hsns_http_open_connections"), cap + 16);
+  EXPECT_LE(metric_value(m->body, "hsns_http_open_connections").value_or(0), cap + 16);
   EXPECT_EQ(agg.stop(), 0) << agg.log();
 }
 
@@ -504,7 +499,7 @@ TEST(HttpTransportLimits, NewcomerGets503WhenNoConnectionIsIdle) {
   std::this_thread::sleep_for(300ms);
   auto m = agg.client().get("/metrics");
   ASSERT_TRUE(m && m->status == 200);
-  EXPECT_GT(metric_value(m->body, R"(hsns_http_connections_shed_total{action="refused"})"), 0);
+  EXPECT_GT(metric_value(m->body, R"(hsns_http_connections_shed_total{action="refused"})").value_or(0), 0);
   EXPECT_EQ(agg.stop(), 0) << agg.log();
 }
 

@@ -7,7 +7,7 @@
 #include <set>
 #include <thread>
 
-#include "aggregator_process.h"
+#include "support/aggregator_process.h"
 
 namespace hsns::testing {
 namespace {

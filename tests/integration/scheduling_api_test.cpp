@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "aggregator_process.h"
+#include "support/aggregator_process.h"
 
 namespace hsns::testing {
 namespace {

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "aggregator_process.h"
+#include "support/aggregator_process.h"
 
 namespace hsns::testing {
 namespace {

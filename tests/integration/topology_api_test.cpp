@@ -15,7 +15,7 @@
 #include <sstream>
 #include <thread>
 
-#include "aggregator_process.h"
+#include "support/aggregator_process.h"
 #include "topology/hostlist.h"
 #include "topology/import.h"
 

@@ -1,7 +1,5 @@
 // Parsing of the search and schedule request bodies (aggregator/api/scheduling/requests.h) and the SQLite job
 // store (store/job_store.h): defaults, every field path in errors, NPU exclusivity under concurrency.
-#include "api/scheduling/requests.h"
-
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -11,9 +9,11 @@
 #include <thread>
 #include <vector>
 
+#include "api/scheduling/requests.h"
 #include "store/database.h"
 #include "store/sqlite_job_store.h"
 #include "store/sqlite_topology_store.h"
+#include "support/temp_dir.h"
 
 namespace hsns::scheduling_api {
 namespace {
@@ -248,9 +248,7 @@ TEST(ScheduleRequestParse, JobNames) {
 class JobStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "hsns-jobs-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
+    dir_ = tmp_.path();
     open();
     // The job store checks the topology revision: store one.
     store::SqliteTopologyStore topo(*db_);
@@ -259,7 +257,6 @@ class JobStoreTest : public ::testing::Test {
   void TearDown() override {
     jobs_.reset();
     db_.reset();
-    std::filesystem::remove_all(dir_);
   }
   void open() {
     jobs_.reset();
@@ -283,6 +280,7 @@ class JobStoreTest : public ::testing::Test {
     return r;
   }
 
+  hsns::testing::TempDir tmp_{"hsns-jobs"};
   std::filesystem::path dir_;
   std::unique_ptr<store::Database> db_;
   std::unique_ptr<store::SqliteJobStore> jobs_;

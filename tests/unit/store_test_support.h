@@ -18,6 +18,7 @@
 
 #include "hsns/ip.h"
 #include "model/network.h"
+#include "support/temp_dir.h"
 #include "store/database.h"
 #include "store/network_store.h"
 
@@ -30,24 +31,7 @@ using network::PortSpec;
 using network::SubnetSpec;
 using Kind = StoreError::Kind;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "hsns-store-test-XXXXXX").string();
-    if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using hsns::testing::TempDir;
 
 inline IpAddress ip(const std::string& text) {
   auto a = IpAddress::parse(text);

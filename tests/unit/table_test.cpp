@@ -16,6 +16,7 @@
 #include "app.h"
 #include "args.h"
 #include "output.h"
+#include "support/temp_dir.h"
 #include "views.h"
 
 namespace hsnsctl {
@@ -307,11 +308,8 @@ CliRun run(std::vector<std::string> args) {
 // `hsnsctl flows` counts complete harvest batches only: a batch without its closing marker (cut short by a
 // crash, or being written) is skipped and reported, even when complete batches follow it.
 TEST(RunCli, FlowsIgnoresAnUnterminatedBatch) {
-  char tmpl[] = "/tmp/hsnsctl-flows-XXXXXX";
-  const int fd = mkstemp(tmpl);
-  ASSERT_GE(fd, 0);
-  close(fd);
-  const std::string path = tmpl;
+  const hsns::testing::TempDir dir("hsnsctl-flows");
+  const std::string path = (dir / "flows.jsonl").string();
   const auto flow = [](int epoch, int packets) {
     json j = {{"type", "flow"},
               {"host", "h1"},
@@ -362,7 +360,6 @@ TEST(RunCli, FlowsIgnoresAnUnterminatedBatch) {
   auto old = run({"-o", "json", "flows", "--file", path});
   ASSERT_EQ(old.code, 0) << old.err;
   EXPECT_EQ(json::parse(old.out)[0]["packets"], 4);
-  std::remove(path.c_str());
 }
 
 TEST(RunCli, VersionAndHelpExitZero) {

@@ -1,115 +1,41 @@
-// Test helpers for the isolation and attach-layer end-to-end tests: shell commands, network namespaces the
-// test creates (removed in the destructor, and stale ones of dead test processes removed at start), entering
-// a namespace for the current thread, UDP send/receive inside a namespace, and removal of pin directories
-// that dead test processes left.
+// Test helpers for the isolation and attach-layer end-to-end tests: UDP send/receive inside a namespace,
+// removal of pin directories that dead test processes left (the parts of their own), and this directory's
+// names for the shared harness in tests/support: shell commands, network namespaces the test creates
+// (removed in the destructor, and stale ones of dead test processes removed at start), entering a
+// namespace for the current thread.
 #pragma once
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <sched.h>
-#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <functional>
 #include <stdexcept>
 #include <string>
-#include <thread>
-#include <vector>
+
+#include "support/netns.h"
+#include "support/shell.h"
 
 namespace hsns::test {
 
-struct CommandResult {
-  int status = -1;
-  std::string output;
-};
-
-inline CommandResult sh(const std::string& command) {
-  CommandResult r;
-  FILE* p = popen((command + " 2>&1").c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.output.append(buf, n);
-  r.status = pclose(p);
-  return r;
-}
+// This directory's names for the shared harness (tests/support): commands through /bin/sh, polling,
+// entering a namespace, namespaces named <prefix>-<pid>-<suffix> removed on destruction.
+using ::hsns::testing::CommandResult;
+using ::hsns::testing::Namespaces;
+using ::hsns::testing::NetnsScope;
+using ::hsns::testing::sh;
 
 // Polls pred every 10 ms until it holds or the timeout passes; returns the last result.
 inline bool eventually(const std::function<bool()>& pred,
                        std::chrono::milliseconds timeout = std::chrono::milliseconds(5000)) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (true) {
-    if (pred()) return true;
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  return ::hsns::testing::wait_for(pred, timeout, std::chrono::milliseconds(10));
 }
-
-// Moves the calling thread into a named namespace (/run/netns/<name>) and back on destruction.
-class NetnsScope {
- public:
-  explicit NetnsScope(const std::string& name) {
-    self_ = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-    const int target = open(("/run/netns/" + name).c_str(), O_RDONLY | O_CLOEXEC);
-    if (self_ < 0 || target < 0 || setns(target, CLONE_NEWNET) != 0) {
-      if (target >= 0) close(target);
-      throw std::runtime_error("cannot enter netns " + name);
-    }
-    close(target);
-  }
-  ~NetnsScope() {
-    if (setns(self_, CLONE_NEWNET) != 0) std::abort();  // a test thread left in a test namespace is fatal
-    close(self_);
-  }
-  NetnsScope(const NetnsScope&) = delete;
-  NetnsScope& operator=(const NetnsScope&) = delete;
-
- private:
-  int self_ = -1;
-};
-
-// Namespaces named <prefix>-<pid>-<suffix>; all removed on destruction. Removes leftovers of test
-// processes that no longer run.
-class Namespaces {
- public:
-  explicit Namespaces(std::string prefix) : prefix_(std::move(prefix)) {
-    const CommandResult list = sh("ip netns list");
-    std::size_t pos = 0;
-    while (pos < list.output.size()) {
-      std::size_t end = list.output.find('\n', pos);
-      if (end == std::string::npos) end = list.output.size();
-      const std::string line = list.output.substr(pos, end - pos);
-      pos = end + 1;
-      const std::string name = line.substr(0, line.find(' '));
-      if (name.rfind(prefix_ + "-", 0) != 0) continue;
-      const int pid = std::atoi(name.c_str() + prefix_.size() + 1);
-      if (pid > 0 && kill(pid, 0) != 0) sh("ip netns del " + name);
-    }
-  }
-  ~Namespaces() {
-    for (const auto& n : created_) sh("ip netns del " + n);
-  }
-  std::string add(const std::string& suffix) {
-    const std::string name = prefix_ + "-" + std::to_string(getpid()) + "-" + suffix;
-    sh("ip netns del " + name);
-    const CommandResult r = sh("ip netns add " + name);
-    if (r.status != 0) throw std::runtime_error("ip netns add " + name + ": " + r.output);
-    created_.push_back(name);
-    sh("ip -n " + name + " link set lo up");
-    return name;
-  }
-
- private:
-  std::string prefix_;
-  std::vector<std::string> created_;
-};
 
 inline sockaddr_storage socket_address(const std::string& ip, std::uint16_t port, socklen_t& len) {
   sockaddr_storage ss{};

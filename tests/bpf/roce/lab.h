@@ -1,15 +1,15 @@
-// Test helpers for the flow probe's end-to-end tests: shell commands, network namespaces with veth pairs
-// (198.18.0.0/15 and 2001:db8::/32 only, no route out), background processes, polling with timeouts.
+// Test helpers for the flow probe's end-to-end tests: the flow sink's batches read independently of the
+// library and per-flow totals (the lab-specific part), and this directory's names for the shared harness
+// in tests/support (commands, processes, namespaces with veth pairs in 198.18.0.0/15 and 2001:db8::/32,
+// no route out).
 //
 // Contract: Lab removes every namespace it created in its destructor (also when a test fails); processes
-// started with Lab::spawn are killed (SIGKILL) by their Proc destructor unless waited for. Commands run
+// started with spawn are killed (SIGKILL) by their Proc destructor unless waited for. Commands run
 // through /bin/sh; inside a namespace with `nsenter --net` so the mount namespace (and /sys/fs/bpf pins)
 // stays the host's. Root only.
 #pragma once
 
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -25,8 +25,14 @@
 #include <thread>
 #include <vector>
 
+#include "support/netns.h"
+#include "support/process.h"
+#include "support/shell.h"
+
 namespace hsns::test {
 
+// The flow probe tests' names for the shared harness (tests/support): commands through /bin/sh, polling,
+// background processes (support/process.h) and namespaces with veth pairs (support/netns.h).
 struct CmdResult {
   int status = -1;
   std::string out;
@@ -34,105 +40,54 @@ struct CmdResult {
 
 // Runs cmd through /bin/sh; out holds stdout (and stderr unless with_stderr is false).
 inline CmdResult sh(const std::string& cmd, bool with_stderr = true) {
-  CmdResult r;
-  FILE* p = popen((with_stderr ? cmd + " 2>&1" : cmd).c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n = 0;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  auto r = ::hsns::testing::sh(
+      cmd, with_stderr ? ::hsns::testing::Stderr::capture : ::hsns::testing::Stderr::discard);
+  return {r.status, std::move(r.output)};
 }
 
-inline std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Polls `cond` every 20 ms until it holds or `timeout` passes.
-inline bool wait_for(const std::function<bool()>& cond, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return cond();
-}
+using ::hsns::testing::read_file;
+using ::hsns::testing::wait_for;
 
 // True while pid runs (not yet exited; a zombie counts as exited). Does not reap.
 inline bool running(pid_t pid) {
-  const auto stat = read_file("/proc/" + std::to_string(pid) + "/stat");
-  const auto paren = stat.rfind(')');
-  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
+  return ::hsns::testing::pid_running(pid);
 }
 
+// A background process, SIGKILLed (with its process group) on destruction unless waited for.
 class Proc {
  public:
   Proc() = default;
-  explicit Proc(pid_t pid) : pid_(pid) {}
-  Proc(Proc&& o) noexcept : pid_(o.pid_) { o.pid_ = -1; }
-  Proc& operator=(Proc&& o) noexcept {
-    std::swap(pid_, o.pid_);
-    return *this;
-  }
-  Proc(const Proc&) = delete;
-  Proc& operator=(const Proc&) = delete;
-  ~Proc() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-  pid_t pid() const { return pid_; }
-  void signal(int sig) const {
-    if (pid_ > 0) kill(pid_, sig);
-  }
+  explicit Proc(::hsns::testing::Process process) : process_(std::move(process)) {}
+  pid_t pid() const { return process_.pid(); }
+  void signal(int sig) const { process_.signal(sig); }
+  bool alive() const { return process_.alive(); }
   // Waits up to `timeout` for exit; returns the exit status, or -1 (still running / killed by a signal).
   int wait(std::chrono::milliseconds timeout) {
-    int st = 0;
-    const bool done = wait_for([&] { return waitpid(pid_, &st, WNOHANG) == pid_; }, timeout);
-    if (!done) return -1;
-    pid_ = -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    const auto s = process_.wait(timeout);
+    return s && s->signal == 0 ? s->code : -1;
   }
   // Waits up to `timeout` for the process to end by a signal (e.g. a test crash hook's SIGKILL); returns the
   // signal, or 0 if it exited or still runs (then it is left as it is).
   int wait_signal(std::chrono::milliseconds timeout) {
-    int st = 0;
-    if (!wait_for([&] { return waitpid(pid_, &st, WNOHANG) == pid_; }, timeout)) return 0;
-    pid_ = -1;
-    return WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+    const auto s = process_.wait(timeout);
+    return s ? s->signal : 0;
   }
-  void kill9() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
+  void kill9() { process_.kill(); }
 
  private:
-  pid_t pid_ = -1;
+  ::hsns::testing::Process process_;
 };
 
-// Runs argv in the background with stdout/stderr redirected to files.
-inline Proc spawn(const std::vector<std::string>& argv, const std::string& out_path,
-                  const std::string& err_path) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    FILE* o = freopen(out_path.c_str(), "w", stdout);
-    FILE* e = freopen(err_path.c_str(), "w", stderr);
-    (void)o;
-    (void)e;
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execvp(args[0], args.data());
-    _exit(127);
-  }
-  return Proc(pid);
+// Runs argv in the background with stdout/stderr written to files (truncated first). env: variables set
+// for this process only.
+inline Proc spawn(const std::vector<std::string>& argv, const std::string& out_path, const std::string& err_path,
+                  std::map<std::string, std::string> env = {}) {
+  ::hsns::testing::ProcessOptions options;
+  options.env = std::move(env);
+  options.stdout_path = out_path;
+  options.stderr_path = err_path;
+  options.append = false;
+  return Proc(::hsns::testing::Process(argv, options));
 }
 
 // The flow sink's complete harvest batches (daemon/flows/flow_sink.h), read independently of the library:
@@ -224,51 +179,36 @@ inline std::map<std::string, FlowTotals> read_sink_totals(
   return out;
 }
 
+// Namespaces "<prefix>-<pid>-<name>" with veth pairs; all removed on destruction (support/netns.h).
 class Lab {
  public:
-  explicit Lab(std::string prefix) : prefix_(std::move(prefix) + std::to_string(getpid())) {}
-  Lab(const Lab&) = delete;
-  Lab& operator=(const Lab&) = delete;
-  ~Lab() {
-    for (const auto& ns : namespaces_) sh("ip netns del " + ns);
-  }
+  explicit Lab(std::string prefix) : namespaces_(std::move(prefix)) {}
 
   // Creates (or returns) namespace `name`, with lo up and nothing else.
-  std::string ns(const std::string& name) {
-    const std::string full = prefix_ + name;
-    for (const auto& n : namespaces_)
-      if (n == full) return full;
-    sh("ip netns add " + full);
-    namespaces_.push_back(full);
-    sh("ip -n " + full + " link set lo up");
-    return full;
-  }
+  std::string ns(const std::string& name) { return namespaces_.add(name); }
 
-  // veth pair a@ns_a <-> b@ns_b, up, optional addresses ("198.18.40.1/24"), IPv6 without DAD.
+  // veth pair a@ns_a <-> b@ns_b, up, optional addresses ("198.18.40.1/24"), IPv6 without DAD. A failure
+  // is reported (naming the command) and returns false.
   bool veth(const std::string& ns_a, const std::string& a, const std::string& ns_b, const std::string& b,
             const std::vector<std::string>& addr_a = {}, const std::vector<std::string>& addr_b = {}) {
-    if (sh("ip link add " + a + " netns " + ns_a + " type veth peer name " + b + " netns " + ns_b).status !=
-        0)
+    try {
+      namespaces_.veth({ns_a, a, addr_a}, {ns_b, b, addr_b});
+      return true;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
       return false;
-    for (const auto& [n, dev, addrs] : {std::tuple{ns_a, a, addr_a}, std::tuple{ns_b, b, addr_b}}) {
-      sh("ip netns exec " + n + " sysctl -qw net.ipv6.conf." + dev + ".accept_dad=0");
-      for (const auto& ad : addrs) sh("ip -n " + n + " addr add " + ad + " dev " + dev + " nodad");
-      if (sh("ip -n " + n + " link set " + dev + " up").status != 0) return false;
     }
-    return true;
   }
 
   static std::string in(const std::string& ns, const std::string& cmd) {
-    return "nsenter --net=/run/netns/" + ns + " " + cmd;
+    return ::hsns::testing::Namespaces::in(ns, cmd);
   }
   static std::vector<std::string> in(const std::string& ns, std::vector<std::string> argv) {
-    argv.insert(argv.begin(), {"nsenter", "--net=/run/netns/" + ns});
-    return argv;
+    return ::hsns::testing::Namespaces::in(ns, std::move(argv));
   }
 
  private:
-  std::string prefix_;
-  std::vector<std::string> namespaces_;
+  ::hsns::testing::Namespaces namespaces_;
 };
 
 }  // namespace hsns::test

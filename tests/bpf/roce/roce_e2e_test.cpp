@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "lab.h"
+#include "support/temp_dir.h"
 
 namespace {
 
@@ -41,9 +42,7 @@ class RoceE2E : public ::testing::Test {
  protected:
   void SetUp() override {
     if (geteuid() != 0) GTEST_SKIP() << "needs root";
-    char tmpl[] = "/tmp/hsns-roce-e2e-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    dir_ = tmp_.string();
     pin_dir_ = "/sys/fs/bpf/hsns-test-roce-" + std::to_string(getpid());
     a_ = lab_.ns("a");
     b_ = lab_.ns("b");
@@ -63,8 +62,6 @@ class RoceE2E : public ::testing::Test {
   void TearDown() override {
     probe_.kill9();
     if (!pin_dir_.empty()) sh("rm -rf " + pin_dir_);
-    // Detach whatever a killed probe left (the namespaces are deleted by ~Lab anyway).
-    if (!dir_.empty() && !HasFailure()) sh("rm -rf " + dir_);
   }
 
   void write_config(const std::string& interfaces) {
@@ -79,11 +76,11 @@ class RoceE2E : public ::testing::Test {
     const std::string ready = dir_ + "/ready";
     std::remove(ready.c_str());
     ++starts_;
-    if (!crash_hook.empty()) setenv("HSNS_TEST_CRASH_AFTER_DRAIN", crash_hook.c_str(), 1);
+    std::map<std::string, std::string> env;
+    if (!crash_hook.empty()) env["HSNS_TEST_CRASH_AFTER_DRAIN"] = crash_hook;
     probe_ = hsns::test::spawn(Lab::in(b_, std::vector<std::string>{kProbe, "--config", dir_ + "/hsnsd.yaml",
                                                                     "--ready-file", ready}),
-                               dir_ + "/probe.out", probe_err());
-    unsetenv("HSNS_TEST_CRASH_AFTER_DRAIN");
+                               dir_ + "/probe.out", probe_err(), env);
     ASSERT_TRUE(hsns::test::wait_for([&] { return !hsns::test::read_file(ready).empty(); }, 30s))
         << hsns::test::read_file(probe_err());
   }
@@ -122,6 +119,7 @@ class RoceE2E : public ::testing::Test {
     for (const auto& [id, t] : got) EXPECT_TRUE(expected_.count(id)) << "unexpected flow " << id;
   }
 
+  hsns::testing::TempDir tmp_{"hsns-roce-e2e"};
   Lab lab_{"hrf"};
   std::string a_;
   std::string b_;
@@ -286,7 +284,7 @@ TEST_F(RoceE2E, KillNineAtAnyMomentKeepsTotalsExact) {
     std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 700)(rng)));
     probe_.kill9();
   }
-  EXPECT_TRUE(hsns::test::running(gen.pid())) << "the generator finished before the last kill: not mid-run";
+  EXPECT_TRUE(gen.alive()) << "the generator finished before the last kill: not mid-run";
   start_probe();
   ASSERT_EQ(gen.wait(60s), 0) << hsns::test::read_file(dir_ + "/gen.err");
   stop_probe(true);

@@ -34,6 +34,9 @@
 #include <thread>
 
 #include "lab.h"
+#include "support/aggregator_process.h"
+#include "support/metrics.h"
+#include "support/temp_dir.h"
 
 namespace {
 
@@ -45,6 +48,7 @@ using hsns::test::read_file;
 using hsns::test::read_sink_totals;
 using hsns::test::sh;
 using hsns::test::wait_for;
+using hsns::testing::metric_value;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
@@ -52,9 +56,7 @@ const std::string kBuild = HSNS_TEST_BUILD_DIR;
 const std::string kSource = HSNS_TEST_SOURCE_DIR;
 const std::string kGen = kBuild + "/lab/roce_gen/hsns-roce-gen";
 const std::string kHsnsd = kBuild + "/daemon/core/hsnsd";
-const std::string kAggregator = kBuild + "/aggregator/hsns-aggregator";
-constexpr const char* kAgentToken = "agent-token-roce-0123456789abcdef";
-constexpr const char* kOperatorToken = "operator-token-roce-0123456789abcdef";
+using hsns::testing::kAgentToken;
 
 // "CAP_BPF CAP_NET_ADMIN" from the unit's CapabilityBoundingSet= as setpriv's "-all,+bpf,+net_admin".
 std::string unit_bounding_set() {
@@ -71,23 +73,6 @@ std::string unit_bounding_set() {
     }
   }
   return set;
-}
-
-// The value of one sample ("name" or "name{labels}") in a Prometheus text exposition.
-std::optional<double> sample(const std::string& text, const std::string& key) {
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(key + " ", 0) == 0) return std::stod(line.substr(key.size() + 1));
-  }
-  return std::nullopt;
-}
-
-// True while pid runs (not yet exited; a zombie counts as exited). Does not reap.
-bool alive(pid_t pid) {
-  const auto stat = read_file("/proc/" + std::to_string(pid) + "/stat");
-  const auto paren = stat.rfind(')');
-  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
 }
 
 std::size_t count(const std::string& text, const std::string& what) {
@@ -149,9 +134,7 @@ class HsnsdFlowProbe : public ::testing::Test {
  protected:
   void SetUp() override {
     if (geteuid() != 0) GTEST_SKIP() << "needs root (namespaces, bpf, tc)";
-    char tmpl[] = "/tmp/hsns-roce-hsnsd-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    dir_ = tmp_.string();
     pin_dir_ = "/sys/fs/bpf/hsns-test-roce-hsnsd-" + std::to_string(getpid());
     sh("rm -rf " + pin_dir_);
     a_ = lab_.ns("a");
@@ -169,29 +152,14 @@ class HsnsdFlowProbe : public ::testing::Test {
     hsnsd_.kill9();
     aggregator_.kill9();
     if (!pin_dir_.empty()) sh("rm -rf " + pin_dir_);
-    if (!dir_.empty() && !HasFailure()) sh("rm -rf " + dir_);
   }
 
   // The real aggregator on namespace B's loopback (where hsnsd runs), on a free port.
   void start_aggregator() {
-    std::ofstream(dir_ + "/tokens.yaml")
-        << "tokens:\n"
-        << "  - {name: ops, role: operator, token: " << kOperatorToken << "}\n"
-        << "  - {name: hsnsd, role: agent, token: " << kAgentToken << "}\n";
     std::ofstream(dir_ + "/agent.token") << kAgentToken << "\n";
-    std::ofstream(dir_ + "/aggregator.yaml") << "{}\n";
-    const std::string ready = dir_ + "/aggregator.ready";
-    aggregator_ = hsns::test::spawn(
-        Lab::in(b_, std::vector<std::string>{kAggregator, "run", "--config", dir_ + "/aggregator.yaml",
-                                             "--listen", "127.0.0.1:0", "--database", dir_ + "/agg.db",
-                                             "--tokens-file", dir_ + "/tokens.yaml", "--ready-file", ready,
-                                             "--threads", "1"}),
-        dir_ + "/aggregator.out", dir_ + "/aggregator.err");
-    ASSERT_TRUE(wait_for([&] { return !read_file(ready).empty(); }, 20s))
-        << read_file(dir_ + "/aggregator.err");
-    std::istringstream in(read_file(ready));
-    std::string addr;
-    in >> addr >> agg_port_;
+    aggregator_.set_netns(b_);
+    aggregator_.start();
+    agg_port_ = aggregator_.port();
     ASSERT_GT(agg_port_, 0);
   }
 
@@ -216,11 +184,9 @@ class HsnsdFlowProbe : public ::testing::Test {
     if (!setpriv_.empty()) argv.insert(argv.begin(), {"setpriv", "--bounding-set=" + setpriv_, "--"});
     const std::size_t ready_before = count(notify_->notes(), "READY=1");
     ++starts_;
-    setenv("NOTIFY_SOCKET", notify_->path().c_str(), 1);
-    if (!crash_hook.empty()) setenv("HSNS_TEST_CRASH_AFTER_DRAIN", crash_hook.c_str(), 1);
-    hsnsd_ = hsns::test::spawn(Lab::in(b_, argv), dir_ + "/hsnsd.out", log_path());
-    unsetenv("NOTIFY_SOCKET");
-    unsetenv("HSNS_TEST_CRASH_AFTER_DRAIN");
+    std::map<std::string, std::string> env = {{"NOTIFY_SOCKET", notify_->path()}};
+    if (!crash_hook.empty()) env["HSNS_TEST_CRASH_AFTER_DRAIN"] = crash_hook;
+    hsnsd_ = hsns::test::spawn(Lab::in(b_, argv), dir_ + "/hsnsd.out", log_path(), env);
     ASSERT_TRUE(wait_for([&] { return count(notify_->notes(), "READY=1") > ready_before; }, 20s)) << log();
   }
 
@@ -248,7 +214,7 @@ class HsnsdFlowProbe : public ::testing::Test {
   }
 
   std::string metrics() { return sh(Lab::in(b_, "curl -sf http://127.0.0.1:9810/metrics"), false).out; }
-  double metric(const std::string& key) { return sample(metrics(), key).value_or(-1); }
+  double metric(const std::string& key) { return metric_value(metrics(), key).value_or(-1); }
 
   std::string tc_filters(const std::string& dev, const std::string& dir) {
     return sh(Lab::in(b_, "tc filter show dev " + dev + " " + dir)).out;
@@ -315,6 +281,7 @@ class HsnsdFlowProbe : public ::testing::Test {
     EXPECT_EQ(programs_using_pinned_maps(), std::vector<std::string>{});
   }
 
+  hsns::testing::TempDir tmp_{"hsns-roce-hsnsd"};
   Lab lab_{"hrh"};
   std::string a_;
   std::string b_;
@@ -324,7 +291,7 @@ class HsnsdFlowProbe : public ::testing::Test {
   std::unique_ptr<NotifySocket> notify_;
   int agg_port_ = 0;
   int starts_ = 0;
-  Proc aggregator_;
+  hsns::testing::AggregatorProcess aggregator_{tmp_.path()};
   Proc hsnsd_;
   std::map<std::string, hsns::test::FlowTotals> expected_;
   std::uint64_t sent_ = 0;
@@ -371,7 +338,7 @@ TEST_F(HsnsdFlowProbe, KillNineOfHsnsdAtAnyMomentKeepsPerFlowTotalsExact) {
     std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 700)(rng)));
     hsnsd_.kill9();
   }
-  EXPECT_TRUE(alive(gen.pid())) << "the generator finished before the last kill: not mid-run";
+  EXPECT_TRUE(gen.alive()) << "the generator finished before the last kill: not mid-run";
   start_hsnsd();
   ASSERT_EQ(gen.wait(60s), 0) << read_file(dir_ + "/gen.err");
   stop_hsnsd();
@@ -393,17 +360,17 @@ TEST_F(HsnsdFlowProbe, MetricsReloadAndCleanStop) {
   ASSERT_TRUE(wait_for([&] { return metric(roce) == static_cast<double>(sent_); }, 10s))
       << metrics() << log();
   const auto text = metrics();
-  EXPECT_EQ(sample(text, "hsns_flow_probe_up"), 1.0) << text;
-  EXPECT_EQ(sample(text, "hsns_flow_probe_interfaces"), 1.0);
-  EXPECT_EQ(sample(text, "hsns_flow_probe_start_failures_total"), 0.0);
-  EXPECT_GE(sample(text, "hsns_flow_probe_harvests_total").value_or(0), 1.0);
-  EXPECT_GE(sample(text, "hsns_flow_probe_records_total").value_or(0), 4.0);
-  EXPECT_EQ(sample(text, "hsns_flow_probe_harvest_errors_total"), 0.0);
-  EXPECT_EQ(sample(text, "hsns_flow_probe_sink_errors_total"), 0.0);
-  EXPECT_GE(sample(text, "hsns_flow_probe_last_harvest_duration_seconds").value_or(-1), 0.0);
-  EXPECT_GT(sample(text, "hsns_flow_probe_last_harvest_timestamp_seconds").value_or(0), 1.7e9);
-  EXPECT_EQ(sample(text, "hsns_flow_probe_packets_total{counter=\"table_full\"}"), 0.0);
-  EXPECT_GE(sample(text, "hsns_flow_probe_packets_total{counter=\"packets\"}").value_or(0),
+  EXPECT_EQ(metric_value(text, "hsns_flow_probe_up"), 1.0) << text;
+  EXPECT_EQ(metric_value(text, "hsns_flow_probe_interfaces"), 1.0);
+  EXPECT_EQ(metric_value(text, "hsns_flow_probe_start_failures_total"), 0.0);
+  EXPECT_GE(metric_value(text, "hsns_flow_probe_harvests_total").value_or(0), 1.0);
+  EXPECT_GE(metric_value(text, "hsns_flow_probe_records_total").value_or(0), 4.0);
+  EXPECT_EQ(metric_value(text, "hsns_flow_probe_harvest_errors_total"), 0.0);
+  EXPECT_EQ(metric_value(text, "hsns_flow_probe_sink_errors_total"), 0.0);
+  EXPECT_GE(metric_value(text, "hsns_flow_probe_last_harvest_duration_seconds").value_or(-1), 0.0);
+  EXPECT_GT(metric_value(text, "hsns_flow_probe_last_harvest_timestamp_seconds").value_or(0), 1.7e9);
+  EXPECT_EQ(metric_value(text, "hsns_flow_probe_packets_total{counter=\"table_full\"}"), 0.0);
+  EXPECT_GE(metric_value(text, "hsns_flow_probe_packets_total{counter=\"packets\"}").value_or(0),
             static_cast<double>(sent_));
   EXPECT_NE(text.find("hsns_daemon_reconcile_passes_total"), std::string::npos);
   std::ofstream(dir_ + "/metrics.txt") << text;
@@ -462,7 +429,7 @@ TEST_F(HsnsdFlowProbe, StartFailureIsReportedAndHsnsdKeepsRunning) {
       },
       10s))
       << log();
-  EXPECT_TRUE(alive(hsnsd_.pid())) << "hsnsd exited:\n" << log();
+  EXPECT_TRUE(hsnsd_.alive()) << "hsnsd exited:\n" << log();
   // The interface appears; SIGHUP (same file) retries the start.
   ASSERT_TRUE(lab_.veth(a_, "late0p", b_, "late0"));
   reload();

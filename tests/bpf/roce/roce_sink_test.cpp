@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "flow_sink.h"
+#include "support/shell.h"
+#include "support/temp_dir.h"
 
 namespace {
 
@@ -22,12 +24,7 @@ using hsns::daemon::FlowSink;
 using hsns::daemon::read_sink_batches;
 using nlohmann::json;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using hsns::testing::read_file;
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
@@ -59,14 +56,8 @@ FlowBatch batch_of(std::uint64_t epoch, std::uint32_t n) {
 class FlowSinkTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/hsns-sink-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    dir_ = tmp_.string();
     path_ = dir_ + "/flows.jsonl";
-  }
-  void TearDown() override {
-    std::remove(path_.c_str());
-    rmdir(dir_.c_str());
   }
   FlowSink open() {
     auto s = FlowSink::open(path_, "h1");
@@ -75,6 +66,7 @@ class FlowSinkTest : public ::testing::Test {
   }
   void append(const std::string& text) { std::ofstream(path_, std::ios::app) << text; }
 
+  hsns::testing::TempDir tmp_{"hsns-sink-test"};
   std::string dir_;
   std::string path_;
   std::array<std::uint64_t, ROCE_CNT_MAX> counters_{};
@@ -88,7 +80,7 @@ TEST_F(FlowSinkTest, BatchIsOpenedAndClosedByEpochMarkers) {
     ASSERT_TRUE(sink.write(batch_of(6, 0), counters_));
     EXPECT_EQ(sink.last_epoch(), 6u);
   }
-  const auto lines = lines_of(slurp(path_));
+  const auto lines = lines_of(read_file(path_));
   ASSERT_EQ(lines.size(), 6u);
   const auto first = json::parse(lines[0]);
   EXPECT_EQ(first.at("type"), "batch");
@@ -107,7 +99,7 @@ TEST_F(FlowSinkTest, BatchIsOpenedAndClosedByEpochMarkers) {
   EXPECT_EQ(json::parse(lines[4]).at("epoch"), 6);
   EXPECT_EQ(json::parse(lines[5]).at("type"), "counters");
   std::size_t ignored = 9;
-  const auto batches = read_sink_batches(slurp(path_), &ignored);
+  const auto batches = read_sink_batches(read_file(path_), &ignored);
   ASSERT_EQ(batches.size(), 2u);
   EXPECT_EQ(batches[0].epoch, 5u);
   EXPECT_EQ(batches[0].flows.size(), 2u);
@@ -122,7 +114,7 @@ TEST_F(FlowSinkTest, BatchIsOpenedAndClosedByEpochMarkers) {
 
 TEST_F(FlowSinkTest, OpenTruncatesATornBatch) {
   { ASSERT_TRUE(open().write(batch_of(7, 3), counters_)); }
-  const std::string complete = slurp(path_);
+  const std::string complete = read_file(path_);
   // Epoch 8 cut short: its opening marker, one flow line and half of the next.
   auto lines = lines_of(complete);
   const std::string torn = R"({"epoch":8,"host":"h1","records":3,"type":"batch"})"
@@ -130,17 +122,17 @@ TEST_F(FlowSinkTest, OpenTruncatesATornBatch) {
                            lines[1] + "\n" + lines[2].substr(0, lines[2].size() / 2);
   append(torn);
   std::size_t ignored = 0;
-  const auto before = read_sink_batches(slurp(path_), &ignored);
+  const auto before = read_sink_batches(read_file(path_), &ignored);
   ASSERT_EQ(before.size(), 1u);  // readers skip the torn batch even before the truncation
   EXPECT_EQ(before[0].epoch, 7u);
   EXPECT_EQ(ignored, 3u);
   auto sink = open();
   EXPECT_EQ(sink.last_epoch(), 7u);
   EXPECT_EQ(sink.truncated_bytes(), torn.size());
-  EXPECT_EQ(slurp(path_), complete);
+  EXPECT_EQ(read_file(path_), complete);
   // The batch written again after the restart follows the complete one.
   ASSERT_TRUE(sink.write(batch_of(8, 3), counters_));
-  const auto after = read_sink_batches(slurp(path_), &ignored);
+  const auto after = read_sink_batches(read_file(path_), &ignored);
   ASSERT_EQ(after.size(), 2u);
   EXPECT_EQ(after[1].epoch, 8u);
   EXPECT_EQ(after[1].flows.size(), 3u);
@@ -149,29 +141,29 @@ TEST_F(FlowSinkTest, OpenTruncatesATornBatch) {
 
 TEST_F(FlowSinkTest, TornFirstBatchAndTornClosingMarker) {
   { ASSERT_TRUE(open().write(batch_of(1, 2), counters_)); }
-  const std::string text = slurp(path_);
+  const std::string text = read_file(path_);
   // Cut inside the closing marker: no complete batch at all.
   std::ofstream(path_, std::ios::trunc) << text.substr(0, text.size() - 20);
   auto sink = open();
   EXPECT_EQ(sink.last_epoch(), 0u);
   EXPECT_EQ(sink.truncated_bytes(), text.size() - 20);
-  EXPECT_EQ(slurp(path_), "");
+  EXPECT_EQ(read_file(path_), "");
 }
 
 TEST_F(FlowSinkTest, ForeignContentAfterTheLastBatchIsNotTruncated) {
   { ASSERT_TRUE(open().write(batch_of(3, 1), counters_)); }
   append("{\"type\":\"something else\"}\n");
-  const std::string text = slurp(path_);
+  const std::string text = read_file(path_);
   auto s = FlowSink::open(path_, "h1");
   ASSERT_FALSE(s);
   EXPECT_NE(s.error().find("not truncated"), std::string::npos) << s.error();
-  EXPECT_EQ(slurp(path_), text);
+  EXPECT_EQ(read_file(path_), text);
 }
 
 TEST_F(FlowSinkTest, ReadersCountOnlyCompleteBatches) {
   { ASSERT_TRUE(open().write(batch_of(1, 2), counters_)); }
-  const auto one = lines_of(slurp(path_));
-  std::string text = slurp(path_);
+  const auto one = lines_of(read_file(path_));
+  std::string text = read_file(path_);
   // Epoch 2 without its closing marker, then epoch 3 complete: 2 is skipped.
   text += R"({"epoch":2,"host":"h1","records":2,"type":"batch"})"
           "\n" +
@@ -206,7 +198,7 @@ TEST_F(FlowSinkTest, FilesOfEarlierVersions) {
                        << "\n"
                        << flow << "\n";
   std::size_t ignored = 0;
-  const auto batches = read_sink_batches(slurp(path_), &ignored);
+  const auto batches = read_sink_batches(read_file(path_), &ignored);
   ASSERT_EQ(batches.size(), 1u);
   EXPECT_EQ(batches[0].epoch, 0u);
   EXPECT_EQ(batches[0].flows.size(), 2u);
@@ -218,7 +210,7 @@ TEST_F(FlowSinkTest, FilesOfEarlierVersions) {
 
 TEST_F(FlowSinkTest, TestCrashHookKillsInTheMiddleOfABatch) {
   { ASSERT_TRUE(open().write(batch_of(1, 4), counters_)); }
-  const std::string complete = slurp(path_);
+  const std::string complete = read_file(path_);
   EXPECT_EXIT(
       {
         setenv("HSNS_TEST_CRASH_AFTER_DRAIN", "partial-write", 1);
@@ -227,13 +219,13 @@ TEST_F(FlowSinkTest, TestCrashHookKillsInTheMiddleOfABatch) {
         _exit(0);
       },
       ::testing::KilledBySignal(SIGKILL), "");
-  const std::string torn = slurp(path_);
+  const std::string torn = read_file(path_);
   ASSERT_GT(torn.size(), complete.size());
   EXPECT_NE(torn.back(), '\n');  // half a line
   EXPECT_EQ(read_sink_batches(torn).size(), 1u);
   auto sink = open();
   EXPECT_EQ(sink.last_epoch(), 1u);
-  EXPECT_EQ(slurp(path_), complete);
+  EXPECT_EQ(read_file(path_), complete);
 }
 
 }  // namespace

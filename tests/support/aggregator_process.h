@@ -1,10 +1,12 @@
-// Test harness: runs the real hsns-aggregator binary on a free loopback port with a temporary
-// database and tokens file, and hands out HTTP clients for each role.
+// The real hsns-aggregator binary for a test: a free port, a database, tokens file and log in a working
+// directory, and HTTP clients for each role.
 //
 // Contract: one AggregatorProcess per test; start() returns once the server listens (it polls the
-// --ready-file the aggregator writes after binding, up to 20 s, and fails the test otherwise); stop()
-// sends SIGTERM and returns the exit status; kill9() simulates a crash. The destructor kills a still
-// running process and removes the working directory unless HSNS_KEEP_TEST_DIRS is set.
+// --ready-file the aggregator writes after binding, up to 20 s, and fails the test otherwise, with the
+// log); stop() sends SIGTERM and returns the exit status; kill9() simulates a crash; start() may be
+// called again after either (same database). The destructor kills a still running process. By default it
+// listens on 127.0.0.1 with a port of the kernel's choosing, in the test's own network namespace;
+// set_listen() and set_netns() change that before start(). The tokens file holds the four tokens below.
 #pragma once
 
 #include <sys/types.h>
@@ -14,6 +16,9 @@
 #include <vector>
 
 #include "hsns/http_client.h"
+#include "support/process.h"
+#include "support/shell.h"
+#include "support/temp_dir.h"
 
 namespace hsns::testing {
 
@@ -26,18 +31,6 @@ inline constexpr const char* kSchedulerToken = "scheduler-token-0123456789abcdef
 std::filesystem::path build_path(const std::string& relative);
 std::filesystem::path source_path(const std::string& relative);
 
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
 class AggregatorProcess {
  public:
   // workdir holds the database, tokens file, ready file and log; it must outlive the process.
@@ -49,36 +42,38 @@ class AggregatorProcess {
   // Before start(): the aggregator's YAML configuration file (default "{}") and its RLIMIT_NOFILE.
   void set_config(std::string yaml) { config_yaml_ = std::move(yaml); }
   void set_descriptor_limit(unsigned long limit) { descriptor_limit_ = limit; }
+  // Before start(): the listen address (an IPv4 address; port 0: the kernel's choice), e.g. to listen
+  // again on the port of the previous run.
+  void set_listen(std::string host, int port = 0) {
+    host_ = std::move(host);
+    listen_port_ = port;
+  }
+  // Before start(): run inside this network namespace (see support/netns.h).
+  void set_netns(std::string netns) { netns_ = std::move(netns); }
 
   void start();
   int stop();  // SIGTERM; returns the exit code (or 128 + signal)
   void kill9();
-  bool running() const { return pid_ > 0; }
-  pid_t pid() const { return pid_; }
+  bool running() const { return process_.pid() > 0; }
+  pid_t pid() const { return process_.pid(); }
 
-  std::string url() const;  // "http://127.0.0.1:<port>"
+  std::string url() const;  // "http://<host>:<port>"
   int port() const { return port_; }
   HttpClient client(const std::string& token = kOperatorToken) const;
   std::string log() const;
   std::filesystem::path database() const { return workdir_ / "aggregator.db"; }
 
  private:
-  int wait_exit();
-
   std::filesystem::path workdir_;
   std::vector<std::string> extra_args_;
-  pid_t pid_ = -1;
+  Process process_;
   int port_ = 0;
   std::string scheme_ = "http";
+  std::string host_ = "127.0.0.1";
+  int listen_port_ = 0;
+  std::string netns_;
   std::string config_yaml_ = "{}\n";
   unsigned long descriptor_limit_ = 0;  // 0: inherit
 };
-
-// Runs a command with the given stdin text; returns exit status and combined stdout+stderr.
-struct CommandResult {
-  int status = -1;
-  std::string output;
-};
-CommandResult run_command(const std::vector<std::string>& argv, const std::string& stdin_text = "");
 
 }  // namespace hsns::testing
