@@ -83,6 +83,8 @@ const char* kind_name(Kind k) {
       return "invalid";
     case Kind::unavailable:
       return "unavailable";
+    default:
+      break;  // kinds the stores do not produce
   }
   return "?";
 }
@@ -92,7 +94,7 @@ template <typename T>
 T ok(StoreResult<T> r) {
   if (!r) {
     throw std::runtime_error(std::string("unexpected store error ") + kind_name(r.error().kind) + " field '" +
-                             r.error().field + "': " + r.error().detail);
+                             r.error().field() + "': " + r.error().detail);
   }
   if constexpr (!std::is_void_v<T>) return std::move(*r);
 }
@@ -102,7 +104,7 @@ void expect_error(const StoreResult<T>& r, Kind kind, const std::string& field,
                   const std::string& detail_part) {
   ASSERT_FALSE(r.has_value()) << "expected " << kind_name(kind) << " on '" << field << "'";
   EXPECT_EQ(kind_name(r.error().kind), std::string(kind_name(kind))) << r.error().detail;
-  EXPECT_EQ(r.error().field, field) << r.error().detail;
+  EXPECT_EQ(r.error().field(), field) << r.error().detail;
   EXPECT_NE(r.error().detail.find(detail_part), std::string::npos)
       << "detail '" << r.error().detail << "' lacks '" << detail_part << "'";
 }
@@ -1147,7 +1149,7 @@ TEST_F(StoreTest, ConcurrentCreatePortAllocatesEachAddressOnce) {
   ASSERT_EQ(errors.size(), 4u);
   for (const auto& e : errors) {
     EXPECT_EQ(e.kind, Kind::conflict) << e.detail;
-    EXPECT_EQ(e.field, "subnet_id");
+    EXPECT_EQ(e.field(), "subnet_id");
     EXPECT_NE(e.detail.find("60 of 60 addresses in use"), std::string::npos) << e.detail;
   }
   PortFilter f;

@@ -308,12 +308,14 @@ Problem to_problem(const store::StoreError& e) {
     case store::StoreError::Kind::not_found:
       return Problem::not_found(e.detail);
     case store::StoreError::Kind::conflict:
-      return Problem::conflict(e.field, e.detail);
+      return Problem::conflict(e.field(), e.detail);
     case store::StoreError::Kind::invalid:
-      if (e.field == "host" || e.field == "npu") return Problem::unprocessable(e.field, e.detail);
-      return Problem::invalid(e.field.empty() ? "body" : e.field, e.detail);
+      if (e.field() == "host" || e.field() == "npu") return Problem::unprocessable(e.field(), e.detail);
+      return Problem::invalid(e.field().empty() ? "body" : e.field(), e.detail);
     case store::StoreError::Kind::unavailable:
       return Problem::unavailable("store unavailable: " + e.detail);
+    default:
+      break;  // kinds the stores do not produce
   }
   return Problem::internal(e.detail);
 }

@@ -381,9 +381,9 @@ json summary_json(const placement::Schedule& s, std::uint32_t npus_per_host) {
 
 // A store conflict on "npus[<host>:<npu>]" names the request's host index instead.
 Problem conflict_problem(const store::StoreError& e, const placement::ScheduleRequest& req) {
-  if (e.kind == store::StoreError::Kind::conflict && e.field.rfind("npus[", 0) == 0) {
-    const auto colon = e.field.rfind(':');
-    const std::string host = e.field.substr(5, colon == std::string::npos ? std::string::npos : colon - 5);
+  if (e.kind == store::StoreError::Kind::conflict && e.field().rfind("npus[", 0) == 0) {
+    const auto colon = e.field().rfind(':');
+    const std::string host = e.field().substr(5, colon == std::string::npos ? std::string::npos : colon - 5);
     for (std::size_t i = 0; i < req.hosts.size(); ++i) {
       if (req.hosts[i] == host) return Problem::conflict("hosts[" + std::to_string(i) + "]", e.detail);
     }
