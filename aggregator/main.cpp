@@ -113,7 +113,7 @@ int run(const AggregatorConfig& c) {
   hsns::network::register_network_routes(service.router(), store);
   hsns::network::register_agent_routes(service.router(), store, agent_store);
   hsns::store::SqliteTopologyStore topology_store(*db);
-  auto topology_cache = std::make_shared<hsns::topology_api::TopologyCache>(topology_store);
+  auto topology_cache = std::make_shared<hsns::services::TopologyCache>(topology_store);
   hsns::topology_api::register_topology_routes(service.router(), topology_cache);
   hsns::store::SqliteJobStore job_store(*db);
   hsns::scheduling_api::register_scheduling_routes(service.router(), topology_cache, job_store, store);

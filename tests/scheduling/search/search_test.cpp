@@ -44,7 +44,7 @@ TEST(Search, InfeasibleRequestsNameTheirConstraint) {
   auto field_of = [&](const SearchRequest& r) {
     auto res = search_topology(t, r);
     EXPECT_FALSE(res.has_value());
-    return res ? std::string("<ok>") : res.error().field;
+    return res ? std::string("<ok>") : res.error().field();
   };
   SearchRequest r = job(1, 2);
   r.npus = 24;
@@ -82,7 +82,7 @@ TEST(Search, InfeasibleRequestsNameTheirConstraint) {
   r.resources.hosts = {"host001", "host003", "host004"};
   auto res = search_topology(t2, r);
   ASSERT_FALSE(res.has_value());
-  EXPECT_EQ(res.error().field, "resources.hosts[1]");
+  EXPECT_EQ(res.error().field(), "resources.hosts[1]");
   EXPECT_NE(res.error().detail.find("sub-health"), std::string::npos) << res.error().detail;
 }
 
@@ -93,7 +93,7 @@ TEST(Search, WrappingParallelProductsNameTheirField) {
   auto field_of = [&](const SearchRequest& r) {
     auto res = search_topology(t, r);
     EXPECT_FALSE(res.has_value());
-    return res ? std::string("<ok>") : res.error().field;
+    return res ? std::string("<ok>") : res.error().field();
   };
   SearchRequest r = job(65536, 1, 1);
   r.model.layers = 65536;
@@ -117,7 +117,7 @@ TEST(Search, PrefersOneSuAndBestFit) {
   SearchRequest r = job(1, 8);  // 8 hosts
   r.answers = 10;
   auto res = search_topology(t, r);
-  ASSERT_TRUE(res.has_value()) << res.error().field << ": " << res.error().detail;
+  ASSERT_TRUE(res.has_value()) << res.error().field() << ": " << res.error().detail;
   ASSERT_GE(res->candidates.size(), 3u);
   const Candidate& best = res->candidates[0];
   EXPECT_EQ(best.job_span, Tier::kLeaf);
