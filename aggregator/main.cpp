@@ -101,7 +101,7 @@ int run(const AggregatorConfig& c) {
       hsns::WorkerLimits{c.worker_threads, c.heavy_queue_limit});
   hsns::network::register_network_routes(service.router(), store);
   hsns::network::register_agent_routes(service.router(), store, backend.agents());
-  auto topology_cache = std::make_shared<hsns::topology_api::TopologyCache>(backend.topology());
+  auto topology_cache = std::make_shared<hsns::services::TopologyCache>(backend.topology());
   hsns::topology_api::register_topology_routes(service.router(), topology_cache);
   hsns::scheduling_api::register_scheduling_routes(service.router(), topology_cache, backend.jobs(), store);
 

@@ -8,8 +8,8 @@
 //   names unique within a tenant, subnets not overlapping within a tenant, a fixed IP inside the subnet
 //   and its pools-or-CIDR and free, the host and NPU existing, one port per (host, NPU, subnet), a
 //   subnet without ports before delete, pool exhaustion, pool updates consistent with the gateway.
-// - Errors are values: StoreError says which kind (mapped to HTTP 404/409/422/503 by the API) and,
-//   where one field is at fault, its name as the API calls it.
+// - Errors are values: StoreError (= hsns::Error) says which kind (mapped to HTTP 404/409/422/503 by the
+//   API) and, where one field is at fault, its name as the API calls it (field()).
 // - Host generation: put_host, create_port and delete_port bump the generation of the affected host in
 //   the same transaction, so a daemon polling its desired state sees every change.
 // - Decisions that depend on stored state are made inside the transaction that acts on them, never by
@@ -30,25 +30,14 @@
 #include <tl/expected.hpp>
 #include <vector>
 
+#include "hsns/error.h"
 #include "model/network.h"
 
 namespace hsns::store {
 
-struct StoreError {
-  enum class Kind { not_found, conflict, invalid, unavailable };
-  Kind kind = Kind::unavailable;
-  std::string field;  // offending field as named in the API ("cidr", "ip_address"), may be empty
-  std::string detail;
-
-  static StoreError not_found(std::string detail) { return {Kind::not_found, "", std::move(detail)}; }
-  static StoreError conflict(std::string field, std::string detail) {
-    return {Kind::conflict, std::move(field), std::move(detail)};
-  }
-  static StoreError invalid(std::string field, std::string detail) {
-    return {Kind::invalid, std::move(field), std::move(detail)};
-  }
-  static StoreError unavailable(std::string detail) { return {Kind::unavailable, "", std::move(detail)}; }
-};
+// The store's error is the library-wide hsns::Error (kinds not_found, conflict, invalid, unavailable are
+// the ones stores produce); the alias keeps the store's spelling.
+using StoreError = hsns::Error;
 
 template <typename T>
 using StoreResult = tl::expected<T, StoreError>;

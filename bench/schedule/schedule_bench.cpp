@@ -162,7 +162,7 @@ int fragmented(double oversub, int runs) {
   sr.answers = 1;
   auto found = search::search_topology(*topo, sr);
   if (!found)
-    return std::fprintf(stderr, "search: %s: %s\n", found.error().field.c_str(),
+    return std::fprintf(stderr, "search: %s: %s\n", found.error().field().c_str(),
                         found.error().detail.c_str()),
            1;
   char title[400];

@@ -80,7 +80,7 @@ int run(std::uint32_t hosts, std::uint32_t superpods, int repeat) {
       search_ms.push_back(ms_since(a));
       search_cpu_ms.push_back(thread_cpu_ms() - c0);
       if (!res)
-        return std::fprintf(stderr, "search: %s: %s\n", res.error().field.c_str(),
+        return std::fprintf(stderr, "search: %s: %s\n", res.error().field().c_str(),
                             res.error().detail.c_str()),
                1;
       if (i == 0) {

@@ -37,16 +37,16 @@ std::uint64_t built_links(std::uint64_t count) {
   return count == 0 ? 1 : count;
 }
 
-Problem not_whole(const char* what, double capacity, double speed) {
-  return Problem::invalid("fabric_link_gbps", std::string(what) + " capacity " + std::to_string(capacity) +
-                                                  " Gbit/s is not a whole number of " +
-                                                  std::to_string(speed) + " Gbit/s links");
+Error not_whole(const char* what, double capacity, double speed) {
+  return Error::invalid("fabric_link_gbps", std::string(what) + " capacity " + std::to_string(capacity) +
+                                                " Gbit/s is not a whole number of " + std::to_string(speed) +
+                                                " Gbit/s links");
 }
 
 }  // namespace
 
-tl::expected<ModelSize, Problem> clos_size(const ClosParams& p, const ModelLimits& limits) {
-  std::vector<InvalidParam> errors;
+Result<ModelSize> clos_size(const ClosParams& p, const ModelLimits& limits) {
+  std::vector<FieldError> errors;
   auto positive = [&](const char* field, double value) {
     if (!(value > 0)) errors.push_back({field, "must be > 0"});
   };
@@ -68,22 +68,21 @@ tl::expected<ModelSize, Problem> clos_size(const ClosParams& p, const ModelLimit
                               {"fabric_link_latency_us", p.fabric_link_latency_us}}) {
     if (!std::isfinite(value)) errors.push_back({field, "must be a finite number"});
   }
-  if (!errors.empty()) return tl::unexpected(Problem::invalid(std::move(errors)));
+  if (!errors.empty()) return tl::unexpected(Error::invalid(std::move(errors)));
 
   // Everything below is 64-bit or saturating: the parameters are 32-bit, their products are not.
   const std::uint64_t hosts = p.hosts;
   const std::uint64_t npus_per_host = p.npus_per_host;
   const std::uint64_t sus = (hosts + p.hosts_per_su - 1) / p.hosts_per_su;
   if (p.superpods > sus) {
-    return tl::unexpected(Problem::invalid(
-        "superpods", "must be <= the number of scalable units (" + std::to_string(sus) + ")"));
+    return tl::unexpected(
+        Error::invalid("superpods", "must be <= the number of scalable units (" + std::to_string(sus) + ")"));
   }
   if (sus > 1 && p.spines_per_plane == 0) {
-    return tl::unexpected(
-        Problem::invalid("spines_per_plane", "must be > 0 with more than one scalable unit"));
+    return tl::unexpected(Error::invalid("spines_per_plane", "must be > 0 with more than one scalable unit"));
   }
   if (p.superpods > 1 && p.cores == 0) {
-    return tl::unexpected(Problem::invalid("cores", "must be > 0 with more than one super-pod"));
+    return tl::unexpected(Error::invalid("cores", "must be > 0 with more than one super-pod"));
   }
   const std::uint64_t spines_per_plane = p.spines_per_plane;
   const std::uint64_t cores = p.superpods > 1 ? p.cores : 0;
@@ -165,7 +164,7 @@ tl::expected<ModelSize, Problem> clos_size(const ClosParams& p, const ModelLimit
   return size;
 }
 
-tl::expected<Topology, Problem> generate_clos(const ClosParams& p, const ModelLimits& limits) {
+Result<Topology> generate_clos(const ClosParams& p, const ModelLimits& limits) {
   auto size = clos_size(p, limits);
   if (!size) return tl::unexpected(std::move(size.error()));
   // Within the limits every count below fits 32 bits.

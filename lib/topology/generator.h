@@ -19,9 +19,9 @@
 // the limits; generate_clos does that first, so nothing of an over-limit size is ever allocated (a tiny
 // oversubscription with parallel fabric links, which multiplies the link count, is refused up front).
 //
-// Errors: a 400 Problem naming the parameter (e.g. "hosts_per_su") when a value is out of range, the
-// parallel link count is not whole, or a derived count is over the limits (the reason names the count,
-// its value and the limit; the parameter named is the one that drives that count). Pure functions;
+// Errors: an hsns::Error of kind invalid naming the parameter (e.g. "hosts_per_su") when a value is out of
+// range, the parallel link count is not whole, or a derived count is over the limits (the reason names the
+// count, its value and the limit; the parameter named is the one that drives that count). Pure functions;
 // thread-safe.
 #pragma once
 
@@ -48,9 +48,7 @@ struct ClosParams {
   std::string name = "synthetic";
 };
 
-tl::expected<ModelSize, Problem> clos_size(const ClosParams& params,
-                                           const ModelLimits& limits = kModelLimits);
-tl::expected<Topology, Problem> generate_clos(const ClosParams& params,
-                                              const ModelLimits& limits = kModelLimits);
+Result<ModelSize> clos_size(const ClosParams& params, const ModelLimits& limits = kModelLimits);
+Result<Topology> generate_clos(const ClosParams& params, const ModelLimits& limits = kModelLimits);
 
 }  // namespace hsns::topology

@@ -17,7 +17,7 @@ namespace hsns::topology {
 namespace {
 
 using nlohmann::json;
-using Errors = std::shared_ptr<std::vector<InvalidParam>>;
+using Errors = std::shared_ptr<std::vector<FieldError>>;
 
 // Reads one object's fields; records errors with full paths; finish() flags keys never asked for.
 class Reader {
@@ -120,7 +120,7 @@ std::string child_path(const std::string& path, const std::string& key) {
 
 // Thrown by the readers below to stop the parser at the first refused event; never leaves this file.
 struct Refused {
-  Problem problem;
+  Error error;
 };
 
 // Where the reader is in the document: the open containers and, for mappings, the keys seen so far (a
@@ -133,9 +133,8 @@ class Position {
   // Every value (scalar, null, container; keys included) counts against the limit.
   void count_value() {
     if (++stats_.values > limits_.values) {
-      throw Refused{Problem::payload_too_large("the topology document has more than " +
-                                               std::to_string(limits_.values) +
-                                               " values (scalars, lists and mappings), the server's limit")};
+      throw Refused{Error::too_large("the topology document has more than " + std::to_string(limits_.values) +
+                                     " values (scalars, lists and mappings), the server's limit")};
     }
   }
   bool in_map() const { return !frames_.empty() && frames_.back().map; }
@@ -152,15 +151,15 @@ class Position {
   }
   void key(std::string name) {
     Frame& f = frames_.back();
-    if (f.seen(name)) throw Refused{Problem::invalid(child_path(container_path(), name), "duplicate key")};
+    if (f.seen(name)) throw Refused{Error::invalid(child_path(container_path(), name), "duplicate key")};
     f.add(name);
     f.key = std::move(name);
     f.has_key = true;
   }
   void open(bool map) {
     if (frames_.size() >= limits_.depth) {
-      throw Refused{Problem::malformed("the topology document is nested deeper than " +
-                                       std::to_string(limits_.depth) + " levels at '" + next_path() + "'")};
+      throw Refused{Error::malformed("the topology document is nested deeper than " +
+                                     std::to_string(limits_.depth) + " levels at '" + next_path() + "'")};
     }
     frames_.emplace_back();
     frames_.back().map = map;
@@ -300,14 +299,14 @@ class YamlReader final : public YAML::EventHandler {
   }
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override {
     throw Refused{
-        Problem::malformed("YAML aliases and anchors are not supported in a topology document (alias at " +
-                           at_mark(mark) + "); write the values out")};
+        Error::malformed("YAML aliases and anchors are not supported in a topology document (alias at " +
+                         at_mark(mark) + "); write the values out")};
   }
   void OnAnchor(const YAML::Mark& mark, const std::string& name) override { refuse_anchor(mark, name); }
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
                 const std::string& value) override {
     if (!valid_utf8(value))
-      throw Refused{Problem::malformed("the topology document is not valid UTF-8 at " + at_mark(mark))};
+      throw Refused{Error::malformed("the topology document is not valid UTF-8 at " + at_mark(mark))};
     if (position_.expecting_key()) {
       check_anchor(mark, anchor);
       position_.count_value();
@@ -335,9 +334,9 @@ class YamlReader final : public YAML::EventHandler {
  private:
   void refuse_anchor(const YAML::Mark& mark, const std::string& name) {
     throw Refused{
-        Problem::malformed("YAML anchors and aliases are not supported in a topology document (" +
-                           (name.empty() ? std::string("anchor") : "anchor '&" + printable(name) + "'") +
-                           " at " + at_mark(mark) + "); write the values out")};
+        Error::malformed("YAML anchors and aliases are not supported in a topology document (" +
+                         (name.empty() ? std::string("anchor") : "anchor '&" + printable(name) + "'") +
+                         " at " + at_mark(mark) + "); write the values out")};
   }
   void check_anchor(const YAML::Mark& mark, YAML::anchor_t anchor) {
     if (anchor != YAML::NullAnchor) refuse_anchor(mark, "");
@@ -346,8 +345,8 @@ class YamlReader final : public YAML::EventHandler {
   void begin(const YAML::Mark& mark, YAML::anchor_t anchor) {
     check_anchor(mark, anchor);
     if (position_.expecting_key()) {
-      throw Refused{Problem::invalid(position_.container_path(),
-                                     "mapping keys must be scalars (" + at_mark(mark) + ")")};
+      throw Refused{
+          Error::invalid(position_.container_path(), "mapping keys must be scalars (" + at_mark(mark) + ")")};
     }
     position_.count_value();
   }
@@ -382,7 +381,7 @@ class JsonScanner final : public nlohmann::json_sax<json> {
  public:
   JsonScanner(const DocumentLimits& limits, DocumentStats& stats) : position_(limits, stats) {}
 
-  std::optional<Problem> problem;
+  std::optional<Error> error;
 
   bool null() override { return value(); }
   bool boolean(bool) override { return value(); }
@@ -402,8 +401,8 @@ class JsonScanner final : public nlohmann::json_sax<json> {
     });
   }
   bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception&) override {
-    problem = Problem::malformed("the topology document is not valid JSON: error at byte " +
-                                 std::to_string(position));
+    error = Error::malformed("the topology document is not valid JSON: error at byte " +
+                             std::to_string(position));
     return false;
   }
 
@@ -414,7 +413,7 @@ class JsonScanner final : public nlohmann::json_sax<json> {
       f();
       return true;
     } catch (Refused& r) {
-      problem = std::move(r.problem);
+      error = std::move(r.error);
       return false;
     }
   }
@@ -440,7 +439,7 @@ class JsonScanner final : public nlohmann::json_sax<json> {
 };
 
 // The model size a document describes, counted from the tree alone (before anything is built).
-std::optional<Problem> check_document_model(const json& document, const ModelLimits& limits) {
+std::optional<Error> check_document_model(const json& document, const ModelLimits& limits) {
   ModelSize size;
   SizeFields fields;
   if (auto it = document.find("switches"); it != document.end() && it->is_array()) size.switches = it->size();
@@ -477,11 +476,10 @@ struct Defaults {
 
 }  // namespace
 
-tl::expected<Topology, Problem> import_topology_json(const json& document, const ModelLimits& limits) {
-  if (!document.is_object())
-    return tl::unexpected(Problem::malformed("a topology document must be a mapping"));
+Result<Topology> import_topology_json(const json& document, const ModelLimits& limits) {
+  if (!document.is_object()) return tl::unexpected(Error::malformed("a topology document must be a mapping"));
   if (auto problem = check_document_model(document, limits)) return tl::unexpected(std::move(*problem));
-  auto errors = std::make_shared<std::vector<InvalidParam>>();
+  auto errors = std::make_shared<std::vector<FieldError>>();
   Reader top(document, "", errors);
   TopologyBuilder b;
   b.set_limits(limits);
@@ -632,11 +630,11 @@ tl::expected<Topology, Problem> import_topology_json(const json& document, const
     }
   }
   top.finish();
-  if (!errors->empty()) return tl::unexpected(Problem::invalid(std::move(*errors)));
+  if (!errors->empty()) return tl::unexpected(Error::invalid(std::move(*errors)));
   return std::move(b).build();
 }
 
-tl::expected<Topology, Problem> as_imported(const Topology& t, const ModelLimits& limits) {
+Result<Topology> as_imported(const Topology& t, const ModelLimits& limits) {
   // Mirrors import_topology_json over export_topology_document(t): switches core, spine, leaf (each in
   // id order), hosts in id order with their NPUs, then the NPU links in host order, then the switch
   // links in id order; exactly the fields the document carries.
@@ -680,8 +678,8 @@ tl::expected<Topology, Problem> as_imported(const Topology& t, const ModelLimits
   return std::move(b).build();
 }
 
-tl::expected<json, Problem> read_topology_document(std::string_view text, FileFormat format,
-                                                   const DocumentLimits& limits, DocumentStats* stats) {
+Result<json> read_topology_document(std::string_view text, FileFormat format, const DocumentLimits& limits,
+                                    DocumentStats* stats) {
   DocumentStats local;
   DocumentStats& counted = stats != nullptr ? *stats : local;
   counted = {};
@@ -691,21 +689,21 @@ tl::expected<json, Problem> read_topology_document(std::string_view text, FileFo
   }
   const std::size_t max_bytes = format == FileFormat::kJson ? limits.bytes : limits.yaml_bytes;
   if (text.size() > max_bytes) {
-    return tl::unexpected(
-        Problem::payload_too_large("the topology document is " + std::to_string(text.size()) +
-                                   " bytes, more than the server's limit of " + std::to_string(max_bytes) +
-                                   " for " + (format == FileFormat::kJson ? "JSON" : "YAML")));
+    return tl::unexpected(Error::too_large("the topology document is " + std::to_string(text.size()) +
+                                           " bytes, more than the server's limit of " +
+                                           std::to_string(max_bytes) + " for " +
+                                           (format == FileFormat::kJson ? "JSON" : "YAML")));
   }
   if (format == FileFormat::kJson) {
     JsonScanner scanner(limits, counted);
     // The scan stops at the first problem, so a refused document costs at most its limit of values.
-    if (!json::sax_parse(text, &scanner) || scanner.problem) {
+    if (!json::sax_parse(text, &scanner) || scanner.error) {
       return tl::unexpected(
-          scanner.problem.value_or(Problem::malformed("the topology document is not valid JSON")));
+          scanner.error.value_or(Error::malformed("the topology document is not valid JSON")));
     }
     json document = json::parse(text, nullptr, false);
     if (document.is_discarded())
-      return tl::unexpected(Problem::malformed("the topology document is not valid JSON"));
+      return tl::unexpected(Error::malformed("the topology document is not valid JSON"));
     return document;
   }
   YamlReader reader(limits, counted);
@@ -716,17 +714,16 @@ tl::expected<json, Problem> read_topology_document(std::string_view text, FileFo
     // The first document only, as YAML::Load reads it.
     parser.HandleNextDocument(reader);
   } catch (Refused& r) {
-    return tl::unexpected(std::move(r.problem));
+    return tl::unexpected(std::move(r.error));
   } catch (const YAML::Exception& e) {
     return tl::unexpected(
-        Problem::malformed("the topology document is not valid YAML: " + printable(e.what())));
+        Error::malformed("the topology document is not valid YAML: " + printable(e.what())));
   }
   return reader.take();
 }
 
-tl::expected<Topology, Problem> import_topology(std::string_view text, FileFormat format,
-                                                const DocumentLimits& document_limits,
-                                                const ModelLimits& model_limits) {
+Result<Topology> import_topology(std::string_view text, FileFormat format,
+                                 const DocumentLimits& document_limits, const ModelLimits& model_limits) {
   auto document = read_topology_document(text, format, document_limits);
   if (!document) return tl::unexpected(std::move(document.error()));
   return import_topology_json(*document, model_limits);

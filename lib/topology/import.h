@@ -2,8 +2,10 @@
 //
 // Contract: pure functions, thread-safe. Strict: unknown keys, wrong types, missing required keys,
 // duplicate names, dangling references (a link or NPU naming a switch that is not declared) and links
-// between non-adjacent tiers are errors. Every error is collected into one 400 Problem whose
-// invalid_params name the field path ("links[2].upper", "hosts[0].npus[3].leaf"); nothing throws.
+// between non-adjacent tiers are errors. Every error is collected into one hsns::Error (kind invalid) whose
+// fields name the field path ("links[2].upper", "hosts[0].npus[3].leaf"); nothing throws. The HTTP
+// status numbers below are what the aggregator answers for each error kind (aggregator/http/errors.h):
+// too_large 413, invalid and malformed 400.
 // YAML is read with yaml-cpp's event parser straight into the same JSON tree the JSON reader produces, so
 // both formats go through one validator. Plain YAML scalars that look like numbers or booleans are read as
 // such. Only the first YAML document is read.
@@ -36,19 +38,19 @@ struct DocumentStats {
 };
 
 // kAuto: JSON when the first non-blank character is '{', YAML otherwise.
-tl::expected<Topology, Problem> import_topology(std::string_view text, FileFormat format = FileFormat::kAuto,
-                                                const DocumentLimits& document_limits = kDocumentLimits,
-                                                const ModelLimits& model_limits = kModelLimits);
+Result<Topology> import_topology(std::string_view text, FileFormat format = FileFormat::kAuto,
+                                 const DocumentLimits& document_limits = kDocumentLimits,
+                                 const ModelLimits& model_limits = kModelLimits);
 // A tree already parsed (the caller bounded its parse): the model-size checks and the validation.
-tl::expected<Topology, Problem> import_topology_json(const nlohmann::json& document,
-                                                     const ModelLimits& limits = kModelLimits);
+Result<Topology> import_topology_json(const nlohmann::json& document,
+                                      const ModelLimits& limits = kModelLimits);
 // The model import_topology would read back from t's exported document (export_topology_document or
 // export_topology_yaml), ids included, built directly from t: what the aggregator caches after a write
 // without the cost of writing and re-reading the document.
-tl::expected<Topology, Problem> as_imported(const Topology& t, const ModelLimits& limits = kModelLimits);
+Result<Topology> as_imported(const Topology& t, const ModelLimits& limits = kModelLimits);
 // Only the bounded read of the text into the JSON tree import_topology_json validates.
-tl::expected<nlohmann::json, Problem> read_topology_document(std::string_view text, FileFormat format,
-                                                             const DocumentLimits& limits = kDocumentLimits,
-                                                             DocumentStats* stats = nullptr);
+Result<nlohmann::json> read_topology_document(std::string_view text, FileFormat format,
+                                              const DocumentLimits& limits = kDocumentLimits,
+                                              DocumentStats* stats = nullptr);
 
 }  // namespace hsns::topology

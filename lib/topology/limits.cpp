@@ -5,9 +5,9 @@
 
 namespace hsns::topology {
 
-std::optional<Problem> check_model_size(const ModelSize& size, const SizeFields& fields,
-                                        const ModelLimits& limits) {
-  std::vector<InvalidParam> errors;
+std::optional<Error> check_model_size(const ModelSize& size, const SizeFields& fields,
+                                      const ModelLimits& limits) {
+  std::vector<FieldError> errors;
   auto check = [&](const std::string& field, const char* what, std::uint64_t value, std::uint64_t limit) {
     if (value <= limit) return;
     const std::string shown =
@@ -23,7 +23,7 @@ std::optional<Problem> check_model_size(const ModelSize& size, const SizeFields&
   check(fields.index_work, "host-under-switch index entries (switches above leaves x hosts and leaves)",
         size.index_work, limits.index_work);
   if (errors.empty()) return std::nullopt;
-  return Problem::invalid(std::move(errors));
+  return Error::invalid(std::move(errors));
 }
 
 }  // namespace hsns::topology

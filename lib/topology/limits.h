@@ -12,22 +12,22 @@
 //   TopologyBuilder::build touches to compute the hosts and leaves under every switch (see
 //   index_work_of). All counts are 64-bit; producers compute them in wide or saturating arithmetic from
 //   their inputs, so a count can be compared against a limit before anything of that size is allocated.
-// - check_model_size returns nullopt when every count is within the limits, else a 400 Problem whose
-//   invalid_params name, per exceeded count, the field the caller says drives it, with a reason that
-//   names the count, its value and the limit ("the cluster would have 2000000 links, more than the
-//   limit of 262144").
+// - check_model_size returns nullopt when every count is within the limits, else an hsns::Error
+//   (kind invalid) whose fields name, per exceeded count, the field the caller says drives it, with a reason
+//   that names the count, its value and the limit ("the cluster would have 2000000 links, more than the limit
+//   of 262144").
 // - DocumentLimits bound the text and the parsed tree of a topology document (YAML or JSON) before the
 //   tree is converted: bytes (413; YAML has its own, lower, limit), values (scalars, mappings, lists,
 //   keys; 413) and nesting depth (400).
 // - Pure values and functions; thread-safe.
 #pragma once
 
-#include <hsns/problem.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+
+#include "hsns/error.h"
 
 namespace hsns::topology {
 
@@ -65,7 +65,7 @@ inline constexpr DocumentLimits kDocumentLimits{};
 // up to the same size): read back on start and after another process wrote.
 inline constexpr DocumentLimits kStoredDocumentLimits{64u << 20, 64u << 20, 6'000'000, 32};
 
-// The field each count is blamed on in a Problem (e.g. "hosts" for hosts, "fabric_link_gbps" for links).
+// The field each count is blamed on in an Error (e.g. "hosts" for hosts, "fabric_link_gbps" for links).
 struct SizeFields {
   std::string hosts = "hosts";
   std::string npus = "hosts";
@@ -75,7 +75,7 @@ struct SizeFields {
   std::string index_work = "switches";
 };
 
-std::optional<Problem> check_model_size(const ModelSize& size, const SizeFields& fields,
-                                        const ModelLimits& limits = kModelLimits);
+std::optional<Error> check_model_size(const ModelSize& size, const SizeFields& fields,
+                                      const ModelLimits& limits = kModelLimits);
 
 }  // namespace hsns::topology

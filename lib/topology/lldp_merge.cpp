@@ -11,17 +11,16 @@ std::string field(std::size_t i, const char* name) {
 
 }  // namespace
 
-tl::expected<MergeResult, Problem> merge_lldp(const Topology& topology,
-                                              const std::vector<LldpObservation>& observations,
-                                              double default_bandwidth_gbps, double default_latency_us) {
-  std::vector<InvalidParam> errors;
+Result<MergeResult> merge_lldp(const Topology& topology, const std::vector<LldpObservation>& observations,
+                               double default_bandwidth_gbps, double default_latency_us) {
+  std::vector<FieldError> errors;
   for (std::size_t i = 0; i < observations.size(); ++i) {
     const auto& o = observations[i];
     if (o.host.empty()) errors.push_back({field(i, "host"), "must not be empty"});
     if (o.port.empty() && !o.npu) errors.push_back({field(i, "port"), "port or npu is required"});
     if (o.neighbor_system.empty()) errors.push_back({field(i, "neighbor_system"), "must not be empty"});
   }
-  if (!errors.empty()) return tl::unexpected(Problem::invalid(std::move(errors)));
+  if (!errors.empty()) return tl::unexpected(Error::invalid(std::move(errors)));
 
   MergeReport report;
   std::vector<Link> links = topology.links();

@@ -14,7 +14,8 @@
 //   NPU disagree, or the neighbour is not a leaf. Observations naming unknown hosts, ports or switches are
 //   `unresolved`. Each conflict names the observation by index and the field
 //   ("observations[3].neighbor_system").
-// - Errors: a malformed observation (empty host, no port and no NPU) is an error value (400 Problem); so
+// - Errors: a malformed observation (empty host, no port and no NPU) is an error value (hsns::Error, kind
+// invalid); so
 //   is a merged model over the size limits (limits.h; checked by TopologyBuilder::build). The cost is
 //   O(observations x NPUs of a host + size of the model), both bounded by the callers' limits.
 #pragma once
@@ -57,9 +58,7 @@ struct MergeResult {
   MergeReport report;
 };
 
-tl::expected<MergeResult, Problem> merge_lldp(const Topology& topology,
-                                              const std::vector<LldpObservation>& observations,
-                                              double default_bandwidth_gbps = 400,
-                                              double default_latency_us = 0.5);
+Result<MergeResult> merge_lldp(const Topology& topology, const std::vector<LldpObservation>& observations,
+                               double default_bandwidth_gbps = 400, double default_latency_us = 0.5);
 
 }  // namespace hsns::topology

@@ -207,18 +207,17 @@ bool Topology::leads_to(NodeId from, NodeId leaf) const {
   return false;
 }
 
-tl::expected<NpuPath, Problem> Topology::path(NpuRef src, NpuRef dst,
-                                              std::span<const std::uint32_t> choices) const {
+Result<NpuPath> Topology::path(NpuRef src, NpuRef dst, std::span<const std::uint32_t> choices) const {
   const Npu* a = npu(src);
   const Npu* b = npu(dst);
-  if (a == nullptr) return tl::unexpected(Problem::not_found("source NPU not found in the topology"));
-  if (b == nullptr) return tl::unexpected(Problem::not_found("destination NPU not found in the topology"));
+  if (a == nullptr) return tl::unexpected(Error::not_found("source NPU not found in the topology"));
+  if (b == nullptr) return tl::unexpected(Error::not_found("destination NPU not found in the topology"));
   NpuPath out;
   if (src.host == dst.host) return out;
   if (a->link == kNoLink)
-    return tl::unexpected(Problem::unprocessable("src", "source NPU has no link to a leaf"));
+    return tl::unexpected(Error::unprocessable("src", "source NPU has no link to a leaf"));
   if (b->link == kNoLink) {
-    return tl::unexpected(Problem::unprocessable("dst", "destination NPU has no link to a leaf"));
+    return tl::unexpected(Error::unprocessable("dst", "destination NPU has no link to a leaf"));
   }
   const NodeId dst_leaf = links_[b->link].upper;
   NodeId cur = links_[a->link].upper;
@@ -233,7 +232,7 @@ tl::expected<NpuPath, Problem> Topology::path(NpuRef src, NpuRef dst,
     return chosen;
   };
   auto no_path = [&]() {
-    return tl::unexpected(Problem::unprocessable(
+    return tl::unexpected(Error::unprocessable(
         "dst", "no usable path from " + nodes_[src.host].name + " to " + nodes_[dst.host].name));
   };
   while (!reaches_down(cur, dst_leaf)) {
@@ -411,7 +410,7 @@ std::optional<NodeId> TopologyBuilder::find(std::string_view name) const {
   return it->second;
 }
 
-tl::expected<Topology, Problem> TopologyBuilder::build() && {
+Result<Topology> TopologyBuilder::build() && {
   // A backstop, first because the checks below are quadratic in the NPUs of a host: the entry points check
   // these counts before building anything. The index work is only known while indexing, so
   // build_indices stops at its limit.
@@ -428,7 +427,7 @@ tl::expected<Topology, Problem> TopologyBuilder::build() && {
   size.links = links_.size();
   if (auto problem = check_model_size(size, SizeFields{}, limits_))
     return tl::unexpected(std::move(*problem));
-  std::vector<InvalidParam> errors = std::move(early_errors_);
+  std::vector<FieldError> errors = std::move(early_errors_);
   for (Node& node : nodes_) {
     const std::string& where = node_where_[node.id];
     if (node.name.empty()) errors.push_back({at(where, "name"), "must not be empty"});
@@ -504,18 +503,18 @@ tl::expected<Topology, Problem> TopologyBuilder::build() && {
     lower.uplinks.push_back(link.id);
     upper.downlinks.push_back(link.id);
   }
-  if (!errors.empty()) return tl::unexpected(Problem::invalid(std::move(errors)));
+  if (!errors.empty()) return tl::unexpected(Error::invalid(std::move(errors)));
   Topology topology;
   topology.name_ = std::move(name_);
   topology.nodes_ = std::move(nodes_);
   topology.links_ = std::move(links_);
   if (!topology.build_indices(limits_.index_work)) {
     return tl::unexpected(
-        Problem::invalid("switches",
-                         "indexing the hosts and leaves under every switch would take more than the server's "
-                         "limit of " +
-                             std::to_string(limits_.index_work) +
-                             " entries (too many spine and core switches for this many hosts and leaves)"));
+        Error::invalid("switches",
+                       "indexing the hosts and leaves under every switch would take more than the server's "
+                       "limit of " +
+                           std::to_string(limits_.index_work) +
+                           " entries (too many spine and core switches for this many hosts and leaves)"));
   }
   return topology;
 }

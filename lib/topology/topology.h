@@ -8,7 +8,8 @@
 // - Construction: only through TopologyBuilder::build, which validates (unique names, links between adjacent
 //   tiers, NPU links from a host to a leaf, positive bandwidth, the size limits of limits.h, including the
 //   index work, which is checked while indexing) and computes the indices. Errors are values:
-//   a hsns::Problem whose invalid_params name the offending field ("links[3].b", "hosts[1].npus[0].leaf").
+//   an hsns::Error (kind invalid) whose fields name the offending field ("links[3].b",
+//   "hosts[1].npus[0].leaf").
 // - Threads: const queries are safe from any number of threads; set_*_state need exclusive access (the
 //   state is not part of any index, so changing it never invalidates ids or query results other than the
 //   state-dependent ones: free_npus, path candidates).
@@ -20,8 +21,6 @@
 //   for k hosts; hosts_under is O(1); path is O(tiers x uplinks) per call.
 #pragma once
 
-#include <hsns/problem.h>
-
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -32,6 +31,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "hsns/error.h"
 #include "topology/limits.h"
 
 namespace hsns::topology {
@@ -142,10 +142,9 @@ class Topology {
 
   // The path between two NPU ports through the tree: up from the source leaf to the lowest switch that
   // reaches the destination leaf, then down. choices[i] (modulo the candidate count) picks among stage i's
-  // candidates; missing choices pick candidate 0. Isolated links are never candidates. Errors: unknown
-  // host/NPU (404-style not_found), an NPU without a link, or no path (unprocessable).
-  tl::expected<NpuPath, Problem> path(NpuRef src, NpuRef dst,
-                                      std::span<const std::uint32_t> choices = {}) const;
+  // candidates; missing choices pick candidate 0. Isolated links are never candidates. Errors (hsns::Error):
+  // unknown host/NPU (not_found), an NPU without a link, or no path (unprocessable, naming "src"/"dst").
+  Result<NpuPath> path(NpuRef src, NpuRef dst, std::span<const std::uint32_t> choices = {}) const;
 
   // State changes (need exclusive access).
   void set_node_state(NodeId node, DeviceState state) { nodes_.at(node).state = state; }
@@ -195,7 +194,7 @@ class TopologyBuilder {
   // The size limits build() enforces (kModelLimits unless set).
   void set_limits(const ModelLimits& limits) { limits_ = limits; }
 
-  tl::expected<Topology, Problem> build() &&;
+  Result<Topology> build() &&;
 
  private:
   std::string name_;
@@ -205,7 +204,7 @@ class TopologyBuilder {
   std::vector<std::vector<std::string>> npu_where_;
   std::vector<std::string> link_where_;
   std::unordered_map<std::string, NodeId> by_name_;
-  std::vector<InvalidParam> early_errors_;
+  std::vector<FieldError> early_errors_;
   ModelLimits limits_ = kModelLimits;
 };
 

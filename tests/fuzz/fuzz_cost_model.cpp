@@ -118,8 +118,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto volume = cost::communication_volume(m, p);
   if (!checked) {
     const auto& e = checked.error();
-    require(!e.field.empty() && e.message.rfind(e.field, 0) == 0);
-    require(validated.error() == e.message);
+    require(!e.field().empty() && e.detail.rfind(e.field(), 0) == 0);
+    require(validated.error() == e.detail);
     require(!volume);
     return 0;
   }

@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "hsns/problem.h"
+#include "hsns/error.h"
 #include "topology/export.h"
 #include "topology/import.h"
 #include "topology/limits.h"
@@ -27,11 +27,16 @@ void check(bool ok) {
   if (!ok) __builtin_trap();
 }
 
-void check_problem(const hsns::Problem& p) {
-  check(p.status == 400 || p.status == 413);
-  check(!p.detail.empty());
+// Every refusal is one of the kinds the API answers with 400 or 413, says why, and its texts are valid
+// UTF-8 (the API puts them in a JSON problem document).
+void check_problem(const hsns::Error& e) {
+  using Kind = hsns::Error::Kind;
+  check(e.kind == Kind::invalid || e.kind == Kind::malformed || e.kind == Kind::too_large);
+  check(!e.detail.empty());
   try {
-    (void)p.to_json().dump();
+    nlohmann::json texts = {e.detail};
+    for (const auto& f : e.fields) texts.push_back({f.field, f.reason});
+    (void)texts.dump();
   } catch (...) {
     __builtin_trap();
   }

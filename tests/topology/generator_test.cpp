@@ -143,7 +143,7 @@ TEST(Generator, DeterministicFromParameters) {
 }
 
 TEST(Generator, RejectsBadParametersNamingTheField) {
-  auto field = [](const ClosParams& p) { return generate_clos(p).error().invalid_params.at(0).name; };
+  auto field = [](const ClosParams& p) { return generate_clos(p).error().fields.at(0).field; };
   ClosParams p;
   p.hosts_per_su = 0;
   EXPECT_EQ(field(p), "hosts_per_su");

@@ -33,9 +33,9 @@ links:
   - {lower: leaf1, upper: spine0}
 )";
 
-std::vector<std::string> fields(const Problem& p) {
+std::vector<std::string> fields(const Error& e) {
   std::vector<std::string> out;
-  for (const auto& param : p.invalid_params) out.push_back(param.name);
+  for (const auto& f : e.fields) out.push_back(f.field);
   return out;
 }
 
@@ -84,7 +84,7 @@ hosts:
     npus: [{index: 0, port: eth0, leaf: leaf0, bandwidth_gbps: 1, speed: 9}]
 )");
   ASSERT_FALSE(t.has_value());
-  EXPECT_EQ(t.error().status, 400);
+  EXPECT_EQ(t.error().kind, Error::Kind::invalid);
   EXPECT_EQ(fields(t.error()), (std::vector<std::string>{"hosts[0].npus[0].speed", "colour"}));
 }
 
@@ -102,8 +102,8 @@ links:
   ASSERT_FALSE(t.has_value());
   EXPECT_EQ(fields(t.error()),
             (std::vector<std::string>{"hosts[0].npus[0].leaf", "hosts[0].npus[1].leaf", "links[0].upper"}));
-  EXPECT_NE(t.error().invalid_params[0].reason.find("leaf9"), std::string::npos);
-  EXPECT_NE(t.error().invalid_params[1].reason.find("not a leaf"), std::string::npos);
+  EXPECT_NE(t.error().fields[0].reason.find("leaf9"), std::string::npos);
+  EXPECT_NE(t.error().fields[1].reason.find("not a leaf"), std::string::npos);
 }
 
 TEST(Import, DuplicateNamesAreErrors) {
@@ -142,8 +142,8 @@ TEST(Import, LinkBetweenNonAdjacentTiers) {
 }
 
 TEST(Import, MalformedDocuments) {
-  EXPECT_EQ(import_topology("{not json").error().status, 400);
-  EXPECT_EQ(import_topology("a: [1, 2").error().status, 400);
+  EXPECT_EQ(import_topology("{not json").error().kind, Error::Kind::malformed);
+  EXPECT_EQ(import_topology("a: [1, 2").error().kind, Error::Kind::malformed);
   EXPECT_EQ(import_topology("- 1\n- 2\n").error().detail, "a topology document must be a mapping");
   auto missing = import_topology("name: x\n");
   ASSERT_FALSE(missing.has_value());

@@ -91,10 +91,10 @@ TEST(LldpMerge, RejectsMalformedObservations) {
   auto merged =
       merge_lldp(file, {{"", "eth0", std::nullopt, "leaf0", "x"}, {"node1", "", std::nullopt, "", "x"}});
   ASSERT_FALSE(merged.has_value());
-  ASSERT_EQ(merged.error().invalid_params.size(), 3u);
-  EXPECT_EQ(merged.error().invalid_params[0].name, "observations[0].host");
-  EXPECT_EQ(merged.error().invalid_params[1].name, "observations[1].port");
-  EXPECT_EQ(merged.error().invalid_params[2].name, "observations[1].neighbor_system");
+  ASSERT_EQ(merged.error().fields.size(), 3u);
+  EXPECT_EQ(merged.error().fields[0].field, "observations[0].host");
+  EXPECT_EQ(merged.error().fields[1].field, "observations[1].port");
+  EXPECT_EQ(merged.error().fields[2].field, "observations[1].neighbor_system");
 }
 
 }  // namespace

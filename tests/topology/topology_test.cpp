@@ -153,15 +153,15 @@ TEST_F(SmallTopology, IsolatedUplinkIsNoCandidate) {
   t.set_link_state(p->links[1], DeviceState::kIsolated);
   auto none = t.path({id("h1"), 0}, {id("h2"), 1});
   ASSERT_FALSE(none.has_value());
-  EXPECT_EQ(none.error().status, 422);
+  EXPECT_EQ(none.error().kind, Error::Kind::unprocessable);
 }
 
 TEST_F(SmallTopology, PathErrors) {
-  EXPECT_EQ(t.path({id("h1"), 9}, {id("h2"), 0}).error().status, 404);
-  EXPECT_EQ(t.path({id("leaf0"), 0}, {id("h2"), 0}).error().status, 404);
+  EXPECT_EQ(t.path({id("h1"), 9}, {id("h2"), 0}).error().kind, Error::Kind::not_found);
+  EXPECT_EQ(t.path({id("leaf0"), 0}, {id("h2"), 0}).error().kind, Error::Kind::not_found);
   auto unlinked = t.path({id("h1"), 0}, {id("h5"), 0});
   ASSERT_FALSE(unlinked.has_value());
-  EXPECT_EQ(unlinked.error().invalid_params.at(0).name, "dst");
+  EXPECT_EQ(unlinked.error().field(), "dst");
   auto same_host = t.path({id("h1"), 0}, {id("h1"), 1});
   ASSERT_TRUE(same_host.has_value());
   EXPECT_EQ(same_host->top, Tier::kHost);
@@ -189,11 +189,11 @@ TEST(TopologyBuilder, RejectsBadLinksNamingTheField) {
   auto result = std::move(b).build();
   ASSERT_FALSE(result.has_value());
   std::vector<std::string> fields;
-  for (const auto& p : result.error().invalid_params) fields.push_back(p.name);
+  for (const auto& f : result.error().fields) fields.push_back(f.field);
   EXPECT_EQ(fields,
             (std::vector<std::string>{"switches[2].name", "hosts[0].npus[1].index", "hosts[0].npus[1].port",
                                       "links[0].upper", "links[1].bandwidth_gbps", "links[1].npu"}));
-  EXPECT_EQ(result.error().status, 400);
+  EXPECT_EQ(result.error().kind, Error::Kind::invalid);
 }
 
 TEST(TopologyEnums, RoundTripNames) {

@@ -212,7 +212,7 @@ TEST_F(IpamTest, ManyThreadsOnSeparateConnectionsNeverShareAnAddress) {
   ASSERT_EQ(errors.size(), 4u);
   for (const auto& e : errors) {
     EXPECT_EQ(kind_name(e.kind), std::string("conflict")) << e.detail;
-    EXPECT_EQ(field_of(e), "subnet_id");
+    EXPECT_EQ(e.field(), "subnet_id");
     EXPECT_NE(e.detail.find("60 of 60 addresses in use"), std::string::npos) << e.detail;
   }
   network::PortFilter f;

@@ -309,17 +309,17 @@ TEST_F(JobStoreTest, CreateGetListDeleteAndRevision) {
   // Name taken, NPU held, topology moved: conflicts naming the field; nothing stored.
   auto dup = jobs_->create_job(job("a", {{"h9", 0}}));
   ASSERT_FALSE(dup.has_value());
-  EXPECT_EQ(dup.error().field, "job_name");
+  EXPECT_EQ(dup.error().field(), "job_name");
   auto overlap = jobs_->create_job(job("b", {{"h3", 0}, {"h2", 1}}));
   ASSERT_FALSE(overlap.has_value());
   EXPECT_EQ(overlap.error().kind, store::StoreError::Kind::conflict);
-  EXPECT_EQ(overlap.error().field, "npus[h2:1]");
+  EXPECT_EQ(overlap.error().field(), "npus[h2:1]");
   EXPECT_NE(overlap.error().detail.find("'a'"), std::string::npos);
   auto stale = job("c", {{"h3", 0}});
   stale.topology_revision = 7;
   auto moved = jobs_->create_job(stale);
   ASSERT_FALSE(moved.has_value());
-  EXPECT_EQ(moved.error().field, "topology");
+  EXPECT_EQ(moved.error().field(), "topology");
   EXPECT_EQ(jobs_->list_jobs()->size(), 1u);
   EXPECT_EQ(*jobs_->jobs_revision(), 1);
 

@@ -1002,7 +1002,7 @@ TEST_F(StoreTest, ConcurrentCreatePortAllocatesEachAddressOnce) {
   ASSERT_EQ(errors.size(), 4u);
   for (const auto& e : errors) {
     EXPECT_EQ(e.kind, Kind::conflict) << e.detail;
-    EXPECT_EQ(field_of(e), "subnet_id");
+    EXPECT_EQ(e.field(), "subnet_id");
     EXPECT_NE(e.detail.find("60 of 60 addresses in use"), std::string::npos) << e.detail;
   }
   PortFilter f;

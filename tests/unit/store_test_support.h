@@ -49,17 +49,6 @@ inline IpRange range(const std::string& first, const std::string& last) {
   return IpRange{ip(first), ip(last)};
 }
 
-// The field an error names. Written for both shapes of the store's error (a `field` member, or
-// hsns::Error's field() accessor), so these tests do not depend on which one is built.
-template <typename E>
-std::string field_of(const E& e) {
-  if constexpr (requires { e.field(); }) {
-    return e.field();
-  } else {
-    return e.field;
-  }
-}
-
 inline const char* kind_name(Kind k) {
   switch (k) {
     case Kind::not_found:
@@ -81,7 +70,7 @@ template <typename T>
 T ok(StoreResult<T> r) {
   if (!r) {
     throw std::runtime_error(std::string("unexpected store error ") + kind_name(r.error().kind) + " field '" +
-                             field_of(r.error()) + "': " + r.error().detail);
+                             r.error().field() + "': " + r.error().detail);
   }
   if constexpr (!std::is_void_v<T>) return std::move(*r);
 }
@@ -91,7 +80,7 @@ void expect_error(const StoreResult<T>& r, Kind kind, const std::string& field,
                   const std::string& detail_part) {
   ASSERT_FALSE(r.has_value()) << "expected " << kind_name(kind) << " on '" << field << "'";
   EXPECT_EQ(kind_name(r.error().kind), std::string(kind_name(kind))) << r.error().detail;
-  EXPECT_EQ(field_of(r.error()), field) << r.error().detail;
+  EXPECT_EQ(r.error().field(), field) << r.error().detail;
   EXPECT_NE(r.error().detail.find(detail_part), std::string::npos)
       << "detail '" << r.error().detail << "' lacks '" << detail_part << "'";
 }

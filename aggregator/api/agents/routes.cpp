@@ -4,9 +4,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "hsns/json_fields.h"
-#include "api/network/routes.h"
 #include "api/network/requests.h"
+#include "hsns/json_fields.h"
+#include "http/json_io.h"
+#include "services/store_errors.h"
 
 namespace hsns::network {
 namespace {
@@ -102,9 +103,9 @@ nlohmann::json summary(const std::string& host, std::int64_t desired_generation,
   return j;
 }
 
-Response problem(const RequestContext& ctx, const Problem& p) {
-  return http::problem_response(ctx.request, p);
-}
+using http::check_query;
+using http::json_request_body;
+using http::problem;
 
 Response put_status(store::NetworkStore& network, store::AgentStore& agents, RequestContext& ctx) {
   const std::string host(ctx.path_param("host"));
@@ -117,9 +118,9 @@ Response put_status(store::NetworkStore& network, store::AgentStore& agents, Req
   // otherwise); a lookup before it would be a second, unsynchronised check. The desired generation
   // is read after the report is stored: the summary compares against the newest desired state.
   auto stored = agents.put_status(host, (*report)["applied_generation"].get<std::int64_t>(), report->dump());
-  if (!stored) return problem(ctx, to_problem(stored.error()));
+  if (!stored) return problem(ctx, services::from_store(stored.error()));
   auto h = network.get_host(host);
-  if (!h) return problem(ctx, to_problem(h.error()));
+  if (!h) return problem(ctx, services::from_store(h.error()));
   return http::json_response(ctx.request, bhttp::status::ok,
                              summary(host, h->generation, &*stored, false).dump());
 }
@@ -128,18 +129,18 @@ Response get_status(store::NetworkStore& network, store::AgentStore& agents, Req
   if (auto p = check_query(ctx, {})) return problem(ctx, *p);
   const std::string host(ctx.path_param("host"));
   auto h = network.get_host(host);
-  if (!h) return problem(ctx, to_problem(h.error()));
+  if (!h) return problem(ctx, services::from_store(h.error()));
   auto s = agents.get_status(host);
-  if (!s) return problem(ctx, to_problem(s.error()));
+  if (!s) return problem(ctx, services::from_store(s.error()));
   return http::json_response(ctx.request, bhttp::status::ok, summary(host, h->generation, &*s, true).dump());
 }
 
 Response list_agents(store::NetworkStore& network, store::AgentStore& agents, RequestContext& ctx) {
   if (auto p = check_query(ctx, {})) return problem(ctx, *p);
   auto hosts = network.list_hosts();
-  if (!hosts) return problem(ctx, to_problem(hosts.error()));
+  if (!hosts) return problem(ctx, services::from_store(hosts.error()));
   auto statuses = agents.list_status();
-  if (!statuses) return problem(ctx, to_problem(statuses.error()));
+  if (!statuses) return problem(ctx, services::from_store(statuses.error()));
   std::map<std::string, const store::AgentStatus*> by_host;
   for (const auto& s : *statuses) by_host[s.host] = &s;
   auto items = nlohmann::json::array();

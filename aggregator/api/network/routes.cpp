@@ -6,8 +6,9 @@
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 
-#include "hsns/json_fields.h"
 #include "api/network/requests.h"
+#include "http/json_io.h"
+#include "services/store_errors.h"
 
 namespace hsns::network {
 namespace {
@@ -19,18 +20,13 @@ namespace bhttp = boost::beast::http;
 
 constexpr std::string_view kApi = "/api/v1";
 
-Response ok_json(const RequestContext& ctx, const nlohmann::json& j, bhttp::status s = bhttp::status::ok) {
-  return http::json_response(ctx.request, s, j.dump());
-}
+using http::check_query;
+using http::json_request_body;
+using http::problem;
 
-Response created(const RequestContext& ctx, const nlohmann::json& j, const std::string& location) {
-  auto res = ok_json(ctx, j, bhttp::status::created);
-  res.set(bhttp::field::location, location);
-  return res;
-}
-
-Response problem(const RequestContext& ctx, const Problem& p) {
-  return http::problem_response(ctx.request, p);
+// A store's refusal, as every area answers it (services/store_errors.h).
+Response store_problem(const RequestContext& ctx, store::StoreError e) {
+  return problem(ctx, services::from_store(std::move(e)));
 }
 
 template <typename T>
@@ -84,14 +80,14 @@ nlohmann::json port_summary(const Port& p, const Subnet& s) {
 Response list_hosts(store::NetworkStore& store, RequestContext& ctx) {
   if (auto p = check_query(ctx, {})) return problem(ctx, *p);
   auto hosts = store.list_hosts();
-  if (!hosts) return problem(ctx, to_problem(hosts.error()));
-  return ok_json(ctx, items(*hosts));
+  if (!hosts) return store_problem(ctx, hosts.error());
+  return http::json_ok(ctx, items(*hosts));
 }
 
 Response get_host(store::NetworkStore& store, RequestContext& ctx) {
   auto host = store.get_host(std::string(ctx.path_param("host")));
-  if (!host) return problem(ctx, to_problem(host.error()));
-  return ok_json(ctx, to_json(*host));
+  if (!host) return store_problem(ctx, host.error());
+  return http::json_ok(ctx, to_json(*host));
 }
 
 Response put_host(store::NetworkStore& store, RequestContext& ctx) {
@@ -102,9 +98,9 @@ Response put_host(store::NetworkStore& store, RequestContext& ctx) {
   // 201 or 200 is the store's answer from inside its write transaction: a lookup before the call would
   // let concurrent first registrations all see "absent" and all answer 201.
   auto put = store.put_host(*reg);
-  if (!put) return problem(ctx, to_problem(put.error()));
-  if (!put->created) return ok_json(ctx, to_json(put->host));
-  return created(ctx, to_json(put->host), std::string(kApi) + "/hosts/" + put->host.name);
+  if (!put) return store_problem(ctx, put.error());
+  if (!put->created) return http::json_ok(ctx, to_json(put->host));
+  return http::json_created(ctx, to_json(put->host), std::string(kApi) + "/hosts/" + put->host.name);
 }
 
 // ---- subnets ----
@@ -115,22 +111,22 @@ Response create_subnet(store::NetworkStore& store, RequestContext& ctx) {
   auto spec = parse_subnet_create(*body);
   if (!spec) return problem(ctx, spec.error());
   auto subnet = store.create_subnet(*spec);
-  if (!subnet) return problem(ctx, to_problem(subnet.error()));
-  return created(ctx, to_json(*subnet), std::string(kApi) + "/subnets/" + subnet->id);
+  if (!subnet) return store_problem(ctx, subnet.error());
+  return http::json_created(ctx, to_json(*subnet), std::string(kApi) + "/subnets/" + subnet->id);
 }
 
 Response list_subnets(store::NetworkStore& store, RequestContext& ctx) {
   if (auto p = check_query(ctx, {"tenant", "name"})) return problem(ctx, *p);
   SubnetFilter f{ctx.query("tenant"), ctx.query("name")};
   auto subnets = store.list_subnets(f);
-  if (!subnets) return problem(ctx, to_problem(subnets.error()));
-  return ok_json(ctx, items(*subnets));
+  if (!subnets) return store_problem(ctx, subnets.error());
+  return http::json_ok(ctx, items(*subnets));
 }
 
 Response get_subnet(store::NetworkStore& store, RequestContext& ctx) {
   auto subnet = store.get_subnet(std::string(ctx.path_param("subnet_id")));
-  if (!subnet) return problem(ctx, to_problem(subnet.error()));
-  return ok_json(ctx, to_json(*subnet));
+  if (!subnet) return store_problem(ctx, subnet.error());
+  return http::json_ok(ctx, to_json(*subnet));
 }
 
 Response update_subnet(store::NetworkStore& store, RequestContext& ctx) {
@@ -139,13 +135,13 @@ Response update_subnet(store::NetworkStore& store, RequestContext& ctx) {
   auto update = parse_subnet_update(*body);
   if (!update) return problem(ctx, update.error());
   auto subnet = store.update_subnet(std::string(ctx.path_param("subnet_id")), *update);
-  if (!subnet) return problem(ctx, to_problem(subnet.error()));
-  return ok_json(ctx, to_json(*subnet));
+  if (!subnet) return store_problem(ctx, subnet.error());
+  return http::json_ok(ctx, to_json(*subnet));
 }
 
 Response delete_subnet(store::NetworkStore& store, RequestContext& ctx) {
   auto r = store.delete_subnet(std::string(ctx.path_param("subnet_id")));
-  if (!r) return problem(ctx, to_problem(r.error()));
+  if (!r) return store_problem(ctx, r.error());
   return http::empty_response(ctx.request, bhttp::status::no_content);
 }
 
@@ -157,27 +153,27 @@ Response create_port(store::NetworkStore& store, RequestContext& ctx) {
   auto spec = parse_port_create(*body);
   if (!spec) return problem(ctx, spec.error());
   auto port = store.create_port(*spec);
-  if (!port) return problem(ctx, to_problem(port.error()));
-  return created(ctx, to_json(*port), std::string(kApi) + "/ports/" + port->id);
+  if (!port) return store_problem(ctx, port.error());
+  return http::json_created(ctx, to_json(*port), std::string(kApi) + "/ports/" + port->id);
 }
 
 Response list_ports(store::NetworkStore& store, RequestContext& ctx) {
   if (auto p = check_query(ctx, {"host", "subnet_id", "tenant"})) return problem(ctx, *p);
   PortFilter f{ctx.query("host"), ctx.query("subnet_id"), ctx.query("tenant")};
   auto ports = store.list_ports(f);
-  if (!ports) return problem(ctx, to_problem(ports.error()));
-  return ok_json(ctx, items(*ports));
+  if (!ports) return store_problem(ctx, ports.error());
+  return http::json_ok(ctx, items(*ports));
 }
 
 Response get_port(store::NetworkStore& store, RequestContext& ctx) {
   auto port = store.get_port(std::string(ctx.path_param("port_id")));
-  if (!port) return problem(ctx, to_problem(port.error()));
-  return ok_json(ctx, to_json(*port));
+  if (!port) return store_problem(ctx, port.error());
+  return http::json_ok(ctx, to_json(*port));
 }
 
 Response delete_port(store::NetworkStore& store, RequestContext& ctx) {
   auto r = store.delete_port(std::string(ctx.path_param("port_id")));
-  if (!r) return problem(ctx, to_problem(r.error()));
+  if (!r) return store_problem(ctx, r.error());
   return http::empty_response(ctx.request, bhttp::status::no_content);
 }
 
@@ -194,7 +190,7 @@ Response reachability(store::NetworkStore& store, RequestContext& ctx) {
 
   // Both ports and their subnets from one snapshot, so the answer describes one moment.
   auto placements = store.port_placements({*src_id, *dst_id});
-  if (!placements) return problem(ctx, to_problem(placements.error()));
+  if (!placements) return store_problem(ctx, placements.error());
   if (placements->size() != 2)
     return problem(ctx, Problem::internal("store answered the wrong number of ports"));
   if (!(*placements)[0]) return problem(ctx, Problem::not_found("src_port " + *src_id + " does not exist"));
@@ -217,12 +213,12 @@ Response reachability(store::NetworkStore& store, RequestContext& ctx) {
              " (" + src_subnet->cidr.to_string() + ", tenant " + src_subnet->tenant + ") and " +
              dst_subnet->name + " (" + dst_subnet->cidr.to_string() + ", tenant " + dst_subnet->tenant + ")";
   }
-  return ok_json(ctx, {{"src_port", src->id},
-                       {"dst_port", dst->id},
-                       {"reachable", reachable},
-                       {"reason", reason},
-                       {"src", port_summary(*src, *src_subnet)},
-                       {"dst", port_summary(*dst, *dst_subnet)}});
+  return http::json_ok(ctx, {{"src_port", src->id},
+                             {"dst_port", dst->id},
+                             {"reachable", reachable},
+                             {"reason", reason},
+                             {"src", port_summary(*src, *src_subnet)},
+                             {"dst", port_summary(*dst, *dst_subnet)}});
 }
 
 // ---- desired state ----
@@ -230,7 +226,7 @@ Response reachability(store::NetworkStore& store, RequestContext& ctx) {
 Response desired_state(store::NetworkStore& store, RequestContext& ctx) {
   if (auto p = check_query(ctx, {})) return problem(ctx, *p);
   auto view = store.host_view(std::string(ctx.path_param("host")));
-  if (!view) return problem(ctx, to_problem(view.error()));
+  if (!view) return store_problem(ctx, view.error());
   const auto doc = render_desired_state(*view);
   if (const auto inm = ctx.request[bhttp::field::if_none_match];
       !inm.empty() && etag_matches(inm, doc.etag)) {
@@ -244,29 +240,6 @@ Response desired_state(store::NetworkStore& store, RequestContext& ctx) {
 }
 
 }  // namespace
-
-std::optional<Problem> check_query(const http::RequestContext& ctx,
-                                   std::initializer_list<std::string_view> known) {
-  for (const auto& p : ctx.url.params()) {
-    if (std::find(known.begin(), known.end(), p.key) == known.end()) {
-      return Problem::invalid(p.key, "is not a known query parameter");
-    }
-  }
-  return std::nullopt;
-}
-
-tl::expected<nlohmann::json, Problem> json_request_body(const http::RequestContext& ctx) {
-  const auto ct = ctx.request[bhttp::field::content_type];
-  const auto semi = ct.find(';');
-  std::string media(ct.substr(0, semi));
-  std::transform(media.begin(), media.end(), media.begin(), [](unsigned char c) { return std::tolower(c); });
-  while (!media.empty() && media.back() == ' ') media.pop_back();
-  if (media != "application/json") {
-    return tl::unexpected(Problem::unsupported_media_type("Content-Type must be application/json, not '" +
-                                                          std::string(ct) + "'"));
-  }
-  return parse_json_object(ctx.request.body());
-}
 
 DesiredDocument render_desired_state(const HostView& view) {
   auto ports = nlohmann::json::array();
@@ -301,21 +274,6 @@ DesiredDocument render_desired_state(const HostView& view) {
   SHA256(reinterpret_cast<const unsigned char*>(out.body.data()), out.body.size(), digest);
   out.etag = "\"" + hex(digest, 16) + "\"";
   return out;
-}
-
-Problem to_problem(const store::StoreError& e) {
-  switch (e.kind) {
-    case store::StoreError::Kind::not_found:
-      return Problem::not_found(e.detail);
-    case store::StoreError::Kind::conflict:
-      return Problem::conflict(e.field, e.detail);
-    case store::StoreError::Kind::invalid:
-      if (e.field == "host" || e.field == "npu") return Problem::unprocessable(e.field, e.detail);
-      return Problem::invalid(e.field.empty() ? "body" : e.field, e.detail);
-    case store::StoreError::Kind::unavailable:
-      return Problem::unavailable("store unavailable: " + e.detail);
-  }
-  return Problem::internal(e.detail);
 }
 
 void register_network_routes(http::Router& router, store::NetworkStore& store) {

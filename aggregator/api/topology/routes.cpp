@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "hsns/json_fields.h"
-#include "api/network/routes.h"
 #include "api/network/requests.h"
+#include "hsns/json_fields.h"
+#include "http/errors.h"
+#include "http/json_io.h"
+#include "services/topology_service.h"
 #include "topology/export.h"
-#include "topology/import.h"
-#include "topology/lldp_merge.h"
 
 namespace hsns::topology_api {
 namespace topo = hsns::topology;
@@ -33,22 +33,9 @@ constexpr std::uint32_t kMaxSwitchesPerPlane = 1024;
 constexpr std::size_t kMaxObservations = 65536;
 constexpr std::size_t kMaxNameLength = 253;
 
-Response problem(const RequestContext& ctx, const Problem& p) {
-  return http::problem_response(ctx.request, p);
-}
-
-Response text_response(const RequestContext& ctx, std::string_view media_type, std::string body) {
-  Response res{bhttp::status::ok, ctx.request.version()};
-  res.set(bhttp::field::content_type, media_type);
-  res.set(bhttp::field::cache_control, "no-store");
-  res.keep_alive(ctx.request.keep_alive());
-  res.body() = std::move(body);
-  res.prepare_payload();
-  return res;
-}
-
-using Snapshot = TopologySnapshot;
-using State = TopologyCache;
+using http::problem;
+using services::TopologyService;
+using Snapshot = services::TopologySnapshot;
 
 json summary_of(const Snapshot& s) {
   json j = {{"revision", s.revision}, {"source", s.source}, {"updated_at", s.updated_at}};
@@ -57,7 +44,7 @@ json summary_of(const Snapshot& s) {
 }
 
 Response summary_response(const RequestContext& ctx, const Snapshot& s) {
-  return http::json_response(ctx.request, bhttp::status::ok, summary_of(s).dump());
+  return http::json_ok(ctx, summary_of(s));
 }
 
 bool is_yaml_media_type(std::string_view ct) {
@@ -67,8 +54,8 @@ bool is_yaml_media_type(std::string_view ct) {
   return media == "application/yaml" || media == "application/x-yaml" || media == "text/yaml";
 }
 
-Response put_topology(State& state, RequestContext& ctx) {
-  if (auto p = network::check_query(ctx, {})) return problem(ctx, *p);
+Response put_topology(TopologyService& topology, RequestContext& ctx) {
+  if (auto p = http::check_query(ctx, {})) return problem(ctx, *p);
   const auto ct = ctx.request[bhttp::field::content_type];
   topo::FileFormat format = topo::FileFormat::kYaml;
   if (!is_yaml_media_type(ct)) {
@@ -80,39 +67,31 @@ Response put_topology(State& state, RequestContext& ctx) {
     format = topo::FileFormat::kJson;
   }
   // One bounded reader for both formats (sizes, values, depth, aliases; import.h), before any model exists.
-  auto imported = topo::import_topology(ctx.request.body(), format);
-  if (!imported) return problem(ctx, imported.error());
-  auto stored = state.write("import", false, {}, [&](const topo::Topology*) {
-    return tl::expected<std::optional<topo::Topology>, Problem>(std::move(*imported));
-  });
+  auto stored = topology.import_document(ctx.request.body(), format);
   if (!stored) return problem(ctx, stored.error());
   return summary_response(ctx, *stored);
 }
 
-Response generate_topology(State& state, RequestContext& ctx) {
-  if (auto p = network::check_query(ctx, {})) return problem(ctx, *p);
-  auto body = network::json_request_body(ctx);
+Response generate_topology(TopologyService& topology, RequestContext& ctx) {
+  if (auto p = http::check_query(ctx, {})) return problem(ctx, *p);
+  auto body = http::json_request_body(ctx);
   if (!body) return problem(ctx, body.error());
   auto params = parse_clos_params(*body);
   if (!params) return problem(ctx, params.error());
-  auto generated = topo::generate_clos(*params);
-  if (!generated) return problem(ctx, generated.error());
-  auto stored = state.write("generate", false, {}, [&](const topo::Topology*) {
-    return tl::expected<std::optional<topo::Topology>, Problem>(std::move(*generated));
-  });
+  auto stored = topology.generate(*params);
   if (!stored) return problem(ctx, stored.error());
   return summary_response(ctx, *stored);
 }
 
-Response get_topology(State& state, RequestContext& ctx) {
-  if (auto p = network::check_query(ctx, {})) return problem(ctx, *p);
-  auto cur = state.current();
+Response get_topology(TopologyService& topology, RequestContext& ctx) {
+  if (auto p = http::check_query(ctx, {})) return problem(ctx, *p);
+  auto cur = topology.current();
   if (!cur) return problem(ctx, cur.error());
   return summary_response(ctx, *cur);
 }
 
-Response export_topology(State& state, RequestContext& ctx) {
-  if (auto p = network::check_query(ctx, {"format"})) return problem(ctx, *p);
+Response export_topology(TopologyService& topology, RequestContext& ctx) {
+  if (auto p = http::check_query(ctx, {"format"})) return problem(ctx, *p);
   const std::string format = ctx.query("format").value_or("json");
   static const std::set<std::string> kFormats = {"json",  "slurm-tree",  "slurm-block", "volcano",
                                                  "kueue", "node-labels", "yaml"};
@@ -121,23 +100,23 @@ Response export_topology(State& state, RequestContext& ctx) {
                                          "must be one of json, slurm-tree, slurm-block, volcano, "
                                          "kueue, node-labels, yaml"));
   }
-  auto cur = state.current();
+  auto cur = topology.current();
   if (!cur) return problem(ctx, cur.error());
   const auto& t = *cur->topology;
   if (format == "json") {
-    return http::json_response(ctx.request, bhttp::status::ok, topo::export_json_graph(t).dump());
+    return http::json_ok(ctx, topo::export_json_graph(t));
   }
   if (format == "slurm-tree")
-    return text_response(ctx, "text/plain; charset=utf-8", topo::export_slurm_tree(t));
+    return http::text_ok(ctx, "text/plain; charset=utf-8", topo::export_slurm_tree(t));
   if (format == "slurm-block") {
-    return text_response(ctx, "text/plain; charset=utf-8", topo::export_slurm_block(t));
+    return http::text_ok(ctx, "text/plain; charset=utf-8", topo::export_slurm_block(t));
   }
-  if (format == "volcano") return text_response(ctx, "application/yaml", topo::export_volcano_hypernodes(t));
-  if (format == "kueue") return text_response(ctx, "application/yaml", topo::export_kueue_topology(t));
+  if (format == "volcano") return http::text_ok(ctx, "application/yaml", topo::export_volcano_hypernodes(t));
+  if (format == "kueue") return http::text_ok(ctx, "application/yaml", topo::export_kueue_topology(t));
   if (format == "node-labels") {
-    return text_response(ctx, "application/yaml", topo::export_node_label_manifests(t));
+    return http::text_ok(ctx, "application/yaml", topo::export_node_label_manifests(t));
   }
-  return text_response(ctx, "application/yaml", topo::export_topology_yaml(t));
+  return http::text_ok(ctx, "application/yaml", topo::export_topology_yaml(t));
 }
 
 json issue_json(const topo::MergeIssue& i) {
@@ -148,9 +127,9 @@ json issue_json(const topo::MergeIssue& i) {
           {"reason", i.reason}};
 }
 
-Response post_lldp(State& state, RequestContext& ctx) {
-  if (auto p = network::check_query(ctx, {})) return problem(ctx, *p);
-  auto body = network::json_request_body(ctx);
+Response post_lldp(TopologyService& topology, RequestContext& ctx) {
+  if (auto p = http::check_query(ctx, {})) return problem(ctx, *p);
+  auto body = http::json_request_body(ctx);
   if (!body) return problem(ctx, body.error());
   FieldReader r(*body);
   std::vector<topo::LldpObservation> observations;
@@ -176,35 +155,21 @@ Response post_lldp(State& state, RequestContext& ctx) {
     }
   }
   if (auto p = r.finish()) return problem(ctx, *p);
-  std::vector<store::LldpRecord> records;
-  for (const auto& o : observations) {
-    records.push_back({o.host, o.port,
-                       o.npu ? std::optional<std::int64_t>(*o.npu) : std::optional<std::int64_t>(),
-                       o.neighbor_system, o.neighbor_port, ""});
-  }
-  topo::MergeReport report;
-  auto stored =
-      state.write("lldp", true, records,
-                  [&](const topo::Topology* current) -> tl::expected<std::optional<topo::Topology>, Problem> {
-                    auto merged = topo::merge_lldp(*current, observations);
-                    if (!merged) return tl::unexpected(merged.error());
-                    report = std::move(merged->report);
-                    if (report.added == 0 && report.completed == 0) return std::optional<topo::Topology>();
-                    return std::optional<topo::Topology>(std::move(merged->topology));
-                  });
-  if (!stored) return problem(ctx, stored.error());
-  json out = {{"revision", stored->revision},  {"confirmed", report.confirmed},
+  auto merged = topology.merge_lldp(observations);
+  if (!merged) return problem(ctx, merged.error());
+  const auto& report = merged->report;
+  json out = {{"revision", merged->revision},  {"confirmed", report.confirmed},
               {"completed", report.completed}, {"added", report.added},
               {"conflicts", json::array()},    {"unresolved", json::array()}};
   for (const auto& c : report.conflicts) out["conflicts"].push_back(issue_json(c));
   for (const auto& u : report.unresolved) out["unresolved"].push_back(issue_json(u));
-  return http::json_response(ctx.request, bhttp::status::ok, out.dump());
+  return http::json_ok(ctx, out);
 }
 
-Response list_lldp(State& state, RequestContext& ctx) {
-  if (auto p = network::check_query(ctx, {})) return problem(ctx, *p);
-  auto records = state.store().list_observations();
-  if (!records) return problem(ctx, network::to_problem(records.error()));
+Response list_lldp(TopologyService& topology, RequestContext& ctx) {
+  if (auto p = http::check_query(ctx, {})) return problem(ctx, *p);
+  auto records = topology.observations();
+  if (!records) return problem(ctx, records.error());
   json items = json::array();
   for (const auto& o : *records) {
     json j = {{"host", o.host},
@@ -215,16 +180,16 @@ Response list_lldp(State& state, RequestContext& ctx) {
     if (o.npu) j["npu"] = *o.npu;
     items.push_back(std::move(j));
   }
-  return http::json_response(ctx.request, bhttp::status::ok, json({{"items", items}}).dump());
+  return http::json_ok(ctx, {{"items", items}});
 }
 
-Response patch_device(State& state, RequestContext& ctx) {
-  if (auto p = network::check_query(ctx, {})) return problem(ctx, *p);
+Response patch_device(TopologyService& topology, RequestContext& ctx) {
+  if (auto p = http::check_query(ctx, {})) return problem(ctx, *p);
   const std::string name(ctx.path_param("name"));
   if (name.size() > kMaxNameLength) {
     return problem(ctx, Problem::invalid("name", "must be at most 253 characters"));
   }
-  auto body = network::json_request_body(ctx);
+  auto body = http::json_request_body(ctx);
   if (!body) return problem(ctx, body.error());
   FieldReader r(*body);
   std::optional<topo::DeviceState> device_state;
@@ -235,44 +200,15 @@ Response patch_device(State& state, RequestContext& ctx) {
   const auto npu = r.integer("npu", false, 0, std::numeric_limits<std::uint32_t>::max());
   if (auto p = r.finish()) return problem(ctx, *p);
 
-  topo::Tier tier = topo::Tier::kHost;
-  auto stored =
-      state.write("state", true, {},
-                  [&](const topo::Topology* current) -> tl::expected<std::optional<topo::Topology>, Problem> {
-                    auto id = current->find(name);
-                    if (!id)
-                      return tl::unexpected(Problem::not_found("no host or switch named '" + name + "'"));
-                    const auto& node = current->node(*id);
-                    tier = node.tier;
-                    if (npu) {
-                      if (node.tier != topo::Tier::kHost) {
-                        return tl::unexpected(Problem::invalid(
-                            "npu", "'" + name + "' is a " + std::string(topo::to_string(node.tier)) +
-                                       " switch; only hosts have NPUs"));
-                      }
-                      const topo::NpuRef ref{*id, static_cast<std::uint32_t>(*npu)};
-                      const auto* existing = current->npu(ref);
-                      if (!existing) {
-                        return tl::unexpected(Problem::unprocessable(
-                            "npu", "host '" + name + "' has no NPU " + std::to_string(*npu)));
-                      }
-                      if (existing->state == *device_state) return std::optional<topo::Topology>();
-                      topo::Topology next = *current;
-                      (void)next.set_npu_state(ref, *device_state);
-                      return std::optional<topo::Topology>(std::move(next));
-                    }
-                    if (node.state == *device_state) return std::optional<topo::Topology>();
-                    topo::Topology next = *current;
-                    next.set_node_state(*id, *device_state);
-                    return std::optional<topo::Topology>(std::move(next));
-                  });
-  if (!stored) return problem(ctx, stored.error());
-  json out = {{"revision", stored->revision},
+  const auto npu_index = npu ? std::optional<std::uint32_t>(static_cast<std::uint32_t>(*npu)) : std::nullopt;
+  auto changed = topology.set_device_state(name, npu_index, *device_state);
+  if (!changed) return problem(ctx, changed.error());
+  json out = {{"revision", changed->revision},
               {"device", name},
-              {"tier", std::string(topo::to_string(tier))},
+              {"tier", std::string(topo::to_string(changed->tier))},
               {"state", std::string(topo::to_string(*device_state))}};
   if (npu) out["npu"] = *npu;
-  return http::json_response(ctx.request, bhttp::status::ok, out.dump());
+  return http::json_ok(ctx, out);
 }
 
 // Strict reading of ClosParams: integers must be JSON integers, numbers finite.
@@ -333,122 +269,6 @@ class ParamReader {
 
 }  // namespace
 
-tl::expected<TopologySnapshot, Problem> TopologyCache::current() {
-  {
-    std::lock_guard lock(mutex_);
-    auto rev = store_.topology_revision();
-    if (!rev) return tl::unexpected(network::to_problem(rev.error()));
-    if (*rev == 0) return tl::unexpected(Problem::not_found("no topology has been imported or generated"));
-    if (cache_.topology && cache_.revision == *rev) return cache_;
-  }
-  return load();
-}
-
-tl::expected<TopologySnapshot, Problem> TopologyCache::load() {
-  // One loader at a time; a writer holds load_mutex_ from its commit until its model is cached, so a
-  // reader that saw the new revision early waits for that model instead of parsing the document again.
-  std::lock_guard loading(load_mutex_);
-  {
-    std::lock_guard lock(mutex_);
-    auto rev = store_.topology_revision();
-    if (!rev) return tl::unexpected(network::to_problem(rev.error()));
-    if (*rev == 0) return tl::unexpected(Problem::not_found("no topology has been imported or generated"));
-    if (cache_.topology && cache_.revision == *rev) return cache_;
-  }
-  auto record = store_.get_topology();
-  if (!record) return tl::unexpected(network::to_problem(record.error()));
-  auto parsed = topo::import_topology(record->document, topo::FileFormat::kAuto, topo::kStoredDocumentLimits);
-  if (!parsed) {
-    return tl::unexpected(Problem::internal("the stored topology (revision " +
-                                            std::to_string(record->revision) +
-                                            ") does not parse: " + parsed.error().detail));
-  }
-  TopologySnapshot loaded{std::make_shared<const topo::Topology>(std::move(*parsed)), record->revision,
-                          record->source, record->updated_at};
-  std::lock_guard lock(mutex_);
-  if (!cache_.topology || cache_.revision < loaded.revision) cache_ = loaded;
-  return loaded;
-}
-
-tl::expected<AllocatedSnapshot, Problem> TopologyCache::with_jobs(store::JobStore& jobs) {
-  auto base = current();
-  if (!base) return tl::unexpected(base.error());
-  auto jobs_revision = jobs.jobs_revision();
-  if (!jobs_revision) return tl::unexpected(network::to_problem(jobs_revision.error()));
-  {
-    std::lock_guard lock(mutex_);
-    if (overlay_.topology && overlay_.base.revision == base->revision &&
-        overlay_.jobs_revision == *jobs_revision) {
-      return overlay_;
-    }
-  }
-  // Built outside the lock (a copy of the whole model): readers of the cache never wait for it.
-  auto allocations = jobs.allocations();
-  if (!allocations) return tl::unexpected(network::to_problem(allocations.error()));
-  auto held = std::make_shared<HeldNpus>();
-  std::shared_ptr<const topo::Topology> overlay = base->topology;
-  if (!allocations->npus.empty()) {
-    auto copy = std::make_shared<topo::Topology>(*base->topology);
-    for (const auto& n : allocations->npus) {
-      held->emplace(std::make_pair(n.host, n.npu), n.job);
-      // NPUs of a replaced topology that the current one lacks stay held but change nothing here.
-      if (auto id = copy->find(n.host); id && copy->node(*id).tier == topo::Tier::kHost) {
-        (void)copy->set_npu_state(topo::NpuRef{*id, n.npu}, topo::DeviceState::kAllocated);
-      }
-    }
-    overlay = std::move(copy);
-  }
-  AllocatedSnapshot built{*base, std::move(overlay), allocations->revision, std::move(held)};
-  std::lock_guard lock(mutex_);
-  if (!overlay_.topology || overlay_.base.revision < built.base.revision ||
-      (overlay_.base.revision == built.base.revision && overlay_.jobs_revision <= built.jobs_revision)) {
-    overlay_ = built;
-  }
-  return built;
-}
-
-tl::expected<TopologySnapshot, Problem> TopologyCache::write(
-    const std::string& source, bool need_current, const std::vector<store::LldpRecord>& observations,
-    const Change& change) {
-  // Writers queue here; readers never take write_mutex_, so the heavy part below (the change, the
-  // document, its read-back) runs while GET /api/v1/topology keeps answering from the cached revision.
-  std::lock_guard writing(write_mutex_);
-  TopologySnapshot before;
-  if (need_current) {
-    auto cur = current();
-    if (!cur) return tl::unexpected(cur.error());
-    before = std::move(*cur);
-  } else {
-    auto rev = store_.topology_revision();
-    if (!rev) return tl::unexpected(network::to_problem(rev.error()));
-    before.revision = *rev;
-  }
-  auto next = change(before.topology.get());
-  if (!next) return tl::unexpected(next.error());
-  std::optional<std::string> document;
-  std::shared_ptr<const topo::Topology> parsed;
-  if (*next) {
-    // Store the file schema as JSON (it reads back an order of magnitude faster than YAML) and cache
-    // the model as it will read back from that document (as_imported: same ids), so the answers after
-    // a restart are the answers now.
-    auto model = topo::as_imported(**next);
-    next->reset();
-    if (!model) return tl::unexpected(std::move(model.error()));  // only the size limits can fail here
-    document = topo::export_topology_document(*model).dump();
-    parsed = std::make_shared<const topo::Topology>(std::move(*model));
-  }
-  if (!document && observations.empty()) return before;
-  // The commit and the cache swap are the only steps that make loaders wait (see load()).
-  std::lock_guard loading(load_mutex_);
-  auto stored = store_.write_topology(before.revision, document, source, observations);
-  if (!stored) return tl::unexpected(network::to_problem(stored.error()));
-  if (!parsed) return before;
-  TopologySnapshot snapshot{std::move(parsed), stored->revision, stored->source, stored->updated_at};
-  std::lock_guard lock(mutex_);
-  cache_ = snapshot;
-  return snapshot;
-}
-
 tl::expected<topo::ClosParams, Problem> parse_clos_params(const json& body) {
   topo::ClosParams p;
   ParamReader r(body);
@@ -471,7 +291,7 @@ tl::expected<topo::ClosParams, Problem> parse_clos_params(const json& body) {
   }
   // Every derived count (hosts x NPUs, switches, links including parallel fabric links, index work) is
   // computed from the parameters and checked before anything is generated.
-  if (auto size = topo::clos_size(p); !size) return tl::unexpected(std::move(size.error()));
+  if (auto size = topo::clos_size(p); !size) return tl::unexpected(http::to_problem(size.error()));
   return p;
 }
 
@@ -522,14 +342,14 @@ json topology_summary(const topo::Topology& t) {
 }
 
 void register_topology_routes(http::Router& router, store::TopologyStore& store) {
-  register_topology_routes(router, std::make_shared<TopologyCache>(store));
+  register_topology_routes(router, std::make_shared<services::TopologyCache>(store));
 }
 
-void register_topology_routes(http::Router& router, std::shared_ptr<TopologyCache> cache) {
+void register_topology_routes(http::Router& router, std::shared_ptr<services::TopologyCache> cache) {
   using V = bhttp::verb;
   using http::Permission;
-  auto state = std::move(cache);
-  auto bind = [state](Response (*fn)(State&, RequestContext&)) {
+  auto state = std::make_shared<TopologyService>(std::move(cache));
+  auto bind = [state](Response (*fn)(TopologyService&, RequestContext&)) {
     return [state, fn](RequestContext& ctx) { return fn(*state, ctx); };
   };
   const auto read = http::permits(Permission::read);

@@ -49,11 +49,11 @@ double CommVolume::buffer_bytes(Dimension d) const {
 
 namespace {
 
-using Check = tl::expected<void, ValidationError>;
+using Check = Result<void>;
 
-tl::unexpected<ValidationError> fail(std::string field, std::string why) {
+tl::unexpected<Error> fail(std::string field, std::string why) {
   std::string message = field + " " + why;
-  return tl::unexpected(ValidationError{std::move(field), std::move(message)});
+  return tl::unexpected(Error::invalid(std::move(field), std::move(message)));
 }
 
 std::string str(std::uint64_t v) {
@@ -149,7 +149,7 @@ Check combinations(const ModelSpec& m, const ParallelSpec& p) {
 
 }  // namespace
 
-tl::expected<void, ValidationError> check(const ModelSpec& m, const ParallelSpec& p) {
+Result<void> check(const ModelSpec& m, const ParallelSpec& p) {
   if (auto ok = positive(m, p); !ok) return ok;
   if (auto ok = bounds(m, p); !ok) return ok;
   if (auto ok = combinations(m, p); !ok) return ok;
@@ -179,7 +179,7 @@ tl::expected<void, ValidationError> check(const ModelSpec& m, const ParallelSpec
 }
 
 tl::expected<void, std::string> validate(const ModelSpec& m, const ParallelSpec& p) {
-  return check(m, p).map_error([](const ValidationError& e) { return e.message; });
+  return check(m, p).map_error([](const Error& e) { return e.detail; });
 }
 
 namespace {

@@ -27,6 +27,8 @@
 #include <tl/expected.hpp>
 #include <vector>
 
+#include "hsns/error.h"
+
 namespace hsns::cost {
 
 // GPT-style model hyperparameters. `parameters` is the total count including every expert.
@@ -93,15 +95,11 @@ inline constexpr std::uint64_t kMaxParallelSize = std::uint64_t{1}
                                                   << 20;                // tp, pp, dp, cp, ep, virtual_stages
 inline constexpr std::uint64_t kMaxWorldSize = std::uint64_t{1} << 24;  // tp * pp * dp * cp NPUs
 
-// A failed rule: `field` is the request path it is about ("model.layers", "parallel.virtual_stages", or
-// "parallel" for a rule on the whole parallelism), `message` says why and starts with the field.
-struct ValidationError {
-  std::string field;
-  std::string message;
-};
-
-// Checks every rule the formulas rely on, cheapest first; the first failing rule is reported.
-tl::expected<void, ValidationError> check(const ModelSpec& model, const ParallelSpec& par);
+// Checks every rule the formulas rely on, cheapest first; the first failing rule is reported as an
+// hsns::Error of kind invalid with one field: the request path it is about ("model.layers",
+// "parallel.virtual_stages", or "parallel" for a rule on the whole parallelism); its detail says why and
+// starts with the field.
+Result<void> check(const ModelSpec& model, const ParallelSpec& par);
 
 // check() with the message only.
 tl::expected<void, std::string> validate(const ModelSpec& model, const ParallelSpec& par);

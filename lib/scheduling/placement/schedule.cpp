@@ -52,10 +52,8 @@ std::string_view to_string(ParallelDim d) {
 
 namespace {
 
-using Result = tl::expected<Schedule, ScheduleError>;
-
-tl::unexpected<ScheduleError> fail(std::string field, std::string reason) {
-  return tl::unexpected(ScheduleError{std::move(field), std::move(reason)});
+tl::unexpected<Error> fail(std::string field, std::string reason) {
+  return tl::unexpected(Error::unprocessable(std::move(field), std::move(reason)));
 }
 
 bool power_of_two(std::uint32_t n) {
@@ -108,7 +106,7 @@ std::uint32_t& coord_of(RankSlot& s, ParallelDim d) {
 }
 
 // Validation that needs no topology.
-tl::expected<void, ScheduleError> check_request(const ScheduleRequest& req) {
+Result<void> check_request(const ScheduleRequest& req) {
   if (req.job_name.empty()) return fail("job_name", "must not be empty");
   if (req.hosts.empty()) return fail("hosts", "at least one host is required");
   if (req.qps_per_pair == 0) return fail("qps_per_pair", "must be >= 1");
@@ -120,13 +118,12 @@ tl::expected<void, ScheduleError> check_request(const ScheduleRequest& req) {
   }
   if (auto ok = cost::validate(req.ecmp_hash); !ok) return fail("ecmp_hash", ok.error());
   // Bounds the parallel sizes and their products (world size <= 2^24, ...) used below.
-  if (auto ok = cost::check(req.model, req.parallel); !ok) return fail(ok.error().field, ok.error().message);
+  if (auto ok = cost::check(req.model, req.parallel); !ok) return fail(ok.error().field(), ok.error().detail);
   return {};
 }
 
 // Resolves, checks and sorts the hosts by (core domain, super-pod, scalable unit, id).
-tl::expected<std::vector<HostEntry>, ScheduleError> resolve_hosts(const topology::Topology& topo,
-                                                                  const ScheduleRequest& req) {
+Result<std::vector<HostEntry>> resolve_hosts(const topology::Topology& topo, const ScheduleRequest& req) {
   std::vector<HostEntry> hosts;
   std::set<NodeId> seen;
   std::optional<std::uint32_t> common;
@@ -202,8 +199,8 @@ std::string npu_field(const std::string& host, std::uint32_t npu) {
 }
 
 // Ranks, coordinates and leaves. Leaves are numbered by ascending node id among the job's leaves.
-tl::expected<void, ScheduleError> assign_ranks(const topology::Topology& topo, const ScheduleRequest& req,
-                                               Placement& pl, std::vector<NodeId>& leaves) {
+Result<void> assign_ranks(const topology::Topology& topo, const ScheduleRequest& req, Placement& pl,
+                          std::vector<NodeId>& leaves) {
   const auto order = rank_order(req.framework);
   std::set<IpAddress> ips;
   std::optional<IpFamily> family;
@@ -323,10 +320,8 @@ class TransferBudget {
   std::uint64_t used_ = 0;
 };
 
-tl::expected<std::vector<cost::TransferPhase>, ScheduleError> dp_phases(const Placement& pl,
-                                                                        cost::Algorithm algorithm,
-                                                                        double bytes,
-                                                                        TransferBudget& budget) {
+Result<std::vector<cost::TransferPhase>> dp_phases(const Placement& pl, cost::Algorithm algorithm,
+                                                   double bytes, TransferBudget& budget) {
   const auto too_large = [&] {
     return fail("parallel.dp", budget.exceeded("the route plan of the DP all-reduce") +
                                    " (use algorithm halving-doubling or hierarchical, or a smaller dp)");
@@ -366,8 +361,8 @@ tl::expected<std::vector<cost::TransferPhase>, ScheduleError> dp_phases(const Pl
   return phases;
 }
 
-tl::expected<std::vector<cost::TransferPhase>, ScheduleError> pp_phases(const Placement& pl, double bytes,
-                                                                        TransferBudget& budget) {
+Result<std::vector<cost::TransferPhase>> pp_phases(const Placement& pl, double bytes,
+                                                   TransferBudget& budget) {
   std::uint64_t sends = 0;  // one per stage boundary of every group, forward and backward
   for (const auto& g : pl.groups.at(ParallelDim::pp)) sends += g.ranks.empty() ? 0 : 2 * (g.ranks.size() - 1);
   if (!budget.take(sends)) return fail("parallel.pp", budget.exceeded("the route plan of the PP exchange"));
@@ -390,10 +385,9 @@ tl::expected<std::vector<cost::TransferPhase>, ScheduleError> pp_phases(const Pl
 }
 
 // The job's leaves as a ClosFabric; nullopt without a spine layer.
-tl::expected<std::optional<cost::ClosFabric>, ScheduleError> fabric_of(const topology::Topology& topo,
-                                                                       const std::vector<NodeId>& leaves,
-                                                                       const Placement& pl,
-                                                                       const cost::EcmpHashModel& hash) {
+Result<std::optional<cost::ClosFabric>> fabric_of(const topology::Topology& topo,
+                                                  const std::vector<NodeId>& leaves, const Placement& pl,
+                                                  const cost::EcmpHashModel& hash) {
   cost::ClosFabric f;
   f.leaves = static_cast<std::uint32_t>(leaves.size());
   f.leaf_hash = hash;
@@ -434,9 +428,8 @@ tl::expected<std::optional<cost::ClosFabric>, ScheduleError> fabric_of(const top
   return std::optional<cost::ClosFabric>{f};
 }
 
-tl::expected<RoutePlanResult, ScheduleError> plan(const topology::Topology& topo, const ScheduleRequest& req,
-                                                  const Placement& pl, const std::vector<NodeId>& leaves,
-                                                  cost::Algorithm algorithm) {
+Result<RoutePlanResult> plan(const topology::Topology& topo, const ScheduleRequest& req, const Placement& pl,
+                             const std::vector<NodeId>& leaves, cost::Algorithm algorithm) {
   RoutePlanResult out;
   auto volume = cost::communication_volume(req.model, req.parallel);
   if (!volume) return fail("model", volume.error());
@@ -490,8 +483,8 @@ tl::expected<RoutePlanResult, ScheduleError> plan(const topology::Topology& topo
 
 }  // namespace
 
-tl::expected<std::map<std::string, std::vector<std::uint32_t>>, ScheduleError> used_npus(
-    const topology::Topology& topo, const ScheduleRequest& req) {
+Result<std::map<std::string, std::vector<std::uint32_t>>> used_npus(const topology::Topology& topo,
+                                                                    const ScheduleRequest& req) {
   auto hosts = resolve_hosts(topo, req);
   if (!hosts) return tl::unexpected(hosts.error());
   std::map<std::string, std::vector<std::uint32_t>> out;
@@ -499,7 +492,7 @@ tl::expected<std::map<std::string, std::vector<std::uint32_t>>, ScheduleError> u
   return out;
 }
 
-Result schedule_job(const topology::Topology& topo, const ScheduleRequest& req) {
+Result<Schedule> schedule_job(const topology::Topology& topo, const ScheduleRequest& req) {
   if (auto ok = check_request(req); !ok) return tl::unexpected(ok.error());
   auto hosts = resolve_hosts(topo, req);
   if (!hosts) return tl::unexpected(hosts.error());

@@ -41,7 +41,8 @@
 //   and one PP message (the PP send/recv buffer); predicted times are cost::compare_plan's simulated
 //   seconds for those phases: planned ports vs the mean over `ecmp_seeds` random kernel ports vs a
 //   non-blocking fabric.
-// - Errors: ScheduleError names the request field and why: "job_name"; "hosts" (empty, an NPU without a
+// - Errors: an hsns::Error of kind unprocessable (the REST layer answers 422) names the request field
+//   (field()) and says why (detail): "job_name"; "hosts" (empty, an NPU without a
 //   leaf link, leaves with different uplink counts); "hosts[i]" (unknown, a switch, listed twice, not
 //   healthy, too few or a different number of free NPUs); "parallel" (tp x cp x dp x pp != NPUs);
 //   "parallel.tp" (does not divide the NPUs per host); "model.<field>" / "parallel.<size>" / "parallel"
@@ -62,6 +63,7 @@
 #include <utility>
 #include <vector>
 
+#include "hsns/error.h"
 #include "hsns/ip.h"
 #include "scheduling/cost/collective_flows.h"
 #include "scheduling/cost/collective_time.h"
@@ -103,12 +105,6 @@ struct ScheduleRequest {
   std::uint32_t ecmp_seeds = 10;  // random-ECMP baseline draws
   std::uint16_t master_port = 29500;
   RankTableVersion rank_table_version = RankTableVersion::automatic;
-};
-
-struct ScheduleError {
-  std::string field;
-  std::string reason;
-  std::string message() const { return field + ": " + reason; }
 };
 
 struct RankSlot {
@@ -182,15 +178,14 @@ struct Schedule {
   RoutePlanResult route;
 };
 
-tl::expected<Schedule, ScheduleError> schedule_job(const topology::Topology& topo,
-                                                   const ScheduleRequest& req);
+Result<Schedule> schedule_job(const topology::Topology& topo, const ScheduleRequest& req);
 
 // The NPUs schedule_job() would use on each requested host, by host name, in local-rank order (index k
 // of a host's list is local rank k, the NPU's rail position), without needing npu_ips: lets a caller
 // choose the NPUs' addresses before scheduling. Same host checks as schedule_job() (when they fail,
 // schedule_job() fails too); nothing else of the request is checked.
-tl::expected<std::map<std::string, std::vector<std::uint32_t>>, ScheduleError> used_npus(
-    const topology::Topology& topo, const ScheduleRequest& req);
+Result<std::map<std::string, std::vector<std::uint32_t>>> used_npus(const topology::Topology& topo,
+                                                                    const ScheduleRequest& req);
 
 // Exports, usable on their own (exports.cpp).
 std::string export_hccl_rank_table(const Placement& placement,

@@ -20,8 +20,8 @@ constexpr std::size_t di(cost::Dimension d) {
   return static_cast<std::size_t>(d);
 }
 
-tl::unexpected<SearchError> fail(std::string field, std::string detail) {
-  return tl::unexpected(SearchError{std::move(field), std::move(detail)});
+tl::unexpected<Error> fail(std::string field, std::string detail) {
+  return tl::unexpected(Error::unprocessable(std::move(field), std::move(detail)));
 }
 
 // Domain ids of one host (leaf, spine, core).
@@ -52,12 +52,12 @@ cost::Calibration default_calibration() {
                             cost::Tier{"spine", 8.0, 400, 2}, cost::Tier{"core", 10.0, 400, 4}}};
 }
 
-tl::expected<Scorer, SearchError> Scorer::create(const Topology& topology, const SearchRequest& request) {
+Result<Scorer> Scorer::create(const Topology& topology, const SearchRequest& request) {
   Scorer s(topology, request);
   if (request.answers == 0 || request.answers > 1000) return fail("answers", "must be in 1..1000");
   // Bounds every size and product used below (world size <= 2^24, pp * virtual_stages <= layers, ...).
   if (auto ok = cost::check(request.model, request.parallel); !ok)
-    return fail(ok.error().field, ok.error().message);
+    return fail(ok.error().field(), ok.error().detail);
   if (auto ok = cost::validate(request.calibration); !ok) return fail("calibration", ok.error());
   const auto hosts = topology.hosts();
   if (hosts.empty()) return fail("resources", "the topology has no hosts");
@@ -193,7 +193,7 @@ std::vector<NodeId> Scorer::canonical_order(std::vector<NodeId> hosts) const {
   return out;
 }
 
-tl::expected<Candidate, SearchError> Scorer::score(std::span<const NodeId> order) const {
+Result<Candidate> Scorer::score(std::span<const NodeId> order) const {
   const Topology& t = *topo_;
   if (order.size() != k_) {
     return fail("hosts", std::to_string(order.size()) + " hosts given, " + std::to_string(k_) + " needed");
@@ -338,8 +338,7 @@ tl::expected<Candidate, SearchError> Scorer::score(std::span<const NodeId> order
   return cand;
 }
 
-tl::expected<std::vector<NodeId>, SearchError> first_fit(const Topology& topology,
-                                                         const SearchRequest& request) {
+Result<std::vector<NodeId>> first_fit(const Topology& topology, const SearchRequest& request) {
   auto scorer = Scorer::create(topology, request);
   if (!scorer) return tl::unexpected(scorer.error());
   const auto& pool = scorer->usable();
@@ -515,8 +514,7 @@ bool better(const Candidate& a, const Candidate& b) {
 
 }  // namespace
 
-tl::expected<SearchResult, SearchError> search_topology(const Topology& topology,
-                                                        const SearchRequest& request) {
+Result<SearchResult> search_topology(const Topology& topology, const SearchRequest& request) {
   auto scorer = Scorer::create(topology, request);
   if (!scorer) return tl::unexpected(scorer.error());
   const std::uint32_t k = scorer->hosts_needed();
@@ -534,7 +532,7 @@ tl::expected<SearchResult, SearchError> search_topology(const Topology& topology
   std::vector<Candidate> found;
   std::set<std::vector<NodeId>> seen;
   std::uint32_t largest_allowed = 0;
-  auto consider = [&](std::vector<NodeId> hosts) -> tl::expected<void, SearchError> {
+  auto consider = [&](std::vector<NodeId> hosts) -> Result<void> {
     if (hosts.size() != k) return {};
     std::vector<NodeId> key = hosts;
     std::sort(key.begin(), key.end());

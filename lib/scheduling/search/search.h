@@ -4,9 +4,9 @@
 //
 // Contract:
 // - Pure function of (topology, request); deterministic (ties broken by host name); thread-safe over a const
-//   Topology. Errors are values: SearchError{field, detail} names the failing field or constraint
-//   ("parallel.tp", "npus", "resources", "constraints.max_tier", "resources.hosts[3]", ...); the REST
-//   layer maps them to 422.
+//   Topology. Errors are values: an hsns::Error of kind unprocessable whose field names the failing field or
+//   constraint ("parallel.tp", "npus", "resources", "constraints.max_tier", "resources.hosts[3]", ...)
+//   and whose detail says why; the REST layer answers it with 422.
 // - Usable host: node state healthy, not excluded, in the resource list when one is given, with at least
 //   `u` free NPUs (Topology::free_npus: NPU and host healthy, link not isolated), u = NPUs the job uses per
 //   host = min(TP*PP*DP*CP, npus_per_host). A candidate only ever holds usable hosts and, per host, the
@@ -41,6 +41,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "hsns/error.h"
 #include "scheduling/cost/collective_time.h"
 #include "scheduling/cost/comm_volume.h"
 #include "topology/topology.h"
@@ -75,11 +76,6 @@ struct SearchRequest {
   cost::Algorithm algorithm = cost::Algorithm::automatic;
 };
 
-struct SearchError {
-  std::string field;
-  std::string detail;
-};
-
 // What the candidate leaves behind in the leaf domains (SUs) it touches.
 struct Fragmentation {
   std::uint32_t leaf_domains_touched = 0;
@@ -110,15 +106,14 @@ struct SearchResult {
   std::uint32_t candidates_evaluated = 0;
 };
 
-tl::expected<SearchResult, SearchError> search_topology(const Topology& topology,
-                                                        const SearchRequest& request);
+Result<SearchResult> search_topology(const Topology& topology, const SearchRequest& request);
 
 // The validated request, the usable pool and the cost of any ordered host list: what search_topology uses,
 // exposed for scoring given placements, baselines and exhaustive checks. Keeps references: the topology and
 // the request must outlive it. Not safe for concurrent use of one instance (it memoises costs by span).
 class Scorer {
  public:
-  static tl::expected<Scorer, SearchError> create(const Topology& topology, const SearchRequest& request);
+  static Result<Scorer> create(const Topology& topology, const SearchRequest& request);
 
   std::uint32_t hosts_needed() const { return k_; }
   std::uint32_t npus_per_job_host() const { return u_; }
@@ -133,7 +128,7 @@ class Scorer {
   // super-pod, then the rest; SUs and pods in id order, hosts by name.
   std::vector<NodeId> canonical_order(std::vector<NodeId> hosts) const;
   // Scores hosts in the given rank order (k usable hosts, else an error naming "hosts").
-  tl::expected<Candidate, SearchError> score(std::span<const NodeId> hosts_in_rank_order) const;
+  Result<Candidate> score(std::span<const NodeId> hosts_in_rank_order) const;
 
  private:
   Scorer(const Topology& topology, const SearchRequest& request) : topo_(&topology), req_(&request) {}
@@ -150,7 +145,6 @@ class Scorer {
 
 // First-fit baseline: the first k usable hosts in name order, in that rank order. Topology-oblivious only
 // where host names do not follow the cabling; generate_clos names do (docs/topology-search.md, Quality).
-tl::expected<std::vector<NodeId>, SearchError> first_fit(const Topology& topology,
-                                                         const SearchRequest& request);
+Result<std::vector<NodeId>> first_fit(const Topology& topology, const SearchRequest& request);
 
 }  // namespace hsns::search

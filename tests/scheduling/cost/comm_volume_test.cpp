@@ -341,20 +341,20 @@ TEST(CommVolume, ReportedWrapOfPpTimesVirtualStagesIsAValidationError) {
   m.global_batch = 32;
   auto ok = check(m, p);
   ASSERT_FALSE(ok);
-  EXPECT_EQ(ok.error().field, "parallel.virtual_stages");
-  EXPECT_NE(ok.error().message.find("4294967296 model chunks"), std::string::npos) << ok.error().message;
+  EXPECT_EQ(ok.error().field(), "parallel.virtual_stages");
+  EXPECT_NE(ok.error().detail.find("4294967296 model chunks"), std::string::npos) << ok.error().detail;
   EXPECT_FALSE(communication_volume(m, p));
   // The same with pp alone too large for the layers names pp.
   p.virtual_stages = 1;
   m.layers = 4;
   p.pp = 8;
   ASSERT_FALSE(check(m, p));
-  EXPECT_EQ(check(m, p).error().field, "parallel.pp");
+  EXPECT_EQ(check(m, p).error().field(), "parallel.pp");
   // At the edge: one layer per chunk is fine.
   m.layers = 65536;
   p.pp = 256;
   p.virtual_stages = 256;
-  EXPECT_TRUE(check(m, p)) << check(m, p).error().message;
+  EXPECT_TRUE(check(m, p)) << check(m, p).error().detail;
 }
 
 struct FieldCase {
@@ -425,9 +425,9 @@ TEST(CommVolume, ProductsOfRequestNumbersAreBoundedAndNameTheirField) {
     c.mutate(m, p);
     auto ok = check(m, p);
     ASSERT_FALSE(ok) << c.name;
-    EXPECT_EQ(ok.error().field, c.field) << c.name << ": " << ok.error().message;
-    EXPECT_EQ(ok.error().message.rfind(c.field, 0), 0u) << c.name << ": " << ok.error().message;
-    EXPECT_EQ(validate(m, p).error(), ok.error().message) << c.name;
+    EXPECT_EQ(ok.error().field(), c.field) << c.name << ": " << ok.error().detail;
+    EXPECT_EQ(ok.error().detail.rfind(c.field, 0), 0u) << c.name << ": " << ok.error().detail;
+    EXPECT_EQ(validate(m, p).error(), ok.error().detail) << c.name;
     EXPECT_FALSE(communication_volume(m, p)) << c.name;
   }
 }

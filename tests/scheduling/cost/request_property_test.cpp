@@ -24,12 +24,12 @@
 #include <string>
 #include <vector>
 
+#include "api/scheduling/requests.h"
 #include "scheduling/cost/collective_time.h"
 #include "scheduling/cost/comm_volume.h"
 #include "scheduling/placement/schedule.h"
 #include "scheduling/search/search.h"
 #include "topology/generator.h"
-#include "api/scheduling/requests.h"
 
 namespace hsns::cost {
 namespace {
@@ -417,13 +417,13 @@ TEST(RequestProperty, EveryDocumentedRangeGivesAFieldErrorOrFiniteCosts) {
     auto checked = check(m, p);
     if (!checked) {
       ++tally.check_rejected;
-      tally.check_fields.insert(checked.error().field);
-      EXPECT_TRUE(names_a_field(checked.error().field)) << where << checked.error().message;
-      EXPECT_TRUE(checked.error().field.starts_with("model.") ||
-                  checked.error().field.starts_with("parallel"))
-          << where << checked.error().field;
-      EXPECT_EQ(checked.error().message.rfind(checked.error().field, 0), 0u)
-          << where << checked.error().message;
+      tally.check_fields.insert(checked.error().field());
+      EXPECT_TRUE(names_a_field(checked.error().field())) << where << checked.error().detail;
+      EXPECT_TRUE(checked.error().field().starts_with("model.") ||
+                  checked.error().field().starts_with("parallel"))
+          << where << checked.error().field();
+      EXPECT_EQ(checked.error().detail.rfind(checked.error().field(), 0), 0u)
+          << where << checked.error().detail;
       EXPECT_FALSE(communication_volume(m, p)) << where;
     } else {
       expect_finite_cost(m, p, rng, tally, where);
@@ -437,9 +437,9 @@ TEST(RequestProperty, EveryDocumentedRangeGivesAFieldErrorOrFiniteCosts) {
         EXPECT_TRUE(finite_non_negative(c.total_seconds)) << where;
       }
     } else {
-      EXPECT_TRUE(names_a_field(found.error().field)) << where << found.error().field;
+      EXPECT_TRUE(names_a_field(found.error().field())) << where << found.error().field();
       if (!checked) {
-        EXPECT_EQ(found.error().field, checked.error().field) << where;
+        EXPECT_EQ(found.error().field(), checked.error().field()) << where;
       }
     }
 
@@ -469,7 +469,7 @@ TEST(RequestProperty, EveryDocumentedRangeGivesAFieldErrorOrFiniteCosts) {
         EXPECT_TRUE(finite_non_negative(s)) << where;
       }
     } else {
-      EXPECT_TRUE(names_a_field(placed.error().field)) << where << placed.error().message();
+      EXPECT_TRUE(names_a_field(placed.error().field())) << where << placed.error().message();
     }
   }
 
@@ -502,14 +502,14 @@ TEST(RequestProperty, ReportedRequestIsRefusedNamingTheField) {
   ASSERT_TRUE(req) << req.error().detail;  // every field inside its range: not a 400
   auto found = search::search_topology(cluster(), *req);
   ASSERT_FALSE(found);
-  EXPECT_EQ(found.error().field, "parallel.virtual_stages");
+  EXPECT_EQ(found.error().field(), "parallel.virtual_stages");
   auto sched = scheduling_api::parse_schedule_request(
       {{"job_name", "j"}, {"hosts", {"host001"}}, {"model", model}, {"parallel", parallel}});
   ASSERT_TRUE(sched) << sched.error().detail;
   sched->npu_ips = npu_ips();
   auto placed = placement::schedule_job(cluster(), *sched);
   ASSERT_FALSE(placed);
-  EXPECT_EQ(placed.error().field, "parallel.virtual_stages");
+  EXPECT_EQ(placed.error().field(), "parallel.virtual_stages");
 }
 
 }  // namespace

@@ -512,8 +512,8 @@ TEST_P(Validation, NamesTheField) {
   GetParam().mutate(topo, req);
   auto s = schedule_job(topo, req);
   ASSERT_FALSE(s) << GetParam().name;
-  EXPECT_EQ(s.error().field, GetParam().field) << s.error().message();
-  EXPECT_FALSE(s.error().reason.empty());
+  EXPECT_EQ(s.error().field(), GetParam().field) << s.error().message();
+  EXPECT_FALSE(s.error().detail.empty());
 }
 
 const BadCase kBad[] = {
@@ -614,7 +614,7 @@ TEST(UsedNpus, LowestFreeIndicesPerHostAsScheduleJobTakesThem) {
   req.hosts = {"host001", "spine-missing"};
   auto bad = used_npus(topo, req);
   ASSERT_FALSE(bad);
-  EXPECT_EQ(bad.error().field, "hosts[1]");
+  EXPECT_EQ(bad.error().field(), "hosts[1]");
 }
 
 TEST(Framework, ParsesEveryName) {
@@ -735,18 +735,18 @@ TEST(Schedule, DerivedCountsAreBoundedBeforeAllocating) {
   r.algorithm = cost::Algorithm::ring;
   auto s = schedule_job(t, r);
   ASSERT_FALSE(s);
-  EXPECT_EQ(s.error().field, "parallel.dp") << s.error().message();
+  EXPECT_EQ(s.error().field(), "parallel.dp") << s.error().message();
 
   ScheduleRequest wrap = request({"host001"}, par(1, 1, 1, 65536));
   wrap.model.layers = 65536;
   wrap.parallel.virtual_stages = 65536;
   auto w = schedule_job(t, wrap);
   ASSERT_FALSE(w);
-  EXPECT_EQ(w.error().field, "parallel.virtual_stages");
+  EXPECT_EQ(w.error().field(), "parallel.virtual_stages");
   wrap = request({"host001"}, par(1u << 20, 1u << 20, 1u << 20, 1u << 20));
   w = schedule_job(t, wrap);
   ASSERT_FALSE(w);
-  EXPECT_EQ(w.error().field, "parallel");
+  EXPECT_EQ(w.error().field(), "parallel");
 }
 
 }  // namespace

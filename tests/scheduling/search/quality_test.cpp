@@ -128,7 +128,7 @@ TEST(SearchQuality, NearExhaustiveOptimumAndBetterThanFirstFit) {
     Instance in = random_instance(rng);
     in.request.answers = 5;
     auto res = search_topology(in.topo, in.request);
-    ASSERT_TRUE(res.has_value()) << n << ": " << res.error().field << ": " << res.error().detail;
+    ASSERT_TRUE(res.has_value()) << n << ": " << res.error().field() << ": " << res.error().detail;
     ASSERT_FALSE(res->candidates.empty());
     for (const auto& c : res->candidates) expect_only_free(in.topo, c, res->npus_per_host_used);
     auto scorer = Scorer::create(in.topo, in.request);

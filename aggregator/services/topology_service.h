@@ -1,0 +1,62 @@
+// The topology operations the API offers, over the shared cache (services/topology_cache.h): the
+// current model, import of a document, generation of a Clos cluster, the merge of LLDP observations and
+// device state changes. Handlers (api/topology/routes.cpp) parse the request, call one of these and
+// answer the result or convert the error.
+//
+// Contract:
+// - Every write goes through TopologyCache::write: a changed model is one new stored revision; when the
+//   model does not change the revision stays (an LLDP merge that adds and completes no link still stores
+//   its observations; a state already set stores nothing) and the current revision is answered. A refused
+//   write stores nothing.
+// - import_document reads the text with the bounded reader (topology/import.h: size, values, depth,
+//   aliases) before any model exists; generate takes parameters already checked by clos_size.
+// - merge_lldp: the observations are stored (conflicts are reported, never applied); the model changes
+//   only when links were added or leaf ports completed. not_found while no topology exists.
+// - set_device_state: a host or switch by name (not_found otherwise); with an NPU index only for a host
+//   (invalid "npu" for a switch, unprocessable "npu" for an index the host lacks).
+// - Errors are hsns::Error (the libraries' and the cache's); thread-safe as the cache is.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hsns/error.h"
+#include "services/topology_cache.h"
+#include "topology/generator.h"
+#include "topology/import.h"
+#include "topology/lldp_merge.h"
+
+namespace hsns::services {
+
+struct LldpOutcome {
+  std::int64_t revision = 0;
+  topology::MergeReport report;
+};
+
+struct DeviceChange {
+  std::int64_t revision = 0;
+  topology::Tier tier = topology::Tier::kHost;  // of the device named
+};
+
+class TopologyService {
+ public:
+  explicit TopologyService(std::shared_ptr<TopologyCache> cache) : cache_(std::move(cache)) {}
+
+  Result<TopologySnapshot> current() { return cache_->current(); }
+  Result<TopologySnapshot> import_document(std::string_view text, topology::FileFormat format);
+  Result<TopologySnapshot> generate(const topology::ClosParams& params);
+  Result<LldpOutcome> merge_lldp(const std::vector<topology::LldpObservation>& observations);
+  Result<DeviceChange> set_device_state(const std::string& name, std::optional<std::uint32_t> npu,
+                                        topology::DeviceState state);
+  // The stored LLDP observations, as last merged.
+  Result<std::vector<store::LldpRecord>> observations();
+
+ private:
+  std::shared_ptr<TopologyCache> cache_;
+};
+
+}  // namespace hsns::services
