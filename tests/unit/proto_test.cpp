@@ -323,21 +323,16 @@ TEST(ProtoCodec, SizeLimitIsCheckedBeforeDecoding) {
 }
 
 TEST(ProtoCodec, HostileCborIsRefusedBeforeTheDocumentIsBuilt) {
+  using namespace std::string_literals;  // the inputs hold NUL bytes
   const std::pair<std::string, std::string> cases[] = {
-      {std::string(100'000, '\x81') + '\x00', "nested deeper"},   // [[[[...]]]]
-      {"\x9b\xff\xff\xff\xff\xff\xff\xff\xff", "more elements"},  // an array of 2^64-1 elements
-      {"\xbb\x00\x00\x00\x01\x00\x00\x00\x00", "more elements"},  // a map of 2^32 entries
-      {"\xa1\x61"
-       "a",
-       "not valid CBOR"},  // truncated
-      {"\xc0\x61"
-       "a",
-       "not valid CBOR"},                  // a tag
-      {"\xa1\x01\x02", "not valid CBOR"},  // a non-string key
-      {"\xa1\x61"
-       "a\x01\xff",
-       "not valid CBOR"},                         // trailing bytes
-      {"\x83\x01\x02\x03", "not a JSON object"},  // an array document
+      {std::string(100'000, '\x81') + '\x00', "nested deeper"},    // [[[[...]]]]
+      {"\x9b\x7f\xff\xff\xff\xff\xff\xff\xff"s, "more elements"},  // an array of 2^63-1 elements
+      {"\xbb\x00\x00\x00\x01\x00\x00\x00\x00"s, "more elements"},  // a map of 2^32 entries
+      {"\xa1\x61"s + "a", "not valid CBOR"},                       // truncated
+      {"\xc0\x61"s + "a", "not valid CBOR"},                       // a tag
+      {"\xa1\x01\x02"s, "not valid CBOR"},                         // a non-string key
+      {"\xa1\x61"s + "a\x01\xff", "not valid CBOR"},               // trailing bytes
+      {"\x83\x01\x02\x03"s, "not a JSON object"},                  // an array document
   };
   for (const auto& [bytes, part] : cases) {
     auto r = decode<StatusReport>(bytes, Encoding::cbor);
