@@ -349,7 +349,9 @@ std::optional<std::uint64_t> FieldReader::unsigned_integer(std::string_view name
     fail(name, std::string("must be an integer, not ") + type_name(*v));
     return std::nullopt;
   }
-  if (!v->is_number_unsigned() || v->get<std::uint64_t>() > max) {
+  // A document built in code may hold a non-negative count as a signed integer; parsed text never does.
+  const bool negative = !v->is_number_unsigned() && v->get<std::int64_t>() < 0;
+  if (negative || v->get<std::uint64_t>() > max) {
     fail(name, "must be between 0 and " + std::to_string(max));
     return std::nullopt;
   }
