@@ -5,8 +5,12 @@
 // flow lines (epoch E) and the `counters` closing marker of E. The lines of a batch without its closing
 // marker (cut short by a crash, or being written right now) are skipped and reported on the last line, as
 // are malformed lines. Files of earlier versions (flow lines without epoch, each harvest closed by a
-// counters line) read as before, a harvest without its counters line skipped likewise. A missing file is a
-// usage error (exit 64). Reads only the file: no server involved.
+// counters line) read as before, a harvest without its counters line skipped likewise. The framing and the
+// flow lines are read by the wire contract's readers (hsns/proto/flows.h, shared with hsnsd's sink): a flow
+// line the contract refuses counts as malformed. A missing file is a usage error (exit 64). Reads only the
+// file: no server involved.
+#include "hsns/proto/flows.h"
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <fstream>
@@ -15,6 +19,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -43,91 +48,36 @@ struct Aggregate {
 };
 
 void flows_show(Context& ctx, const FlowsArgs& args) {
-  std::ifstream in(args.file);
+  std::ifstream in(args.file, std::ios::binary);
   if (!in) throw usage_error("cannot read " + args.file);
+  std::stringstream text;
+  text << in.rdbuf();
   std::map<std::string, Aggregate> flows;
   std::size_t malformed = 0;
   std::size_t incomplete = 0;  // lines of batches without their closing marker
-  // The lines of the batch being read: counted when its closing marker arrives.
-  std::vector<nlohmann::json> pending;
-  bool open = false;  // an opening marker was read (else: a file of an earlier version)
-  std::uint64_t open_epoch = 0;
-  std::uint64_t open_records = 0;
-  bool broken = false;
-  auto add = [&](const nlohmann::json& j) {
-    try {
-      nlohmann::json key = {{"host", j.value("host", "")},
-                            {"ifname", j.value("ifname", "")},
-                            {"direction", j.at("direction")},
-                            {"src", j.at("src")},
-                            {"dst", j.at("dst")},
-                            {"sport", j.at("sport")},
-                            {"dest_qp", j.at("dest_qp")}};
+  const auto batches = hsns::proto::read_sink_batches(text.str(), &incomplete, &malformed);
+  for (const auto& batch : batches) {
+    for (const auto& line : batch.flows) {
+      const auto f = hsns::proto::read_flow_record(line);
+      if (!f) {
+        ++malformed;
+        continue;
+      }
+      nlohmann::json key = {
+          {"host", f->host},      {"ifname", f->ifname}, {"direction", to_string(f->direction)},
+          {"src", f->src},        {"dst", f->dst},       {"sport", f->sport},
+          {"dest_qp", f->dest_qp}};
       auto& a = flows[key.dump()];
       a.key = key;
-      a.packets += j.at("packets").get<std::uint64_t>();
-      a.bytes += j.at("bytes").get<std::uint64_t>();
-      a.ce += j.at("ce").get<std::uint64_t>();
-      a.ecn += j.at("ect").get<std::uint64_t>();
-      a.cnp += j.at("cnp").get<std::uint64_t>();
-      for (const auto& [k, v] : j.at("nak").items()) a.nak += v.get<std::uint64_t>();
-      a.regressions += j.at("psn_regressions").get<std::uint64_t>();
-    } catch (const nlohmann::json::exception&) {
-      ++malformed;
-    }
-  };
-  auto drop = [&] {
-    incomplete += pending.size() + (open ? 1 : 0);
-    pending.clear();
-    open = false;
-    broken = false;
-  };
-  auto epoch_of = [](const nlohmann::json& j) -> std::optional<std::uint64_t> {
-    if (j.contains("epoch") && j["epoch"].is_number_unsigned()) return j["epoch"].get<std::uint64_t>();
-    return std::nullopt;
-  };
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    if (in.eof()) {  // no newline: a line being written or cut short
-      ++incomplete;
-      break;
-    }
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
-      ++malformed;
-      if (open) broken = true;
-      continue;
-    }
-    const std::string type = j.value("type", "");
-    const auto epoch = epoch_of(j);
-    if (type == "batch") {
-      drop();
-      open = true;
-      open_epoch = epoch.value_or(0);
-      open_records = j.value("records", std::uint64_t{0});
-      broken = !epoch;
-    } else if (type == "flow") {
-      if (open && epoch != open_epoch) broken = true;
-      if (!open && epoch) {
-        ++incomplete;  // outside its batch
-        continue;
-      }
-      pending.push_back(std::move(j));
-    } else if (type == "counters") {
-      const bool complete = open ? !broken && epoch == open_epoch && pending.size() == open_records
-                                 : !epoch;  // earlier versions: the flow lines since the last counters line
-      if (!complete) {
-        drop();
-        ++incomplete;
-        continue;
-      }
-      for (const auto& f : pending) add(f);
-      pending.clear();
-      open = false;
+      a.packets += f->packets;
+      a.bytes += f->bytes;
+      a.ce += f->ce;
+      a.ecn += f->ect;
+      a.cnp += f->cnp;
+      for (const auto n : f->nak) a.nak += n;
+      a.regressions += f->psn_regressions;
     }
   }
-  drop();
   std::vector<const Aggregate*> sorted;
   for (const auto& [k, a] : flows) sorted.push_back(&a);
   std::sort(sorted.begin(), sorted.end(), [](const Aggregate* x, const Aggregate* y) {

@@ -12,6 +12,7 @@ const char* type_name(const nlohmann::json& v) {
   if (v.is_number()) return "number";
   if (v.is_string()) return "string";
   if (v.is_array()) return "array";
+  if (v.is_binary()) return "byte string";
   return "object";
 }
 
@@ -82,6 +83,107 @@ class DuplicateKeyFinder {
   std::vector<InvalidParam> found_;
 };
 
+// RFC 3629 well-formed UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF): what the JSON
+// parser accepts and the JSON writer can write. CBOR text strings are not checked by from_cbor().
+bool valid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t n = 0;
+    unsigned char lo = 0x80;
+    unsigned char hi = 0xBF;  // the allowed range of the second byte
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      n = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return false;
+    }
+    if (s.size() - i <= n) return false;  // the sequence is cut short
+    for (std::size_t k = 1; k <= n; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if (k == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xBF)) return false;
+    }
+    i += n + 1;
+  }
+  return true;
+}
+
+// The checks parse_json_strict() makes before and while parsing text, made on CBOR by one SAX pass before
+// any value is built: nesting (the pass stops at the first container beyond kMaxJsonDepth, so neither
+// this recursive reader nor from_cbor() below ever descends further), repeated map keys (the same finder
+// as for JSON), and a declared container length that exceeds the input (a length prefix is not trusted).
+class CborChecker : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  explicit CborChecker(std::size_t input_size) : input_size_(input_size) {}
+
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(number_integer_t) override { return value(); }
+  bool number_unsigned(number_unsigned_t) override { return value(); }
+  bool number_float(number_float_t, const string_t&) override { return value(); }
+  bool string(string_t& s) override {
+    if (!valid_utf8(s)) return refuse("body is not valid CBOR: a text string is not valid UTF-8");
+    return value();
+  }
+  bool binary(binary_t&) override { return value(); }
+  bool start_object(std::size_t elements) override { return start(E::object_start, elements); }
+  bool key(string_t& k) override {
+    if (!valid_utf8(k)) return refuse("body is not valid CBOR: a map key is not valid UTF-8");
+    duplicates_.on_event(E::key, nlohmann::json(k));
+    return true;
+  }
+  bool end_object() override { return end(E::object_end); }
+  bool start_array(std::size_t elements) override { return start(E::array_start, elements); }
+  bool end_array() override { return end(E::array_end); }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception&) override {
+    return refuse("body is not valid CBOR: error at byte " + std::to_string(position));
+  }
+
+  // Empty when the input passed; else the malformed detail.
+  const std::string& error() const { return error_; }
+  const DuplicateKeyFinder& duplicates() const { return duplicates_; }
+
+ private:
+  using E = nlohmann::json::parse_event_t;
+  bool value() {
+    duplicates_.on_event(E::value, nlohmann::json());
+    return true;
+  }
+  bool refuse(std::string why) {
+    error_ = std::move(why);
+    return false;
+  }
+  bool start(E event, std::size_t elements) {
+    if (++depth_ > kMaxJsonDepth)
+      return refuse("CBOR nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    // Every element takes at least one byte (a map entry two); -1 means indefinite length.
+    if (elements != static_cast<std::size_t>(-1) && elements > input_size_)
+      return refuse("body is not valid CBOR: a container declares more elements than the input holds");
+    duplicates_.on_event(event, nlohmann::json());
+    return true;
+  }
+  bool end(E event) {
+    --depth_;
+    duplicates_.on_event(event, nlohmann::json());
+    return true;
+  }
+
+  std::size_t input_size_;
+  int depth_ = 0;
+  std::string error_;
+  DuplicateKeyFinder duplicates_;
+};
+
 }  // namespace
 
 tl::expected<nlohmann::json, Problem> parse_json_strict(std::string_view text) {
@@ -145,6 +247,32 @@ tl::expected<nlohmann::json, Problem> parse_json_object(std::string_view body) {
         Problem::malformed(std::string("body must be a JSON object, not ") + type_name(*j)));
   }
   return j;
+}
+
+tl::expected<nlohmann::json, Problem> parse_cbor_strict(std::string_view bytes) {
+  if (bytes.empty()) return tl::unexpected(Problem::malformed("the CBOR input is empty"));
+  CborChecker checker(bytes.size());
+  bool passed = false;
+  try {
+    passed =
+        nlohmann::json::sax_parse(bytes.begin(), bytes.end(), &checker, nlohmann::json::input_format_t::cbor,
+                                  /*strict=*/true);
+  } catch (const nlohmann::json::exception&) {
+    passed = false;
+  }
+  if (!passed) {
+    return tl::unexpected(
+        Problem::malformed(checker.error().empty() ? "body is not valid CBOR" : checker.error()));
+  }
+  if (!checker.duplicates().found().empty())
+    return tl::unexpected(Problem::invalid(checker.duplicates().found()));
+  // The checked input is now built; tags (which the check pass refused too) stay an error here.
+  try {
+    return nlohmann::json::from_cbor(bytes, /*strict=*/true, /*allow_exceptions=*/true,
+                                     nlohmann::json::cbor_tag_handler_t::error);
+  } catch (const nlohmann::json::exception&) {
+    return tl::unexpected(Problem::malformed("body is not valid CBOR"));
+  }
 }
 
 FieldReader::FieldReader(const nlohmann::json& object, std::string path)
@@ -213,6 +341,57 @@ std::optional<std::int64_t> FieldReader::integer(std::string_view name, bool req
   return n;
 }
 
+std::optional<std::uint64_t> FieldReader::unsigned_integer(std::string_view name, bool required,
+                                                           std::uint64_t max) {
+  const auto* v = lookup(name, required);
+  if (!v) return std::nullopt;
+  if (!v->is_number_integer()) {
+    fail(name, std::string("must be an integer, not ") + type_name(*v));
+    return std::nullopt;
+  }
+  // A document built in code may hold a non-negative count as a signed integer; parsed text never does.
+  const bool negative = !v->is_number_unsigned() && v->get<std::int64_t>() < 0;
+  if (negative || v->get<std::uint64_t>() > max) {
+    fail(name, "must be between 0 and " + std::to_string(max));
+    return std::nullopt;
+  }
+  return v->get<std::uint64_t>();
+}
+
+std::optional<std::size_t> FieldReader::one_of(std::string_view name, bool required,
+                                               std::initializer_list<std::string_view> allowed,
+                                               std::size_t max_len) {
+  auto s = string(name, required, max_len);
+  if (!s) return std::nullopt;
+  std::size_t i = 0;
+  std::string list;
+  for (auto a : allowed) {
+    if (*s == a) return i;
+    list += (i == 0 ? "" : ", ") + std::string(a);
+    ++i;
+  }
+  fail(name, "must be one of " + list);
+  return std::nullopt;
+}
+
+std::optional<std::vector<std::string>> FieldReader::strings(std::string_view name, bool required,
+                                                             std::size_t max_items, std::size_t max_len) {
+  const auto* arr = array(name, required, max_items);
+  if (!arr) return std::nullopt;
+  std::vector<std::string> out;
+  out.reserve(arr->size());
+  for (std::size_t i = 0; i < arr->size(); ++i) {
+    const auto& v = (*arr)[i];
+    if (!v.is_string() || v.get_ref<const std::string&>().size() > max_len) {
+      fail(std::string(name) + "[" + std::to_string(i) + "]",
+           "must be a string of at most " + std::to_string(max_len) + " characters");
+      continue;
+    }
+    out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
 std::optional<bool> FieldReader::boolean(std::string_view name, bool required) {
   const auto* v = lookup(name, required);
   if (!v) return std::nullopt;
@@ -251,14 +430,26 @@ FieldReader FieldReader::child(const nlohmann::json& object, const std::string& 
   return FieldReader(object, path, errors_);
 }
 
-std::optional<Problem> FieldReader::finish() {
-  if (object_.is_object()) {
-    for (const auto& [key, value] : object_.items()) {
-      if (!seen_.contains(key)) fail(key, "is not a known field");
-    }
+void FieldReader::report_unknown() {
+  if (!object_.is_object()) return;
+  for (const auto& [key, value] : object_.items()) {
+    if (!seen_.contains(key)) fail(key, "is not a known field");
   }
+}
+
+std::optional<Problem> FieldReader::finish() {
+  report_unknown();
   if (errors_->empty()) return std::nullopt;
   return Problem::invalid(*errors_);
+}
+
+std::optional<Error> FieldReader::finish_error() {
+  report_unknown();
+  if (errors_->empty()) return std::nullopt;
+  std::vector<FieldError> fields;
+  fields.reserve(errors_->size());
+  for (const auto& e : *errors_) fields.push_back({e.name, e.reason});
+  return Error::invalid(std::move(fields));
 }
 
 }  // namespace hsns

@@ -6,12 +6,13 @@
 
 namespace hsns::daemon {
 
-namespace {
+// The contract names the opcode classes, NAK kinds and directions in the kernel's order.
+static_assert(ROCE_OP_CLASSES == proto::kOpClasses && ROCE_NAK_KINDS == proto::kNakKinds);
+static_assert(static_cast<int>(proto::FlowDirection::ingress) == ROCE_DIR_INGRESS &&
+              static_cast<int>(proto::FlowDirection::egress) == ROCE_DIR_EGRESS &&
+              static_cast<int>(proto::FlowDirection::xdp) == ROCE_DIR_XDP);
 
-constexpr const char* kOps[ROCE_OP_CLASSES] = {"send", "write",  "read_req", "read_resp",
-                                               "ack",  "atomic", "cnp",      "other"};
-constexpr const char* kNaks[ROCE_NAK_KINDS] = {"psn_seq", "inv_req", "rem_access", "rem_op", "rnr", "other"};
-constexpr const char* kDirs[] = {"ingress", "egress", "xdp"};
+namespace {
 
 std::string addr(int family, const __u8* bytes) {
   char buf[INET6_ADDRSTRLEN] = {};
@@ -22,85 +23,80 @@ std::string addr(int family, const __u8* bytes) {
 }  // namespace
 
 const char* op_class_name(int c) {
-  return c >= 0 && c < ROCE_OP_CLASSES ? kOps[c] : "?";
+  return c >= 0 && c < ROCE_OP_CLASSES ? proto::kOpClassNames[c] : "?";
 }
 const char* nak_name(int n) {
-  return n >= 0 && n < ROCE_NAK_KINDS ? kNaks[n] : "?";
+  return n >= 0 && n < ROCE_NAK_KINDS ? proto::kNakNames[n] : "?";
 }
 const char* direction_name(int d) {
-  return d >= 0 && d < 3 ? kDirs[d] : "?";
+  return d >= 0 && d < 3 ? proto::to_string(static_cast<proto::FlowDirection>(d)) : "?";
 }
 
-nlohmann::json to_json(const FlowRecord& r, const std::string& host) {
+proto::FlowRecord to_contract(const FlowRecord& r, const std::string& host) {
   const auto& k = r.key;
   const auto& s = r.stats;
-  nlohmann::json j;
-  j["type"] = "flow";
-  j["host"] = host;
-  j["ifindex"] = k.ifindex;
-  j["ifname"] = r.ifname;
-  j["direction"] = direction_name(k.direction);
-  j["family"] = k.family;
-  j["src"] = addr(k.family, k.src);
-  j["dst"] = addr(k.family, k.dst);
-  j["sport"] = k.sport;
-  j["dest_qp"] = k.dest_qp;
-  j["packets"] = s.packets;
-  j["bytes"] = s.bytes;
-  j["first_ns"] = r.first_unix_ns;
-  j["last_ns"] = r.last_unix_ns;
-  for (int i = 0; i < ROCE_OP_CLASSES; ++i) j["op"][kOps[i]] = s.op[i];
-  j["ect"] = s.ect;
-  j["ce"] = s.ce;
-  j["cnp"] = s.cnp;
-  for (int i = 0; i < ROCE_NAK_KINDS; ++i) j["nak"][kNaks[i]] = s.nak[i];
-  j["psn_regressions"] = s.psn_regressions;
-  if (s.has_psn) {
-    j["first_psn"] = s.first_psn;
-    j["last_psn"] = s.last_psn;
-    j["max_psn"] = s.max_psn;
-  }
-  return j;
+  proto::FlowRecord f;
+  f.host = host;
+  f.ifindex = k.ifindex;
+  f.ifname = r.ifname;
+  f.direction = static_cast<proto::FlowDirection>(k.direction);
+  f.family = k.family;
+  f.src = addr(k.family, k.src);
+  f.dst = addr(k.family, k.dst);
+  f.sport = k.sport;
+  f.dest_qp = k.dest_qp;
+  f.packets = s.packets;
+  f.bytes = s.bytes;
+  f.first_ns = r.first_unix_ns;
+  f.last_ns = r.last_unix_ns;
+  for (std::size_t i = 0; i < proto::kOpClasses; ++i) f.op[i] = s.op[i];
+  f.ect = s.ect;
+  f.ce = s.ce;
+  f.cnp = s.cnp;
+  for (std::size_t i = 0; i < proto::kNakKinds; ++i) f.nak[i] = s.nak[i];
+  f.psn_regressions = s.psn_regressions;
+  if (s.has_psn) f.psn = proto::FlowPsn{s.first_psn, s.last_psn, s.max_psn};
+  return f;
+}
+
+nlohmann::json to_json(const FlowRecord& record, const std::string& host) {
+  return proto::to_json(to_contract(record, host));
 }
 
 tl::expected<FlowRecord, std::string> flow_record_from_json(const nlohmann::json& j) {
-  try {
-    if (!j.is_object() || j.value("type", "") != "flow")
-      return tl::unexpected(std::string("not a flow record"));
-    FlowRecord r;
-    auto& k = r.key;
-    auto& s = r.stats;
-    k.ifindex = j.at("ifindex").get<std::uint32_t>();
-    r.ifname = j.value("ifname", "");
-    const auto dir = j.at("direction").get<std::string>();
-    k.direction = dir == "egress" ? ROCE_DIR_EGRESS : dir == "xdp" ? ROCE_DIR_XDP : ROCE_DIR_INGRESS;
-    k.family = j.at("family").get<std::uint8_t>();
-    const int af = k.family == 4 ? AF_INET : AF_INET6;
-    if (inet_pton(af, j.at("src").get<std::string>().c_str(), k.src) != 1 ||
-        inet_pton(af, j.at("dst").get<std::string>().c_str(), k.dst) != 1)
-      return tl::unexpected(std::string("bad address"));
-    k.sport = j.at("sport").get<std::uint16_t>();
-    k.dest_qp = j.at("dest_qp").get<std::uint32_t>();
-    s.packets = j.at("packets").get<std::uint64_t>();
-    s.bytes = j.at("bytes").get<std::uint64_t>();
-    r.first_unix_ns = j.value("first_ns", std::int64_t{0});
-    r.last_unix_ns = j.value("last_ns", std::int64_t{0});
-    for (int i = 0; i < ROCE_OP_CLASSES; ++i) s.op[i] = j.at("op").at(kOps[i]).get<std::uint64_t>();
-    s.ect = j.at("ect").get<std::uint64_t>();
-    s.ce = j.at("ce").get<std::uint64_t>();
-    s.cnp = j.at("cnp").get<std::uint64_t>();
-    for (int i = 0; i < ROCE_NAK_KINDS; ++i) s.nak[i] = j.at("nak").at(kNaks[i]).get<std::uint64_t>();
-    s.psn_regressions = j.at("psn_regressions").get<std::uint64_t>();
-    if (j.contains("max_psn")) {
-      s.has_psn = 1;
-      s.max_psn = j.at("max_psn").get<std::uint32_t>();
-      s.first_psn = j.value("first_psn", 0u);
-      s.last_psn = j.value("last_psn", 0u);
-    }
-    return r;
-  } catch (const nlohmann::json::exception& e) {
-    return tl::unexpected(std::string("flow record: ") + e.what());
+  const auto read = proto::read_flow_record(j);
+  if (!read) return tl::unexpected("flow record: " + read.error().message());
+  const auto& f = *read;
+  FlowRecord r;
+  auto& k = r.key;
+  auto& s = r.stats;
+  k.ifindex = f.ifindex;
+  r.ifname = f.ifname;
+  k.direction = static_cast<__u8>(f.direction);
+  k.family = static_cast<__u8>(f.family);
+  // The contract checked both addresses against the family.
+  const int af = f.family == 4 ? AF_INET : AF_INET6;
+  inet_pton(af, f.src.c_str(), k.src);
+  inet_pton(af, f.dst.c_str(), k.dst);
+  k.sport = f.sport;
+  k.dest_qp = f.dest_qp;
+  s.packets = f.packets;
+  s.bytes = f.bytes;
+  r.first_unix_ns = f.first_ns;
+  r.last_unix_ns = f.last_ns;
+  for (std::size_t i = 0; i < proto::kOpClasses; ++i) s.op[i] = f.op[i];
+  s.ect = f.ect;
+  s.ce = f.ce;
+  s.cnp = f.cnp;
+  for (std::size_t i = 0; i < proto::kNakKinds; ++i) s.nak[i] = f.nak[i];
+  s.psn_regressions = f.psn_regressions;
+  if (f.psn) {
+    s.has_psn = 1;
+    s.first_psn = f.psn->first;
+    s.last_psn = f.psn->last;
+    s.max_psn = f.psn->max;
   }
+  return r;
 }
 
 }  // namespace hsns::daemon

@@ -1,9 +1,10 @@
 // One RoCEv2 flow record: the counts of one flow (bpf/roce_flow.h key) during one harvest interval.
 //
 // Contract: `stats` holds deltas since the previous harvest batch (the kernel table is cleared once each
-// batch is committed, FlowProbe::commit), with first/last seen converted to Unix time (ns). to_json() renders
-// the JSON-lines sink format documented in docs/flow-probe.md; from_json() reads it back (hsnsctl flows,
-// tests) and returns an error message for a line that is not a flow record.
+// batch is committed, FlowProbe::commit), with first/last seen converted to Unix time (ns). The record's
+// document is the wire contract's flow record (hsns/proto/flows.h): to_contract()/to_json() render it,
+// flow_record_from_json() reads it back strictly (hsnsctl flows, tests) and returns an error message
+// naming the field for a line that is not a valid flow record.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <string>
 #include <tl/expected.hpp>
 
+#include "hsns/proto/flows.h"
 #include "roce_flow.h"
 
 namespace hsns::daemon {
@@ -23,6 +25,7 @@ struct FlowRecord {
   std::int64_t last_unix_ns = 0;
 };
 
+proto::FlowRecord to_contract(const FlowRecord& record, const std::string& host);
 nlohmann::json to_json(const FlowRecord& record, const std::string& host);
 tl::expected<FlowRecord, std::string> flow_record_from_json(const nlohmann::json& j);
 

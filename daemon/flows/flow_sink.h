@@ -3,8 +3,8 @@
 //   {"type":"flow",...,"epoch":E}                              N lines, one per record (flow_record.h)
 //   {"type":"counters","host":...,"epoch":E,"records":N,"ts_ms":...,"counters":{...}}   closing marker
 // A batch counts only when it is complete: its opening marker, N flow lines of its epoch and its closing
-// marker, in that order (read_sink_batches, hsnsctl flows). Files of earlier versions (flow lines without
-// epoch, then a counters line) are read as complete batches of epoch 0.
+// marker, in that order (proto::read_sink_batches: hsnsctl flows, tests). Files of earlier versions (flow
+// lines without epoch, then a counters line) are read as complete batches of epoch 0.
 //
 // Contract:
 // - open() appends to (creates, mode 0640) the file. A tail after the last closing marker is a batch a
@@ -58,15 +58,8 @@ class FlowSink {
   std::uint64_t truncated_ = 0;
 };
 
-// The complete batches of a sink file's text, in file order: each batch's flow lines (parsed) and its
-// closing counters line. Lines of a batch that is not complete (torn by a crash, or still being written)
-// are left out and counted in *ignored_lines; lines that are not JSON objects in *malformed_lines.
-struct SinkBatch {
-  std::uint64_t epoch = 0;
-  std::vector<nlohmann::json> flows;
-  nlohmann::json counters;
-};
-std::vector<SinkBatch> read_sink_batches(const std::string& text, std::size_t* ignored_lines = nullptr,
-                                         std::size_t* malformed_lines = nullptr);
+// The reader of the sink's framing is the wire contract's (hsns/proto/flows.h), shared with hsnsctl.
+using proto::read_sink_batches;
+using proto::SinkBatch;
 
 }  // namespace hsns::daemon

@@ -13,10 +13,20 @@
 //   path, e.g. "allocation_pools[2].end") when the field is missing or has the wrong type/range, and
 //   returns nullopt. finish() adds one error per field that no getter asked for, then returns all
 //   errors as one Problem, or nothing when the object was valid. Nothing throws.
-// - Child readers (object_at) share the parent's error list, so one Problem lists every bad field.
+// - Child readers (child(), objects()) share the parent's error list, so one Problem lists every bad field.
+// - parse_cbor_strict() is parse_json_strict() for CBOR (RFC 8949) bytes: the same data model, limits and
+//   refusals (nesting beyond kMaxJsonDepth and repeated map keys, both found before the document is built;
+//   tags, non-string keys and trailing bytes are malformed), so one FieldReader reads both encodings.
+// - finish() answers a Problem (the REST API); finish_error() the same findings as an hsns::Error of kind
+//   invalid (the wire contract, lib/proto) with every field in `fields`.
+//
+// This is the one strict field reader of the code base: the REST request parsers, the agent routes and
+// the wire contract (hsns/proto) all read through it, so a field is named and refused the same way
+// everywhere.
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -26,6 +36,7 @@
 #include <tl/expected.hpp>
 #include <vector>
 
+#include "hsns/error.h"
 #include "hsns/problem.h"
 
 namespace hsns {
@@ -37,6 +48,7 @@ inline constexpr std::size_t kMaxDuplicateKeysReported = 16;
 
 tl::expected<nlohmann::json, Problem> parse_json_strict(std::string_view text);
 tl::expected<nlohmann::json, Problem> parse_json_object(std::string_view body);
+tl::expected<nlohmann::json, Problem> parse_cbor_strict(std::string_view bytes);
 
 class FieldReader {
  public:
@@ -48,12 +60,45 @@ class FieldReader {
   std::optional<std::string> string(std::string_view name, bool required, std::size_t max_len = 256);
   std::optional<std::int64_t> integer(std::string_view name, bool required, std::int64_t min,
                                       std::int64_t max);
+  // Unsigned counters up to 2^64-1 (the integer() range is int64).
+  std::optional<std::uint64_t> unsigned_integer(std::string_view name, bool required,
+                                                std::uint64_t max = UINT64_MAX);
   std::optional<bool> boolean(std::string_view name, bool required);
+  // A string that must be one of `allowed`: the position in the list ("must be one of a, b, c").
+  std::optional<std::size_t> one_of(std::string_view name, bool required,
+                                    std::initializer_list<std::string_view> allowed,
+                                    std::size_t max_len = 64);
+  // An array of strings; each element that is not a string of at most max_len characters is an error
+  // named "name[i]". Returns the elements (the good ones when some are bad; ok() tells).
+  std::optional<std::vector<std::string>> strings(std::string_view name, bool required, std::size_t max_items,
+                                                  std::size_t max_len);
   // Arrays and objects: returns a pointer into the parsed document, valid while it lives.
   const nlohmann::json* array(std::string_view name, bool required, std::size_t max_items = 1024);
   const nlohmann::json* object(std::string_view name, bool required);
   // True when the field is present with a JSON null (for "clear this optional field").
   bool is_null(std::string_view name) const;
+
+  // An array of objects: each(FieldReader& element, std::size_t index) reads one element with a child
+  // reader (path "name[i]", unknown fields reported); an element that is not an object is an error.
+  // Returns false when the field is absent or not an array.
+  template <typename Each>
+  bool objects(std::string_view name, bool required, std::size_t max_items, Each&& each) {
+    const auto* arr = array(name, required, max_items);
+    if (!arr) return false;
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+      const std::string element = std::string(name) + "[" + std::to_string(i) + "]";
+      if (!(*arr)[i].is_object()) {
+        fail(element, "must be an object");
+        continue;
+      }
+      FieldReader child_reader = child((*arr)[i], field_path(element));
+      each(child_reader, i);
+      child_reader.report_unknown();
+    }
+    return true;
+  }
+  // Marks a field as known without reading it (a member another layer reads, e.g. a line's "type").
+  void known(std::string_view name) { seen_.emplace(name); }
 
   // A reader for a nested object (an element of an array or a field's value), sharing the error list.
   FieldReader child(const nlohmann::json& object, const std::string& path);
@@ -63,6 +108,10 @@ class FieldReader {
 
   // Reports unknown fields of this object; returns the Problem if any error was recorded anywhere.
   std::optional<Problem> finish();
+  // The same as an hsns::Error (kind invalid, one FieldError per finding).
+  std::optional<Error> finish_error();
+  // Only the unknown-field check of finish(), for a child reader whose findings the parent returns.
+  void report_unknown();
 
  private:
   const nlohmann::json* lookup(std::string_view name, bool required);

@@ -159,14 +159,14 @@ TEST(DesiredState, RejectsMalformedDocumentsWithTheField) {
   const std::pair<std::string, std::string> cases[] = {
       {"not json", "not valid JSON"},
       {"[]", "not a JSON object"},
-      {mutate(R"("generation":7)", R"("generation":"7")"), "generation: wrong type"},
+      {mutate(R"("generation":7)", R"("generation":"7")"), "generation: must be an integer"},
       {mutate(R"("address":"198.18.10.11")", R"("address":"198.18.99.11")"),
        "ports[0].address: outside cidr"},
       {mutate(R"("mtu":9000)", R"("mtu":20)"), "ports[0].mtu"},
       {mutate(R"("cidr":"198.18.10.0/24")", R"("cidr":"198.18.10.1/24")"), "ports[0].cidr"},
       {mutate(R"("netdev":null)", R"("netdev":"eth2")"), "used by two ports"},
       {mutate(R"("prefix_length":24)", R"("prefix_length":16)"), "prefix_length"},
-      {mutate(R"("port_id":"p0",)", ""), "ports[0].port_id: missing"},
+      {mutate(R"("port_id":"p0",)", ""), "ports[0].port_id: is required"},
   };
   for (const auto& [doc, expect] : cases) {
     auto s = parse_desired_state(doc);

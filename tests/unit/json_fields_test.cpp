@@ -423,6 +423,77 @@ TEST(FieldReader, NonObjectDocumentDoesNotThrow) {
 // ---------------------------------------------------------------------------------------------------
 // Problem
 
+TEST(FieldReader, UnsignedCountersUseTheFullRange) {
+  const json body = json::parse(R"({"max":18446744073709551615,"neg":-1,"text":"1","big":300})");
+  FieldReader r(body);
+  EXPECT_EQ(r.unsigned_integer("max", true), UINT64_MAX);
+  EXPECT_FALSE(r.unsigned_integer("neg", true));
+  EXPECT_FALSE(r.unsigned_integer("text", true));
+  EXPECT_FALSE(r.unsigned_integer("big", true, 255));
+  EXPECT_FALSE(r.unsigned_integer("absent", false));
+  auto p = r.finish();
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(names(*p, "neg", "between 0 and 18446744073709551615"));
+  EXPECT_TRUE(names(*p, "text", "must be an integer, not string"));
+  EXPECT_TRUE(names(*p, "big", "between 0 and 255"));
+  EXPECT_EQ(p->invalid_params.size(), 3u);
+}
+
+TEST(FieldReader, EnumerationsStringListsAndObjectArrays) {
+  const json body = json::parse(R"({"state":"drift","bad":"fine","list":["a",7,"ccc"],
+    "items":[{"id":"x"},3,{"id":"y","extra":true}]})");
+  FieldReader r(body);
+  EXPECT_EQ(r.one_of("state", true, {"conformant", "drift"}), 1u);
+  EXPECT_FALSE(r.one_of("bad", true, {"conformant", "drift"}));
+  const auto list = r.strings("list", true, 8, 2);
+  ASSERT_TRUE(list);
+  EXPECT_EQ(*list, std::vector<std::string>{"a"});
+  std::vector<std::string> ids;
+  EXPECT_TRUE(r.objects("items", true, 8, [&ids](FieldReader& item, std::size_t) {
+    if (auto id = item.string("id", true)) ids.push_back(*id);
+  }));
+  EXPECT_EQ(ids, (std::vector<std::string>{"x", "y"}));
+  auto e = r.finish_error();
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind, Error::Kind::invalid);
+  std::vector<std::string> fields;
+  for (const auto& f : e->fields) fields.push_back(f.field + ": " + f.reason);
+  EXPECT_EQ(fields, (std::vector<std::string>{
+                        "bad: must be one of conformant, drift",
+                        "list[1]: must be a string of at most 2 characters",
+                        "list[2]: must be a string of at most 2 characters",
+                        "items[1]: must be an object",
+                        "items[2].extra: is not a known field",
+                    }));
+}
+
+TEST(ParseCborStrict, SameModelAndRefusalsAsJson) {
+  const json doc = {{"a", 1}, {"b", {{"c", "text"}, {"d", {1, 2, 3}}}}};
+  const auto bytes = json::to_cbor(doc);
+  auto back = parse_cbor_strict(std::string(bytes.begin(), bytes.end()));
+  ASSERT_TRUE(back) << back.error().detail;
+  EXPECT_EQ(*back, doc);
+  EXPECT_FALSE(parse_cbor_strict(""));
+  // {"b":{"c":1,"c":2}}: the repeated key is named by its path, as parse_json_strict names it.
+  auto dup =
+      parse_cbor_strict(std::string("\xa1\x61"
+                                    "b\xa2\x61"
+                                    "c\x01\x61"
+                                    "c\x02"));
+  ASSERT_FALSE(dup);
+  EXPECT_TRUE(names(dup.error(), "b.c", "more than once"));
+  // A text string that is not UTF-8 (a lone continuation byte) could not be written as JSON again.
+  auto bad_utf8 =
+      parse_cbor_strict(std::string("\xa1\x61"
+                                    "a\x61\x80"));
+  ASSERT_FALSE(bad_utf8);
+  EXPECT_NE(bad_utf8.error().detail.find("UTF-8"), std::string::npos);
+  auto deep = parse_cbor_strict(std::string(kMaxJsonDepth + 1, '\x81') + '\x00');
+  ASSERT_FALSE(deep);
+  EXPECT_NE(deep.error().detail.find("nested deeper"), std::string::npos);
+  EXPECT_TRUE(parse_cbor_strict(std::string(kMaxJsonDepth, '\x81') + '\x00'));
+}
+
 TEST(Problem, InvalidDetailAndJson) {
   const auto one = Problem::invalid("cidr", "has host bits set");
   EXPECT_EQ(one.status, 400);

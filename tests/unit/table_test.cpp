@@ -311,22 +311,35 @@ TEST(RunCli, FlowsIgnoresAnUnterminatedBatch) {
   const hsns::testing::TempDir dir("hsnsctl-flows");
   const std::string path = (dir / "flows.jsonl").string();
   const auto flow = [](int epoch, int packets) {
-    json j = {{"type", "flow"},
-              {"host", "h1"},
-              {"ifname", "rxe0"},
-              {"direction", "ingress"},
-              {"src", "198.18.40.1"},
-              {"dst", "198.18.40.2"},
-              {"sport", 49152},
-              {"dest_qp", 7},
-              {"packets", packets},
-              {"bytes", packets * 100},
-              {"ce", 0},
-              {"ect", 0},
-              {"cnp", 0},
-              {"nak", {{"rnr", 0}}},
-              {"psn_regressions", 0},
-              {"epoch", epoch}};
+    // A complete flow record (the wire contract's, hsns/proto/flows.h): hsnsctl refuses partial ones.
+    json j = {
+        {"type", "flow"},
+        {"host", "h1"},
+        {"ifindex", 3},
+        {"ifname", "rxe0"},
+        {"direction", "ingress"},
+        {"family", 4},
+        {"src", "198.18.40.1"},
+        {"dst", "198.18.40.2"},
+        {"sport", 49152},
+        {"dest_qp", 7},
+        {"packets", packets},
+        {"bytes", packets * 100},
+        {"ce", 0},
+        {"ect", 0},
+        {"cnp", 0},
+        {"op",
+         {{"send", packets},
+          {"write", 0},
+          {"read_req", 0},
+          {"read_resp", 0},
+          {"ack", 0},
+          {"atomic", 0},
+          {"cnp", 0},
+          {"other", 0}}},
+        {"nak", {{"psn_seq", 0}, {"inv_req", 0}, {"rem_access", 0}, {"rem_op", 0}, {"rnr", 0}, {"other", 0}}},
+        {"psn_regressions", 0},
+        {"epoch", epoch}};
     return j.dump() + "\n";
   };
   const auto open_marker = [](int epoch, int records) {

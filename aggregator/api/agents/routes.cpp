@@ -1,11 +1,12 @@
 #include "api/agents/routes.h"
 
-#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "api/network/requests.h"
 #include "hsns/json_fields.h"
+#include "hsns/proto/agent.h"
+#include "http/errors.h"
 #include "http/json_io.h"
 #include "services/store_errors.h"
 
@@ -15,49 +16,6 @@ namespace {
 using http::RequestContext;
 using http::Response;
 namespace bhttp = boost::beast::http;
-
-constexpr std::size_t kMaxReportPorts = 256;
-constexpr std::size_t kMaxStrings = 64;
-
-// An optional array of strings; each element checked for type and length.
-void read_strings(FieldReader& r, std::string_view name, std::size_t max_len) {
-  const auto* arr = r.array(name, false, kMaxStrings);
-  if (!arr) return;
-  for (std::size_t i = 0; i < arr->size(); ++i) {
-    const auto& v = (*arr)[i];
-    if (!v.is_string() || v.get_ref<const std::string&>().size() > max_len) {
-      r.fail(std::string(name) + "[" + std::to_string(i) + "]",
-             "must be a string of at most " + std::to_string(max_len) + " characters");
-    }
-  }
-}
-
-void read_enum(FieldReader& r, std::string_view name, std::initializer_list<std::string_view> allowed) {
-  auto v = r.string(name, true, 32);
-  if (!v) return;
-  for (auto a : allowed) {
-    if (*v == a) return;
-  }
-  std::string list;
-  for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-  r.fail(name, "must be one of " + list);
-}
-
-template <typename F>
-void read_objects(FieldReader& r, std::string_view name, std::size_t max_items, F&& each) {
-  const auto* arr = r.array(name, false, max_items);
-  if (!arr) return;
-  for (std::size_t i = 0; i < arr->size(); ++i) {
-    const std::string path = std::string(name) + "[" + std::to_string(i) + "]";
-    if (!(*arr)[i].is_object()) {
-      r.fail(path, "must be an object");
-      continue;
-    }
-    FieldReader child = r.child((*arr)[i], r.field_path(path));
-    each(child);
-    (void)child.finish();
-  }
-}
 
 struct Counts {
   int converged = 0, failed = 0, pending = 0, qos_drift = 0;
@@ -154,28 +112,8 @@ Response list_agents(store::NetworkStore& network, store::AgentStore& agents, Re
 }  // namespace
 
 tl::expected<nlohmann::json, Problem> parse_agent_report(const nlohmann::json& body) {
-  FieldReader r(body);
-  (void)r.integer("applied_generation", true, 0, std::numeric_limits<std::int64_t>::max());
-  read_objects(r, "ports", kMaxReportPorts, [](FieldReader& p) {
-    (void)p.string("port_id", true, 64);
-    (void)p.string("netdev", false, 15);
-    read_enum(p, "state", {"converged", "failed", "pending"});
-    (void)p.string("reason", false, 1024);
-    read_strings(p, "drift", 512);
-    (void)p.integer("isolation_dropped_packets", false, 0, std::numeric_limits<std::int64_t>::max());
-  });
-  read_objects(r, "qos", kMaxNpusPerHost, [](FieldReader& q) {
-    (void)q.string("netdev", true, 15);
-    read_enum(q, "state", {"conformant", "drift", "unknown"});
-    read_strings(q, "findings", 512);
-  });
-  if (const auto* d = r.object("daemon", false)) {
-    FieldReader dr = r.child(*d, "daemon");
-    (void)dr.string("version", false, 64);
-    (void)dr.string("started_at", false, 64);
-    (void)dr.finish();
-  }
-  if (auto p = r.finish()) return tl::unexpected(*p);
+  if (auto report = proto::read_status_report(body); !report)
+    return tl::unexpected(http::to_problem(report.error()));
   return body;
 }
 

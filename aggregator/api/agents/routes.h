@@ -4,9 +4,10 @@
 //   PUT /api/v1/agents/{host}/status   the daemon's report (role agent or operator); 200 with the summary
 //   GET /api/v1/agents/{host}/status   the last report with its summary; 404 before the first report
 //   GET /api/v1/agents                 one summary row per registered host, reported or not
-// Contract: the report body is validated strictly (unknown fields, wrong types, bad enum values are 400
-// naming the field) before it is stored; the summary compares the applied generation with the host's
-// current desired generation ("in_sync"). Stores must outlive the router.
+// Contract: the report body is validated strictly against the wire contract's status report
+// (hsns/proto/agent.h: unknown fields, wrong types, bad enum values are 400 naming the field) before it is
+// stored; the report is stored and answered back as the daemon sent it; the summary compares the applied
+// generation with the host's current desired generation ("in_sync"). Stores must outlive the router.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
@@ -20,7 +21,7 @@ namespace hsns::network {
 
 void register_agent_routes(http::Router& router, store::NetworkStore& network, store::AgentStore& agents);
 
-// Validates a status report body; returns the canonical report (the same object) or a 400 Problem.
+// Validates a status report body with proto::read_status_report; returns the body or a 400 Problem.
 tl::expected<nlohmann::json, Problem> parse_agent_report(const nlohmann::json& body);
 
 }  // namespace hsns::network

@@ -6,6 +6,8 @@
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 
+#include "hsns/json_fields.h"
+#include "hsns/proto/agent.h"
 #include "api/network/requests.h"
 #include "http/json_io.h"
 #include "services/store_errors.h"
@@ -242,34 +244,33 @@ Response desired_state(store::NetworkStore& store, RequestContext& ctx) {
 }  // namespace
 
 DesiredDocument render_desired_state(const HostView& view) {
-  auto ports = nlohmann::json::array();
+  proto::DesiredState doc{view.host.name, view.host.generation, {}};
   for (const auto& p : view.ports) {
     const auto subnet = std::find_if(view.subnets.begin(), view.subnets.end(),
                                      [&](const Subnet& s) { return s.id == p.subnet_id; });
     if (subnet == view.subnets.end()) continue;  // impossible in a consistent snapshot
     const auto npu = std::find_if(view.host.npus.begin(), view.host.npus.end(),
                                   [&](const NpuInterface& n) { return n.index == p.npu; });
-    const bool known = npu != view.host.npus.end();
-    ports.push_back({{"port_id", p.id},
-                     {"name", p.name},
-                     {"npu", p.npu},
-                     {"netdev", known ? nlohmann::json(npu->netdev) : nlohmann::json(nullptr)},
-                     {"mac", known ? nlohmann::json(npu->mac) : nlohmann::json(nullptr)},
-                     {"subnet_id", subnet->id},
-                     {"subnet_name", subnet->name},
-                     {"tenant", subnet->tenant},
-                     {"address", p.ip_address.to_string()},
-                     {"prefix_length", subnet->cidr.length()},
-                     {"cidr", subnet->cidr.to_string()},
-                     {"mtu", subnet->mtu},
-                     {"gateway_ip", subnet->gateway ? nlohmann::json(subnet->gateway->to_string())
-                                                    : nlohmann::json(nullptr)},
-                     {"allowed_prefixes", nlohmann::json::array({subnet->cidr.to_string()})}});
+    proto::DesiredPort port;
+    port.port_id = p.id;
+    port.name = p.name;
+    port.npu = p.npu;
+    if (npu != view.host.npus.end()) {
+      port.netdev = npu->netdev;
+      port.mac = npu->mac;
+    }
+    port.subnet_id = subnet->id;
+    port.subnet_name = subnet->name;
+    port.tenant = subnet->tenant;
+    port.address = p.ip_address;
+    port.cidr = subnet->cidr;
+    port.mtu = subnet->mtu;
+    port.gateway = subnet->gateway;
+    port.allowed_prefixes = {subnet->cidr};
+    doc.ports.push_back(std::move(port));
   }
-  const nlohmann::json doc = {
-      {"host", view.host.name}, {"generation", view.host.generation}, {"ports", std::move(ports)}};
   DesiredDocument out;
-  out.body = doc.dump();
+  out.body = proto::encode(doc);
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(out.body.data()), out.body.size(), digest);
   out.etag = "\"" + hex(digest, 16) + "\"";

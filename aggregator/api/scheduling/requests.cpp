@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "hsns/json_fields.h"
 #include "api/network/requests.h"
+#include "hsns/json_fields.h"
 
 namespace hsns::scheduling_api {
 namespace {
@@ -24,22 +24,6 @@ template <std::int64_t Lo, std::int64_t Hi, typename T>
 void read_int(FieldReader& r, std::string_view name, bool required, T& out) {
   static_assert(Lo <= Hi && std::in_range<T>(Lo) && std::in_range<T>(Hi), "range does not fit the field");
   if (auto v = r.integer(name, required, Lo, Hi)) out = static_cast<T>(*v);
-}
-
-// One enumerated string field: its value must be one of `allowed`; returns the position.
-std::optional<std::size_t> choice(FieldReader& r, std::string_view name, bool required,
-                                  std::initializer_list<std::string_view> allowed) {
-  auto s = r.string(name, required, 64);
-  if (!s) return std::nullopt;
-  std::size_t i = 0;
-  std::string list;
-  for (auto a : allowed) {
-    if (*s == a) return i;
-    list += (i == 0 ? "" : ", ") + std::string(a);
-    ++i;
-  }
-  r.fail(name, "must be one of " + list);
-  return std::nullopt;
 }
 
 cost::ModelSpec read_model(FieldReader& parent) {
@@ -86,7 +70,7 @@ cost::ParallelSpec read_parallel(FieldReader& parent) {
 }
 
 std::optional<cost::Algorithm> read_algorithm(FieldReader& r) {
-  auto i = choice(r, "algorithm", false, {"auto", "ring", "halving-doubling", "tree", "hierarchical"});
+  auto i = r.one_of("algorithm", false, {"auto", "ring", "halving-doubling", "tree", "hierarchical"});
   if (!i) return std::nullopt;
   static constexpr cost::Algorithm kAlgorithms[] = {cost::Algorithm::automatic, cost::Algorithm::ring,
                                                     cost::Algorithm::halving_doubling, cost::Algorithm::tree,
@@ -168,7 +152,7 @@ tl::expected<search::SearchRequest, Problem> parse_search_request(const json& bo
   }
   if (const json* con = r.object("constraints", false)) {
     FieldReader cr = r.child(*con, "constraints");
-    if (auto i = choice(cr, "max_tier", false, {"host", "leaf", "spine", "core"})) {
+    if (auto i = cr.one_of("max_tier", false, {"host", "leaf", "spine", "core"})) {
       req.constraints.max_tier = static_cast<search::Tier>(*i);
     }
     req.constraints.exclude_hosts = read_host_list(cr, "exclude_hosts", false, 0);
@@ -195,7 +179,7 @@ tl::expected<ScheduleBody, Problem> parse_schedule_request(const json& body) {
   req.model = read_model(r);
   req.parallel = read_parallel(r);
   if (auto a = read_algorithm(r)) req.algorithm = *a;
-  if (auto f = choice(r, "framework", false, {"pytorch", "megatron", "deepspeed", "mindspore"})) {
+  if (auto f = r.one_of("framework", false, {"pytorch", "megatron", "deepspeed", "mindspore"})) {
     static constexpr placement::Framework kFrameworks[] = {
         placement::Framework::pytorch, placement::Framework::megatron, placement::Framework::deepspeed,
         placement::Framework::mindspore};
@@ -229,7 +213,7 @@ tl::expected<ScheduleBody, Problem> parse_schedule_request(const json& body) {
       }
       req.ecmp_hash.fields = selected;
     }
-    if (auto f = choice(hr, "function", false, {"crc32", "crc32c", "crc32_bzip2", "xor_fold"})) {
+    if (auto f = hr.one_of("function", false, {"crc32", "crc32c", "crc32_bzip2", "xor_fold"})) {
       static constexpr cost::HashFunction kFunctions[] = {
           cost::HashFunction::crc32, cost::HashFunction::crc32c, cost::HashFunction::crc32_bzip2,
           cost::HashFunction::xor_fold};
@@ -254,7 +238,7 @@ tl::expected<ScheduleBody, Problem> parse_schedule_request(const json& body) {
   read_int<1, 64>(r, "qps_per_pair", false, req.qps_per_pair);
   read_int<1, 100>(r, "ecmp_seeds", false, req.ecmp_seeds);
   read_int<1, 65535>(r, "master_port", false, req.master_port);
-  if (auto v = choice(r, "rank_table_version", false, {"auto", "1.0", "1.2"})) {
+  if (auto v = r.one_of("rank_table_version", false, {"auto", "1.0", "1.2"})) {
     static constexpr placement::RankTableVersion kVersions[] = {placement::RankTableVersion::automatic,
                                                                 placement::RankTableVersion::v1_0,
                                                                 placement::RankTableVersion::v1_2};

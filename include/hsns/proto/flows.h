@@ -1,0 +1,121 @@
+// RoCEv2 flow records and harvest batches: what hsnsd's flow probe writes (daemon/flows) and hsnsctl and
+// the tests read (docs/flow-probe.md).
+//
+// Two forms of one record:
+// - the JSON-lines sink: one harvest batch (epoch E) is an opening marker {"type":"batch",...}, its flow
+//   lines {"type":"flow",...,"epoch":E} and a closing {"type":"counters",...} line; read_sink_batches()
+//   is the one reader of that framing (a batch counts only when complete, see its comment);
+// - FlowBatch, one document of kind "flow-batch": {"host","epoch","ts_ms","records":[...],"counters":{}},
+//   the form in which batches will travel to the aggregator (sequence-numbered by epoch, CBOR).
+// Contract: the rules of hsns/proto/codec.h. A flow record is read strictly (unknown members refused);
+// members that sink files of earlier versions lacked (host, ifname, first_ns, last_ns, epoch) are
+// optional. Addresses are checked against the record's family. Values only; thread-safe.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hsns/error.h"
+#include "hsns/proto/codec.h"
+
+namespace hsns::proto {
+
+// The same order as enum roce_op_class / roce_nak / roce_direction of bpf/roce_flow.h (the daemon checks).
+inline constexpr std::size_t kOpClasses = 8;
+inline constexpr std::size_t kNakKinds = 6;
+inline constexpr std::array<const char*, kOpClasses> kOpClassNames = {
+    "send", "write", "read_req", "read_resp", "ack", "atomic", "cnp", "other"};
+inline constexpr std::array<const char*, kNakKinds> kNakNames = {"psn_seq", "inv_req", "rem_access",
+                                                                 "rem_op",  "rnr",     "other"};
+enum class FlowDirection { ingress = 0, egress = 1, xdp = 2 };
+const char* to_string(FlowDirection direction);
+
+struct FlowPsn {
+  std::uint32_t first = 0;
+  std::uint32_t last = 0;
+  std::uint32_t max = 0;
+  bool operator==(const FlowPsn&) const = default;
+};
+
+struct FlowRecord {
+  std::string host;
+  std::uint32_t ifindex = 0;
+  std::string ifname;
+  FlowDirection direction = FlowDirection::ingress;
+  int family = 4;   // 4 or 6
+  std::string src;  // textual address of `family`
+  std::string dst;
+  std::uint16_t sport = 0;
+  std::uint32_t dest_qp = 0;
+  std::uint64_t packets = 0;
+  std::uint64_t bytes = 0;
+  std::int64_t first_ns = 0;  // Unix time
+  std::int64_t last_ns = 0;
+  std::array<std::uint64_t, kOpClasses> op{};
+  std::uint64_t ect = 0;
+  std::uint64_t ce = 0;
+  std::uint64_t cnp = 0;
+  std::array<std::uint64_t, kNakKinds> nak{};
+  std::uint64_t psn_regressions = 0;
+  std::optional<FlowPsn> psn;
+  std::optional<std::uint64_t> epoch;  // sink lines carry their batch's epoch
+  bool operator==(const FlowRecord&) const = default;
+};
+
+Result<FlowRecord> read_flow_record(const nlohmann::json& document);
+nlohmann::json to_json(const FlowRecord& record);
+
+inline constexpr std::size_t kMaxFlowBatchRecords = 1 << 18;
+inline constexpr std::size_t kMaxFlowCounters = 64;
+
+struct FlowBatch {
+  std::string host;
+  std::uint64_t epoch = 0;
+  std::int64_t ts_ms = 0;
+  std::vector<FlowRecord> records;
+  std::map<std::string, std::uint64_t> counters;
+  bool operator==(const FlowBatch&) const = default;
+};
+
+Result<FlowBatch> read_flow_batch(const nlohmann::json& document);
+nlohmann::json to_json(const FlowBatch& batch);
+
+template <>
+struct Kind<FlowRecord> {
+  static constexpr const char* kName = "flow-record";
+  static constexpr std::size_t kMaxBytes = 64 << 10;
+  static Result<FlowRecord> read(const nlohmann::json& d) { return read_flow_record(d); }
+  static nlohmann::json write(const FlowRecord& v) { return to_json(v); }
+};
+
+template <>
+struct Kind<FlowBatch> {
+  static constexpr const char* kName = "flow-batch";
+  static constexpr std::size_t kMaxBytes = 256 << 20;
+  static Result<FlowBatch> read(const nlohmann::json& d) { return read_flow_batch(d); }
+  static nlohmann::json write(const FlowBatch& v) { return to_json(v); }
+};
+
+// The complete batches of a sink file's text, in file order: each batch's flow lines (strictly parsed
+// JSON objects, read with read_flow_record by the consumer) and its closing counters line. A batch is
+// complete when its opening marker, exactly `records` flow lines of its epoch and a closing marker of
+// the same epoch and record count follow each other. Lines of a batch that is not complete (torn by a
+// crash, or still being written) are left out and counted in *ignored_lines; lines that are not JSON
+// objects in *malformed_lines. Files of earlier versions (flow lines without epoch, then a counters
+// line) read as complete batches of epoch 0.
+struct SinkBatch {
+  std::uint64_t epoch = 0;
+  std::vector<nlohmann::json> flows;
+  nlohmann::json counters;
+};
+std::vector<SinkBatch> read_sink_batches(std::string_view text, std::size_t* ignored_lines = nullptr,
+                                         std::size_t* malformed_lines = nullptr);
+
+}  // namespace hsns::proto
