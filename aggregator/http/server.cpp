@@ -280,6 +280,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
         make_websocket_session(std::move(stream_), shared_->limits.websocket, shared_->observer, entry);
     entry->session = session;
     const bool running = shared_->add(entry);
+    shared_->remove(this);  // the entry takes this connection's place under the cap at once
     session->run(std::move(request), std::move(start));
     if (!running) session->go_away();  // shutdown began after this connection was told to close
   }

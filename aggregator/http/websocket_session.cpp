@@ -22,6 +22,7 @@ namespace beast = boost::beast;
 namespace websocket = beast::websocket;
 
 std::atomic<std::uint64_t> next_session_id{1};
+constexpr std::size_t kReadPiece = 16 * 1024;
 
 struct Outgoing {
   std::shared_ptr<const std::string> data;
@@ -117,7 +118,9 @@ class WebSocketSession final : public WebSocketChannel,
     ws_.set_option(timeouts);
     ws_.set_option(websocket::stream_base::decorator(
         [](websocket::response_type& res) { res.set(bhttp::field::server, "hsns-aggregator"); }));
-    ws_.read_message_max(limits_.max_message_bytes);
+    // The message size limit is ours (on_read), not Beast's read_message_max: Beast fails the connection
+    // and drops it with the rest of the message unread, so the peer gets a reset instead of the 1009.
+    ws_.read_message_max(0);
     ws_.async_accept(upgrade_,
                      [self = this->shared_from_this()](beast::error_code ec) { self->on_handshake(ec); });
   }
@@ -143,14 +146,23 @@ class WebSocketSession final : public WebSocketChannel,
     do_read();
   }
 
+  // Reads a message in pieces, so that one over the limit is never held whole.
   void do_read() {
-    ws_.async_read(read_buffer_, [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
-      self->on_read(ec);
-    });
+    ws_.async_read_some(
+        read_buffer_, kReadPiece,
+        [self = this->shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
   }
 
   void on_read(beast::error_code ec) {
     if (ec) return on_read_end(ec);
+    if (!closing_ && read_buffer_.size() > limits_.max_message_bytes) {
+      // A close handshake, not a dropped connection: the rest of the message is read and discarded until
+      // the peer answers the close frame.
+      read_buffer_.consume(read_buffer_.size());
+      begin_close(websocket::close_code::too_big, close_reason::kMessageTooBig, "message too big");
+      return do_read();
+    }
+    if (!closing_ && !ws_.is_message_done()) return do_read();
     if (on_message_ && !closing_) {
       auto message = beast::buffers_to_string(read_buffer_.data());
       read_buffer_.consume(read_buffer_.size());
@@ -173,7 +185,7 @@ class WebSocketSession final : public WebSocketChannel,
       } else if (ec == beast::error::timeout) {
         reason_ = close_reason::kIdle;
       } else if (ec == websocket::error::message_too_big) {
-        reason_ = close_reason::kMessageTooBig;  // Beast has sent 1009
+        reason_ = close_reason::kMessageTooBig;
       } else {
         reason_ = close_reason::kError;
       }
