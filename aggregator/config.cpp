@@ -25,6 +25,22 @@ T read_int(const YAML::Node& n, const std::string& key, long long min, long long
   return static_cast<T>(v);
 }
 
+// A list of origins ("https://dash.example.com:8443"), each stored normalised (http/websocket.h).
+std::vector<std::string> read_origins(const YAML::Node& n, const std::string& key) {
+  if (!n.IsSequence()) throw std::runtime_error(key + ": must be a list of origins (scheme://host[:port])");
+  std::vector<std::string> origins;
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    const auto text = n[i].as<std::string>();
+    auto origin = http::normalize_origin(text);
+    if (!origin) {
+      throw std::runtime_error(key + "[" + std::to_string(i) + "]: '" + text +
+                               "' is not an origin (http or https scheme, host, optional port, no path)");
+    }
+    origins.push_back(std::move(*origin));
+  }
+  return origins;
+}
+
 void apply_http(const YAML::Node& node, AggregatorConfig& c) {
   auto& l = c.limits;
   for (const auto& kv : node) {
@@ -47,6 +63,16 @@ void apply_http(const YAML::Node& node, AggregatorConfig& c) {
       c.worker_threads = read_int<int>(v, where, 1, 256);
     } else if (key == "heavy_queue_limit") {
       c.heavy_queue_limit = read_int<std::size_t>(v, where, 0, 10'000);
+    } else if (key == "websocket_allowed_origins") {
+      l.websocket.allowed_origins = read_origins(v, where);
+    } else if (key == "websocket_queue_messages") {
+      l.websocket.queue_messages = read_int<std::size_t>(v, where, 1, 1'000'000);
+    } else if (key == "websocket_queue_bytes") {
+      l.websocket.queue_bytes = read_int<std::size_t>(v, where, 1024, 1LL << 30);
+    } else if (key == "websocket_max_message_bytes") {
+      l.websocket.max_message_bytes = read_int<std::size_t>(v, where, 125, 1LL << 30);
+    } else if (key == "websocket_idle_timeout_ms") {
+      l.websocket.idle_timeout = std::chrono::milliseconds(read_int<long long>(v, where, 1000, 3'600'000));
     } else {
       throw std::runtime_error("unknown key '" + where + "'");
     }

@@ -120,7 +120,11 @@ int run(const AggregatorConfig& c) {
       },
       hsns::http::ServerObserver{[&metrics](int status) { metrics.observe_rejected(status); },
                                  [&metrics](const char* action) { metrics.observe_connection_shed(action); },
-                                 [&metrics](const char* kind) { metrics.observe_accept_error(kind); }});
+                                 [&metrics](const char* kind) { metrics.observe_accept_error(kind); },
+                                 [&metrics] { metrics.observe_websocket_opened(); },
+                                 [&metrics](const char* reason) { metrics.observe_websocket_closed(reason); },
+                                 [&metrics] { metrics.observe_websocket_message_sent(); }});
+  server.set_upgrade_handler([&service](const hsns::http::Request& req) { return service.upgrade(req); });
   try {
     server.listen({net::ip::make_address(c.listen_address), c.port});
   } catch (const std::exception& e) {

@@ -60,9 +60,25 @@ Metrics::Metrics()
                            .Add({})),
       open_connections_(prometheus::BuildGauge()
                             .Name("hsns_http_open_connections")
-                            .Help("HTTP connections currently open")
+                            .Help("HTTP connections currently open (WebSocket sessions included)")
                             .Register(*registry_)
-                            .Add({})) {
+                            .Add({})),
+      websocket_sessions_(prometheus::BuildGauge()
+                              .Name("hsns_websocket_sessions_open")
+                              .Help("WebSocket sessions currently open")
+                              .Register(*registry_)
+                              .Add({})),
+      websocket_messages_sent_(prometheus::BuildCounter()
+                                   .Name("hsns_websocket_messages_sent_total")
+                                   .Help("Messages written to WebSocket sessions")
+                                   .Register(*registry_)
+                                   .Add({})),
+      websocket_closed_(prometheus::BuildCounter()
+                            .Name("hsns_websocket_sessions_closed_total")
+                            .Help("WebSocket sessions ended, by reason: slow_consumer (outgoing queue full, "
+                                  "closed 1013), idle, client, shutdown (1001), message_too_big (1009), "
+                                  "endpoint, error")
+                            .Register(*registry_)) {
   prometheus::BuildGauge()
       .Name("hsns_build_info")
       .Help("Build identity of the running aggregator; the value is always 1")
@@ -108,6 +124,19 @@ void Metrics::set_open_connections(double n) {
 
 void Metrics::observe_auth_failure(std::string_view reason) {
   auth_failures_.Add({{"reason", std::string(reason)}}).Increment();
+}
+
+void Metrics::observe_websocket_opened() {
+  websocket_sessions_.Increment();
+}
+
+void Metrics::observe_websocket_closed(std::string_view reason) {
+  websocket_sessions_.Decrement();
+  websocket_closed_.Add({{"reason", std::string(reason)}}).Increment();
+}
+
+void Metrics::observe_websocket_message_sent() {
+  websocket_messages_sent_.Increment();
 }
 
 std::string Metrics::serialize() const {

@@ -32,6 +32,11 @@ class Metrics {
   void set_max_connections(double n);
   void set_open_connections(double n);
   void observe_auth_failure(std::string_view reason);
+  // WebSocket sessions (http/websocket.h): the open-sessions gauge follows opened/closed; reason is one of
+  // http::close_reason (slow_consumer, idle, client, shutdown, message_too_big, endpoint, error).
+  void observe_websocket_opened();
+  void observe_websocket_closed(std::string_view reason);
+  void observe_websocket_message_sent();
 
   // Prometheus text exposition format 0.0.4.
   std::string serialize() const;
@@ -48,6 +53,9 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& accept_errors_;
   prometheus::Gauge& max_connections_;
   prometheus::Gauge& open_connections_;
+  prometheus::Gauge& websocket_sessions_;
+  prometheus::Counter& websocket_messages_sent_;
+  prometheus::Family<prometheus::Counter>& websocket_closed_;
 };
 
 }  // namespace hsns

@@ -61,7 +61,12 @@ std::optional<std::string> RequestContext::query(std::string_view name) const {
 
 void Router::add(bhttp::verb method, std::string pattern, PermissionSet permissions, Handler handler,
                  Cost cost) {
-  routes_.push_back(Route{method, std::move(pattern), permissions, std::move(handler), cost});
+  routes_.push_back(Route{method, std::move(pattern), permissions, std::move(handler), cost, nullptr});
+}
+
+void Router::add_websocket(std::string pattern, PermissionSet permissions, WebSocketOpen on_open) {
+  routes_.push_back(
+      Route{bhttp::verb::get, std::move(pattern), permissions, nullptr, Cost::light, std::move(on_open)});
 }
 
 Router::Match Router::match(bhttp::verb method, std::string_view encoded_path) const {

@@ -10,12 +10,15 @@
 // - A route's cost class says where it runs: light handlers (store reads and writes, bounded and brief)
 //   run on the connection's I/O strand; heavy ones (topology import and generation, search, schedule,
 //   exports: up to seconds of CPU) run on a bounded worker pool so they cannot starve other clients.
+// - A WebSocket endpoint (add_websocket) is a GET route whose on_open starts a session once the upgrade
+//   succeeded (http/websocket.h); it is authorised like any route. A plain GET to it answers 426.
 #pragma once
 
 #include <boost/beast/http.hpp>
 #include <boost/url/url_view.hpp>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -64,18 +67,26 @@ using Respond = std::function<void(Response)>;
 
 enum class Cost : std::uint8_t { light, heavy };
 
+class WebSocketChannel;
+// Starts a WebSocket endpoint on a freshly opened session (subscribe it to topics, set its message
+// handler); runs on the session's strand. The context's request is the upgrade request.
+using WebSocketOpen = std::function<void(const RequestContext&, const std::shared_ptr<WebSocketChannel>&)>;
+
 struct Route {
   bhttp::verb method;
   std::string pattern;
   PermissionSet permissions;
   Handler handler;
   Cost cost = Cost::light;
+  WebSocketOpen on_open;  // set for WebSocket endpoints (then handler is empty)
 };
 
 class Router {
  public:
   void add(bhttp::verb method, std::string pattern, PermissionSet permissions, Handler handler,
            Cost cost = Cost::light);
+  // A WebSocket endpoint at GET pattern.
+  void add_websocket(std::string pattern, PermissionSet permissions, WebSocketOpen on_open);
 
   struct Match {
     const Route* route = nullptr;                                  // set when path and method match

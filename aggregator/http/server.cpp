@@ -10,6 +10,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <boost/beast/websocket/rfc6455.hpp>
 #include <cerrno>
 #include <deque>
 #include <mutex>
@@ -18,6 +19,7 @@
 #include <unordered_map>
 
 #include "http/framing.h"
+#include "http/websocket_session.h"
 
 namespace hsns::http {
 
@@ -40,6 +42,7 @@ class SessionBase {
 struct HttpServer::Shared {
   ServerLimits limits;
   RequestHandler handler;
+  UpgradeHandler upgrade;
   ServerObserver observer;
 
   std::mutex mu;
@@ -78,6 +81,13 @@ struct HttpServer::Shared {
     }
     if (drained) drained();
   }
+
+  // Registers a connection; false when the server is stopping (the caller then drops it).
+  bool add(const std::shared_ptr<SessionBase>& s) {
+    std::lock_guard lock(mu);
+    sessions.emplace(s.get(), s);
+    return !stopping;
+  }
 };
 
 namespace {
@@ -111,6 +121,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
 
   void begin_shutdown() override {
     net::post(stream_.get_executor(), [self = this->shared_from_this()] {
+      if (self->upgraded_) return;  // the WebSocket session in its place closes itself
       self->closing_ = true;
       // Idle (waiting for the first byte of a request): close now. Mid-request: let it finish.
       if (self->waiting_for_request()) {
@@ -123,7 +134,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
 
   void evict_if_idle() override {
     net::post(stream_.get_executor(), [self = this->shared_from_this()] {
-      if (self->waiting_for_request() && self->queue_.empty()) {
+      if (!self->upgraded_ && self->waiting_for_request() && self->queue_.empty()) {
         self->read_closed_ = true;
         beast::get_lowest_layer(self->stream_).cancel();
       }
@@ -140,7 +151,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     beast::get_lowest_layer(stream_).expires_never();
     deadline_.expires_after(after);
     deadline_.async_wait([self = this->shared_from_this()](beast::error_code ec) {
-      if (ec) return;  // cancelled or re-armed
+      if (ec || self->upgraded_) return;  // cancelled or re-armed, or the stream belongs to a WebSocket
       self->timed_out_ = true;
       beast::get_lowest_layer(self->stream_).socket().cancel();
     });
@@ -215,12 +226,63 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     handling_ = true;
     auto request = parser_->release();
     parser_.reset();
+    if (shared_->upgrade && boost::beast::websocket::is_upgrade(request)) {
+      return on_upgrade_request(std::move(request));
+    }
     shared_->handler(std::move(request), [self = this->shared_from_this()](Response res) {
       auto executor = self->stream_.get_executor();
       net::dispatch(executor, [self = std::move(self), res = std::move(res)]() mutable {
         self->on_response(std::move(res));
       });
     });
+  }
+
+  // An upgrade request, on the strand: the Origin rule, then the upgrade handler (auth and routing).
+  void on_upgrade_request(Request request) {
+    const auto origin = request[bhttp::field::origin];
+    if (!origin.empty() &&
+        !origin_allowed(origin, request[bhttp::field::host], shared_->limits.websocket.allowed_origins)) {
+      shared_->rejected(403);
+      return on_response(problem_response(
+          request,
+          Problem::forbidden("Origin " + std::string(origin.substr(0, 128)) +
+                             " may not open WebSocket sessions here (http.websocket_allowed_origins)")));
+    }
+    auto decision = shared_->upgrade(request);
+    if (auto* refusal = std::get_if<Response>(&decision)) return on_response(std::move(*refusal));
+    pending_upgrade_.emplace(std::move(request), std::get<WebSocketStart>(std::move(decision)));
+    // Responses to earlier pipelined requests go out first; on_write upgrades once they are written.
+    if (!writing_ && queue_.empty()) upgrade();
+  }
+
+  // Hands the stream to a WebSocket session registered in this session's place.
+  void upgrade() {
+    auto [request, start] = std::move(*pending_upgrade_);
+    pending_upgrade_.reset();
+    if (closing_) {
+      return on_response(problem_response(request, Problem::unavailable("the aggregator is shutting down")));
+    }
+    handling_ = false;
+    upgraded_ = true;
+    deadline_.cancel();
+    struct Entry : SessionBase {
+      explicit Entry(std::shared_ptr<HttpServer::Shared> s) : shared(std::move(s)) {}
+      ~Entry() override { shared->remove(this); }
+      void begin_shutdown() override {
+        if (auto s = session.lock()) s->go_away();
+      }
+      void evict_if_idle() override {}  // a WebSocket session is never idle in the cap's sense
+      std::shared_ptr<HttpServer::Shared> shared;
+      std::weak_ptr<WebSocketSessionHandle> session;
+    };
+    auto entry = std::make_shared<Entry>(shared_);
+    auto session =
+        make_websocket_session(std::move(stream_), shared_->limits.websocket, shared_->observer, entry);
+    entry->session = session;
+    const bool running = shared_->add(entry);
+    shared_->remove(this);  // the entry takes this connection's place under the cap at once
+    session->run(std::move(request), std::move(start));
+    if (!running) session->go_away();  // shutdown began after this connection was told to close
   }
 
   void on_response(Response res) {
@@ -301,6 +363,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       queue_.clear();
     }
     if (!queue_.empty()) return do_write();
+    if (pending_upgrade_) return upgrade();
     if (handling_) return;  // its response continues the connection
     if (read_closed_ || closing_) {
       if (!reading_) close();
@@ -335,6 +398,8 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   std::deque<Response> queue_;  // responses in request order; front is being written
+  std::optional<std::pair<Request, WebSocketStart>> pending_upgrade_;  // waits for queue_ to drain
+  bool upgraded_ = false;  // stream_ now belongs to a WebSocket session
   bool reading_ = false;
   bool handling_ = false;             // the handler has the current request; its response is not queued yet
   bool timed_out_ = false;            // the read deadline fired
@@ -423,6 +488,10 @@ void HttpServer::listen(const tcp::endpoint& endpoint) {
 
 tcp::endpoint HttpServer::local_endpoint() const {
   return acceptor_.local_endpoint();
+}
+
+void HttpServer::set_upgrade_handler(UpgradeHandler upgrade) {
+  shared_->upgrade = std::move(upgrade);
 }
 
 void HttpServer::start() {

@@ -24,6 +24,13 @@
 //   queued responses, then closes it; idle connections close at once. `on_drained` runs once the last
 //   connection is gone. Safe to call from any thread, once.
 // - Errors on a connection (reset, timeout, TLS failure) close that connection only and are counted.
+// - WebSocket (http/websocket.h): a request that asks for an upgrade (GET, Connection: Upgrade, Upgrade:
+//   websocket) is checked first against the Origin rule (403, no upgrade), then given to the upgrade
+//   handler, which answers a refusal (sent like any response) or the endpoint to start. Once the
+//   responses before it are written, the connection's stream (TCP or TLS) becomes a WebSocket session:
+//   it counts against max_connections like an HTTP connection (it is never closed as idle for a
+//   newcomer) and closes with 1001 on shutdown(). Without an upgrade handler upgrade requests are
+//   ordinary requests.
 #pragma once
 
 #include <atomic>
@@ -35,8 +42,10 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <variant>
 
 #include "http/router.h"
+#include "http/websocket.h"
 
 namespace hsns::http {
 
@@ -47,6 +56,7 @@ struct ServerLimits {
   std::chrono::milliseconds read_timeout{30'000};
   std::size_t pipeline_limit = 8;
   std::size_t max_connections = 4096;
+  WebSocketLimits websocket;
 };
 
 // Called for every complete request, on the connection's strand; `respond` (router.h) must be called
@@ -56,11 +66,22 @@ using RequestHandler = std::function<void(Request&&, Respond respond)>;
 // What the transport did on its own, for metrics. Every member may be empty; each is called from I/O
 // threads and must be thread-safe. Arguments are fixed, low-cardinality words.
 struct ServerObserver {
-  std::function<void(int status)> rejected;  // a request refused before routing (400, 408, 413, 431, 501)
+  std::function<void(int status)> rejected;  // refused before routing (400, 403 Origin, 408, 413, 431, 501)
   std::function<void(const char* action)>
       connection_shed;                                  // "closed_idle" or "refused" at the connection cap
   std::function<void(const char* error)> accept_error;  // "descriptors", "memory" or "other"
+  std::function<void()> websocket_opened;               // a WebSocket handshake succeeded
+  std::function<void(const char* reason)> websocket_closed;  // an opened session ended (close_reason::*)
+  std::function<void()> websocket_message_sent;              // one message written to a session's socket
 };
+
+// Starts a WebSocket endpoint once the handshake succeeded: the upgrade request and the open session.
+// Runs on the session's strand.
+using WebSocketStart = std::function<void(const Request&, const std::shared_ptr<WebSocketChannel>&)>;
+// Decides an upgrade request that passed the Origin check, on the connection's strand (briefly): the
+// response refusing it (401, 403, 404, 400...) or the endpoint to start.
+using UpgradeDecision = std::variant<Response, WebSocketStart>;
+using UpgradeHandler = std::function<UpgradeDecision(const Request&)>;
 
 class HttpServer {
  public:
@@ -74,6 +95,8 @@ class HttpServer {
   // Binds and listens; throws boost::system::system_error when the address can't be bound.
   void listen(const boost::asio::ip::tcp::endpoint& endpoint);
   boost::asio::ip::tcp::endpoint local_endpoint() const;
+  // Before start(): enables WebSocket upgrades.
+  void set_upgrade_handler(UpgradeHandler upgrade);
   void start();
   void shutdown(std::function<void()> on_drained);
   std::size_t open_connections() const;

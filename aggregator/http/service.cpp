@@ -5,6 +5,9 @@
 #include <boost/url/parse.hpp>
 #include <chrono>
 #include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "store/sqlite_network_store.h"
 
 #include "hsns/log.h"
 
@@ -15,6 +18,10 @@ std::string_view openapi_document();
 namespace hsns {
 
 namespace bhttp = boost::beast::http;
+
+namespace {
+constexpr const char* kChangesTopic = "changes";
+}  // namespace
 
 AggregatorService::AggregatorService(Metrics& metrics, std::optional<TokenAuthenticator> auth,
                                      std::function<std::optional<std::string>()> store_check,
@@ -50,6 +57,11 @@ void AggregatorService::add_builtin_routes() {
     res.prepare_payload();
     return res;
   });
+  router_.add_websocket(
+      "/api/v1/events", http::permits(http::Permission::read),
+      [this](const http::RequestContext&, const std::shared_ptr<http::WebSocketChannel>& channel) {
+        hub_.subscribe(kChangesTopic, channel);
+      });
   router_.add(V::get, "/api/v1/openapi.json", http::kPublic, [](http::RequestContext& ctx) {
     return http::json_response(ctx.request, bhttp::status::ok, std::string(embedded::openapi_document()));
   });
@@ -79,6 +91,25 @@ std::string excerpt(std::string_view text) {
   return text.size() <= kMax ? std::string(text) : std::string(text.substr(0, kMax)) + "...";
 }
 
+// RFC 9110 §15.5.22: 426 names the protocol to upgrade to, in Upgrade and as a Connection option.
+http::Response upgrade_required(const http::Request& req, std::string_view pattern) {
+  auto res = http::problem_response(
+      req, Problem{426,
+                   "upgrade-required",
+                   "Upgrade required",
+                   std::string(pattern) + " is a WebSocket endpoint: send GET with Connection: Upgrade and "
+                                          "Upgrade: websocket (RFC 6455)",
+                   {}});
+  res.set(bhttp::field::upgrade, "websocket");
+  res.set(bhttp::field::connection, res.keep_alive() ? "Upgrade" : "close, Upgrade");
+  return res;
+}
+
+bool is_write(bhttp::verb method) {
+  return method == bhttp::verb::post || method == bhttp::verb::put || method == bhttp::verb::patch ||
+         method == bhttp::verb::delete_;
+}
+
 }  // namespace
 
 AggregatorService::~AggregatorService() {
@@ -98,9 +129,15 @@ void AggregatorService::handle(http::Request&& req, http::Respond respond) {
   }
   auto admitted = std::get<Admitted>(std::move(decision));
   const std::string_view label = admitted.route->pattern;
+  if (admitted.route->on_open) {
+    auto res = upgrade_required(req, admitted.route->pattern);
+    finish(req, res, label, start);
+    return respond(std::move(res));
+  }
   if (admitted.route->cost == http::Cost::light) {
     auto res = run_handler(req, admitted);
     finish(req, res, label, start);
+    publish_change(req, res, label);
     return respond(std::move(res));
   }
   const auto capacity = static_cast<std::size_t>(worker_limits_.threads) + worker_limits_.queue_limit;
@@ -119,6 +156,7 @@ void AggregatorService::handle(http::Request&& req, http::Respond respond) {
     auto res = run_handler(req, admitted);
     heavy_admitted_.fetch_sub(1);
     finish(req, res, label, start);
+    publish_change(req, res, label);
     respond(std::move(res));
   });
 }
@@ -147,6 +185,49 @@ http::Response AggregatorService::run_handler(const http::Request& req, Admitted
     return http::problem_response(
         req, Problem::internal("the request failed unexpectedly; see the aggregator log"));
   }
+}
+
+void AggregatorService::publish_change(const http::Request& req, const http::Response& res,
+                                       std::string_view route_label) {
+  const auto status = res.result_int();
+  if (!is_write(req.method()) || status < 200 || status > 299) return;
+  const nlohmann::json event{{"type", "changed"},
+                             {"route", route_label},
+                             {"method", method_label(req.method())},
+                             {"status", status},
+                             {"at", store::format_rfc3339_utc(std::chrono::system_clock::now())}};
+  hub_.publish(kChangesTopic, event.dump());
+}
+
+http::UpgradeDecision AggregatorService::upgrade(const http::Request& req) {
+  const auto start = std::chrono::steady_clock::now();
+  auto decision = admit(req);
+  if (auto* refused = std::get_if<http::Response>(&decision)) {
+    finish(req, *refused, "unmatched", start);
+    return std::move(*refused);
+  }
+  auto admitted = std::get<Admitted>(std::move(decision));
+  const auto* route = admitted.route;
+  if (!route->on_open) {
+    auto res = http::problem_response(
+        req, Problem{400,
+                     "not-a-websocket-endpoint",
+                     "Not a WebSocket endpoint",
+                     route->pattern + " does not accept a WebSocket upgrade; send the request without "
+                                      "Upgrade: websocket",
+                     {}});
+    finish(req, res, route->pattern, start);
+    return res;
+  }
+  const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+  metrics_.observe_request(route->pattern, method_label(req.method()), 101, elapsed.count());
+  return http::WebSocketStart(
+      [route, params = std::move(admitted.path_params), principal = std::move(admitted.principal)](
+          const http::Request& upgrade_request, const std::shared_ptr<http::WebSocketChannel>& channel) {
+        const auto target = boost::urls::parse_origin_form(upgrade_request.target());
+        const http::RequestContext ctx{upgrade_request, *target, params, principal};
+        route->on_open(ctx, channel);
+      });
 }
 
 std::variant<http::Response, AggregatorService::Admitted> AggregatorService::admit(const http::Request& req) {

@@ -17,6 +17,13 @@
 // - HEAD is answered like GET without a body; a path that exists under other methods answers 405 with
 //   Allow; anything else 404.
 // - set_ready() controls /readyz (also false while the store check fails).
+// - WebSocket: upgrade() decides an upgrade request exactly as handle() would a request (target, route,
+//   token, role), answering the refusal, 400 when the route is not a WebSocket endpoint, or the endpoint
+//   to start (counted in the request metrics with status 101). handle() answers a plain request to a
+//   WebSocket endpoint with 426 and "Upgrade: websocket".
+// - Change feed: every write request (POST, PUT, PATCH, DELETE) answered 2xx by a route publishes
+//   {"type":"changed","route":<pattern>,"method":<method>,"status":<n>,"at":<RFC 3339 UTC>} to the hub
+//   topic "changes" before its response goes out; GET /api/v1/events (read permission) subscribes to it.
 #pragma once
 
 #include <atomic>
@@ -31,6 +38,8 @@
 
 #include "http/auth.h"
 #include "http/router.h"
+#include "http/server.h"
+#include "http/websocket.h"
 #include "metrics.h"
 
 namespace hsns {
@@ -49,6 +58,9 @@ class AggregatorService {
 
   http::Router& router() { return router_; }
   void handle(http::Request&& req, http::Respond respond);
+  http::UpgradeDecision upgrade(const http::Request& req);
+  // Topics: "changes" (the change feed); later API areas add their own.
+  http::WebSocketHub& hub() { return hub_; }
   void set_ready(bool ready) { ready_.store(ready); }
   void stop_workers();
 
@@ -65,11 +77,13 @@ class AggregatorService {
   void finish(const http::Request& req, http::Response& res, std::string_view route_label,
               std::chrono::steady_clock::time_point start);
   void add_builtin_routes();
+  void publish_change(const http::Request& req, const http::Response& res, std::string_view route_label);
 
   Metrics& metrics_;
   std::optional<TokenAuthenticator> auth_;
   std::function<std::optional<std::string>()> store_check_;
   http::Router router_;
+  http::WebSocketHub hub_;
   std::atomic<bool> ready_{false};
   WorkerLimits worker_limits_;
   boost::asio::thread_pool workers_;

@@ -427,7 +427,7 @@ const SCENARIO_MAIN = [
   'PUT /api/v1/agents/{host}/status', 'GET /api/v1/agents/{host}/status', 'GET /api/v1/agents',
   'POST /api/v1/topology/generate', 'GET /api/v1/topology', 'GET /api/v1/topology/export',
   'POST /api/v1/topology/lldp', 'GET /api/v1/topology/lldp', 'PATCH /api/v1/topology/devices/{name}',
-  'PUT /api/v1/topology',
+  'PUT /api/v1/topology', 'GET /api/v1/events',
 ];
 // Operations whose 404 means "no topology exists yet": checked before the first topology is generated
 // (see POST /api/v1/topology/generate), not by the unknown-id check.
@@ -457,6 +457,23 @@ test('the scenario covers every operation of the document', () => {
 });
 
 const CUSTOM = {
+  // The change feed is a WebSocket endpoint: a plain GET answers 426; the upgrade answers 101.
+  'GET /api/v1/events': async (o) => {
+    await call(o, 'a plain GET', 426, { role: 'viewer' });
+    const status = await new Promise((resolve, reject) => {
+      const req = http.request({ host: server.address, port: server.port, path: o.tmpl, agent: false, timeout: 15_000,
+        headers: { Authorization: `Bearer ${TOKENS.viewer}`, Connection: 'Upgrade', Upgrade: 'websocket',
+          'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': Buffer.from(randomUUID().replaceAll('-', ''), 'hex').toString('base64') } });
+      req.on('upgrade', (res, socket) => { socket.destroy(); resolve(res.statusCode); });
+      req.on('response', (res) => { res.resume(); resolve(res.statusCode); });
+      req.on('timeout', () => req.destroy(new Error(`${o.label}: no answer to the upgrade within 15 s`)));
+      req.on('error', reject);
+      req.end();
+    });
+    assert.ok(o.documents(status), `${o.label}: the upgrade answered ${status}, which is not documented`);
+    assert.equal(status, 101, `${o.label}: the upgrade answered ${status}`);
+    o.seen.add('101');
+  },
   // The fixture host: the document's host example, registered new (201), then replaced (200).
   'PUT /api/v1/hosts/{host}': async (o) => {
     assert.equal(P.HostPath.example, 'host-a');
