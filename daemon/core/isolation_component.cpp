@@ -4,14 +4,9 @@ namespace hsns::daemon {
 
 tl::expected<void, std::string> IsolationComponent::start() {
   if (config_.isolation_enabled) {
-#ifdef HSNS_HAVE_ISOLATION
     auto manager = IsolationManager::create({config_.isolation_pin_dir});
     if (!manager) return tl::unexpected("isolation: " + manager.error());
     manager_ = std::move(*manager);
-#else
-    return tl::unexpected(
-        std::string("isolation.enabled is true but this hsnsd was built without isolation support"));
-#endif
   }
   started_ = true;
   return {};

@@ -3,7 +3,7 @@
 //
 // Contract:
 // - start() loads the program and opens the pinned maps; it fails (hsnsd exits 1) when isolation is
-//   enabled but the kernel refuses it or this hsnsd was built without isolation support. Disabled: start()
+//   enabled but the kernel refuses it. Disabled: start()
 //   does nothing, manager() is null. ready() once started.
 // - stop() detaches the filters from every port (SIGTERM); the pinned maps stay.
 // - reload(): isolation is set up at start only; a changed isolation section takes effect after a restart.

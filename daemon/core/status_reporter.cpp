@@ -1,29 +1,17 @@
 #include "status_reporter.h"
 
+#include "desired_state.h"
 #include "hsns/log.h"
+#include "hsns/proto/agent.h"
 #include "hsns/version.h"
 #include "metrics.h"
 
 namespace hsns::daemon {
 
+// The one writer of the status report is the wire contract's (hsns/proto/agent.h).
 nlohmann::json status_document(const PassReport& pass, const std::vector<QosReport>& qos,
                                const std::string& started_at) {
-  nlohmann::json ports = nlohmann::json::array();
-  for (const auto& p : pass.ports) {
-    nlohmann::json j = {{"port_id", p.port_id},
-                        {"netdev", p.netdev ? nlohmann::json(*p.netdev) : nlohmann::json(nullptr)},
-                        {"state", p.state}};
-    if (!p.reason.empty()) j["reason"] = p.reason;
-    if (!p.drift.empty()) j["drift"] = p.drift;
-    if (p.isolation_dropped_packets) j["isolation_dropped_packets"] = *p.isolation_dropped_packets;
-    ports.push_back(j);
-  }
-  nlohmann::json q = nlohmann::json::array();
-  for (const auto& r : qos) q.push_back({{"netdev", r.netdev}, {"state", r.state}, {"findings", r.findings}});
-  return {{"applied_generation", pass.generation},
-          {"ports", ports},
-          {"qos", q},
-          {"daemon", {{"version", kVersion}, {"started_at", started_at}}}};
+  return proto::to_json(status_report(pass, qos, kVersion, started_at));
 }
 
 StatusReporter::StatusReporter(const NodeState& node, const ReconcilerComponent& reconciler,

@@ -27,7 +27,7 @@
 #include <thread>
 #include <vector>
 
-#include "aggregator_process.h"
+#include "support/aggregator_process.h"
 #include "http/server.h"
 #include "http/service.h"
 
