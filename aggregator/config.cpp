@@ -63,6 +63,8 @@ void apply_http(const YAML::Node& node, AggregatorConfig& c) {
       c.worker_threads = read_int<int>(v, where, 1, 256);
     } else if (key == "heavy_queue_limit") {
       c.heavy_queue_limit = read_int<std::size_t>(v, where, 0, 10'000);
+    } else if (key == "worker_nice") {
+      c.worker_nice = read_int<int>(v, where, 0, 19);
     } else if (key == "websocket_allowed_origins") {
       l.websocket.allowed_origins = read_origins(v, where);
     } else if (key == "websocket_queue_messages") {

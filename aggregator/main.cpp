@@ -98,7 +98,7 @@ int run(const AggregatorConfig& c) {
         if (!ok) return ok.error().detail;
         return std::nullopt;
       },
-      hsns::WorkerLimits{c.worker_threads, c.heavy_queue_limit});
+      hsns::WorkerLimits{c.worker_threads, c.heavy_queue_limit, c.worker_nice});
   hsns::network::register_network_routes(service.router(), store);
   hsns::network::register_agent_routes(service.router(), store, backend.agents());
   auto topology_cache = std::make_shared<hsns::services::TopologyCache>(backend.topology());

@@ -12,8 +12,8 @@ std::string Error::message() const {
     return fields.front().field + ": " + fields.front().reason;
   }
   if (!fields.empty() && detail.empty()) {
-    return fields.front().field + ": " + fields.front().reason + " (and " + std::to_string(fields.size() - 1) +
-           " more)";
+    return fields.front().field + ": " + fields.front().reason + " (and " +
+           std::to_string(fields.size() - 1) + " more)";
   }
   return fields.empty() ? detail : fields.front().field + ": " + detail;
 }
@@ -38,16 +38,26 @@ Error Error::invalid(std::vector<FieldError> fields) {
   return e;
 }
 
-Error Error::malformed(std::string detail) { return {Kind::malformed, std::move(detail), {}}; }
-Error Error::not_found(std::string detail) { return {Kind::not_found, std::move(detail), {}}; }
+Error Error::malformed(std::string detail) {
+  return {Kind::malformed, std::move(detail), {}};
+}
+Error Error::not_found(std::string detail) {
+  return {Kind::not_found, std::move(detail), {}};
+}
 Error Error::conflict(std::string field, std::string detail) {
   return with_field(Kind::conflict, std::move(field), std::move(detail));
 }
-Error Error::too_large(std::string detail) { return {Kind::too_large, std::move(detail), {}}; }
+Error Error::too_large(std::string detail) {
+  return {Kind::too_large, std::move(detail), {}};
+}
 Error Error::unprocessable(std::string field, std::string detail) {
   return with_field(Kind::unprocessable, std::move(field), std::move(detail));
 }
-Error Error::unavailable(std::string detail) { return {Kind::unavailable, std::move(detail), {}}; }
-Error Error::internal(std::string detail) { return {Kind::internal, std::move(detail), {}}; }
+Error Error::unavailable(std::string detail) {
+  return {Kind::unavailable, std::move(detail), {}};
+}
+Error Error::internal(std::string detail) {
+  return {Kind::internal, std::move(detail), {}};
+}
 
 }  // namespace hsns

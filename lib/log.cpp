@@ -27,7 +27,8 @@ bool stderr_is_journal() {
   if (std::sscanf(env, "%llu:%llu", &dev, &ino) != 2) return false;
   struct stat st {};
   if (fstat(STDERR_FILENO, &st) != 0) return false;
-  return static_cast<unsigned long long>(st.st_dev) == dev && static_cast<unsigned long long>(st.st_ino) == ino;
+  return static_cast<unsigned long long>(st.st_dev) == dev &&
+         static_cast<unsigned long long>(st.st_ino) == ino;
 }
 
 const char* level_name(Level level) {
@@ -57,9 +58,13 @@ void init(std::string_view program, Level threshold) {
   set_level(threshold);
 }
 
-void set_level(Level threshold) { g_threshold = static_cast<int>(threshold); }
+void set_level(Level threshold) {
+  g_threshold = static_cast<int>(threshold);
+}
 
-bool enabled(Level level) { return static_cast<int>(level) <= g_threshold.load(std::memory_order_relaxed); }
+bool enabled(Level level) {
+  return static_cast<int>(level) <= g_threshold.load(std::memory_order_relaxed);
+}
 
 bool parse_level(std::string_view text, Level& out) {
   for (auto l : {Level::error, Level::warning, Level::notice, Level::info, Level::debug}) {

@@ -1,15 +1,19 @@
 #include "http/service.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <boost/url/parse.hpp>
 #include <chrono>
+#include <cstring>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "store/sqlite_network_store.h"
-
 #include "hsns/log.h"
+#include "store/sqlite_network_store.h"
 
 namespace hsns::embedded {
 std::string_view openapi_document();
@@ -20,6 +24,18 @@ namespace hsns {
 namespace bhttp = boost::beast::http;
 
 namespace {
+
+// Linux keeps a niceness per thread: the first heavy request a worker thread runs lowers that thread
+// alone (the I/O threads stay at the process's priority). Lowering needs no privilege; failure is harmless.
+void lower_worker_priority(int nice) {
+  thread_local bool lowered = false;
+  if (lowered || nice <= 0) return;
+  lowered = true;
+  const auto tid = static_cast<id_t>(::syscall(SYS_gettid));
+  if (::setpriority(PRIO_PROCESS, tid, nice) != 0) {
+    HSNS_LOG(warning) << "cannot lower the priority of a worker thread: " << std::strerror(errno);
+  }
+}
 constexpr const char* kChangesTopic = "changes";
 }  // namespace
 
@@ -153,6 +169,7 @@ void AggregatorService::handle(http::Request&& req, http::Respond respond) {
   }
   boost::asio::post(workers_, [this, req = std::move(req), admitted = std::move(admitted), label, start,
                                respond = std::move(respond)]() mutable {
+    lower_worker_priority(worker_limits_.nice);
     auto res = run_handler(req, admitted);
     heavy_admitted_.fetch_sub(1);
     finish(req, res, label, start);

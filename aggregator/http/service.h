@@ -8,7 +8,9 @@
 //   handler runs, from a worker thread for heavy routes (http::Cost::heavy). At most
 //   workers.threads heavy requests run at once and at most workers.queue_limit more wait; beyond that a
 //   heavy request is answered 503 with Retry-After at once, so small requests can't pile up unbounded
-//   work. stop_workers() waits for the running heavy requests (call it once the I/O threads are gone).
+//   work. Workers run at a lower CPU priority (workers.nice), so that on a busy machine a search or a
+//   schedule takes the CPU the I/O threads leave and light routes keep their throughput. stop_workers() waits
+//   for the running heavy requests (call it once the I/O threads are gone).
 // - Metric labels never come from the client: the route label is the matched pattern or "unmatched", the
 //   method label one of the methods the API knows or "other".
 // - With an authenticator, every route with permissions needs "Authorization: Bearer <token>"
@@ -47,6 +49,7 @@ namespace hsns {
 struct WorkerLimits {
   int threads = 2;               // heavy requests running at once
   std::size_t queue_limit = 16;  // heavy requests waiting for a worker
+  int nice = 10;                 // the workers' CPU niceness (0..19): the I/O threads win a busy CPU
 };
 
 class AggregatorService {

@@ -23,9 +23,9 @@
 #include <vector>
 
 #include "agent_link.h"
-#include "support/aggregator_process.h"
 #include "hsns/http_client.h"
 #include "inventory.h"
+#include "support/aggregator_process.h"
 
 namespace hsns::daemon {
 namespace {

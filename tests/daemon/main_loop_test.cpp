@@ -20,8 +20,8 @@
 #include <thread>
 #include <vector>
 
-#include "support/aggregator_process.h"
 #include "daemon.h"
+#include "support/aggregator_process.h"
 
 namespace hsns::daemon {
 namespace {

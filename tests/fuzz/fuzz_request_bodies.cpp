@@ -20,11 +20,11 @@
 #include <string_view>
 #include <vector>
 
+#include "api/network/requests.h"
 #include "hsns/ip.h"
 #include "hsns/json_fields.h"
 #include "hsns/problem.h"
 #include "model/network.h"
-#include "api/network/requests.h"
 
 namespace {
 

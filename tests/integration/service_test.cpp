@@ -2,8 +2,11 @@
 // checks, graceful shutdown, transport limits.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "support/aggregator_process.h"
 
@@ -37,6 +40,38 @@ TEST(AggregatorService, MetricsPassPromtoolAndCountRequests) {
   const auto promtool = run_command({"promtool", "check", "metrics"}, text);
   EXPECT_EQ(promtool.status, 0) << promtool.output;
   EXPECT_EQ(promtool.output, "") << "promtool reported lint problems";
+  EXPECT_EQ(agg.stop(), 0);
+}
+
+// The niceness of each thread of a process (field 19 of /proc/<pid>/task/<tid>/stat, after the command).
+std::vector<int> thread_niceness(int pid) {
+  std::vector<int> out;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    std::ifstream in(task.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+    std::string field;
+    for (int i = 3; i <= 19; ++i) fields >> field;  // state .. nice
+    out.push_back(std::stoi(field));
+  }
+  return out;
+}
+
+// Heavy requests run on worker threads at a lower CPU priority (http.worker_nice), the I/O threads not.
+TEST(AggregatorService, WorkerThreadsRunHeavyRequestsAtLowerPriority) {
+  TempDir dir;
+  AggregatorProcess agg(dir.path());
+  agg.set_config("http:\n  worker_threads: 2\n  worker_nice: 7\n");
+  agg.start();
+  auto c = agg.client();
+  for (int i = 0; i < 4; ++i) {  // a few heavy requests, so that both workers have run one
+    auto r = c.post("/api/v1/topology/generate", R"({"hosts":4,"npus_per_host":2,"hosts_per_su":2})");
+    ASSERT_TRUE(r && r->status == 200) << (r ? r->body : r.error());
+  }
+  const auto nice = thread_niceness(agg.pid());
+  EXPECT_GE(std::count(nice.begin(), nice.end(), 7), 1) << "no worker thread was lowered";
+  EXPECT_GE(std::count(nice.begin(), nice.end(), 0), 2) << "the main and I/O threads keep their priority";
+  EXPECT_EQ(std::count_if(nice.begin(), nice.end(), [](int n) { return n != 0 && n != 7; }), 0);
   EXPECT_EQ(agg.stop(), 0);
 }
 

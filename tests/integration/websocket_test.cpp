@@ -27,9 +27,9 @@
 #include <thread>
 #include <vector>
 
-#include "support/aggregator_process.h"
 #include "http/server.h"
 #include "http/service.h"
+#include "support/aggregator_process.h"
 
 namespace hsns::http {
 namespace {

@@ -18,9 +18,9 @@
 
 #include "hsns/ip.h"
 #include "model/network.h"
-#include "support/temp_dir.h"
 #include "store/database.h"
 #include "store/network_store.h"
+#include "support/temp_dir.h"
 
 namespace hsns::store::test_support {
 

@@ -6,9 +6,9 @@
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 
+#include "api/network/requests.h"
 #include "hsns/json_fields.h"
 #include "hsns/proto/agent.h"
-#include "api/network/requests.h"
 #include "http/json_io.h"
 #include "services/store_errors.h"
 

@@ -80,8 +80,8 @@ class Proc {
 
 // Runs argv in the background with stdout/stderr written to files (truncated first). env: variables set
 // for this process only.
-inline Proc spawn(const std::vector<std::string>& argv, const std::string& out_path, const std::string& err_path,
-                  std::map<std::string, std::string> env = {}) {
+inline Proc spawn(const std::vector<std::string>& argv, const std::string& out_path,
+                  const std::string& err_path, std::map<std::string, std::string> env = {}) {
   ::hsns::testing::ProcessOptions options;
   options.env = std::move(env);
   options.stdout_path = out_path;

@@ -180,8 +180,8 @@ TEST(Calibration, ParsesTheDocumentedFormat) {
 }
 
 TEST(Calibration, LoadsTheExampleFileAndNamesAMissingFile) {
-  auto cal = load_calibration(std::string(HSNS_TEST_SOURCE_DIR) +
-                              "/lib/scheduling/cost/calibration.example.json");
+  auto cal =
+      load_calibration(std::string(HSNS_TEST_SOURCE_DIR) + "/lib/scheduling/cost/calibration.example.json");
   ASSERT_TRUE(cal) << cal.error();
   ASSERT_EQ(cal->tiers.size(), 3u);
   EXPECT_EQ(cal->tiers[2].name, "spine");
