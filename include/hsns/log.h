@@ -54,7 +54,10 @@ struct Voidify {
 
 // HSNS_LOG(info) << ...; the stream expression is not evaluated when the level is filtered out. An
 // expression, not an if statement, so that `if (x) HSNS_LOG(info) << ...; else ...` means what it says.
+// Not parenthesised: the caller's `<< ...` must bind to the Line inside it.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define HSNS_LOG(level)                            \
   !::hsns::log::enabled(::hsns::log::Level::level) \
       ? (void)0                                    \
       : ::hsns::log::Voidify() & ::hsns::log::Line(::hsns::log::Level::level)
+// NOLINTEND(bugprone-macro-parentheses)
