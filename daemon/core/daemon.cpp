@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <ctime>
 #include <optional>
 
@@ -131,9 +132,21 @@ int Daemon::run() {
   }
   update_readiness();
 
+  // WATCHDOG=1 only when systemd asked for it (WATCHDOG_USEC), at half its interval: sd_notify writes to a
+  // blocking datagram socket, so notifying every turn could fill a slow reader's queue (10 datagrams by
+  // default) and stall the loop inside sd_notify.
+  std::uint64_t watchdog_usec = 0;
+  const bool watchdog = sd_watchdog_enabled(0, &watchdog_usec) > 0 && watchdog_usec > 0;
+  const auto watchdog_period =
+      std::max(milliseconds(1),
+               std::chrono::duration_cast<milliseconds>(std::chrono::microseconds(watchdog_usec) / 2));
+  auto next_watchdog = Clock::now();
   for (;;) {
-    sd_notify(0, "WATCHDOG=1");
-    auto wake = Clock::time_point::max();
+    if (watchdog && Clock::now() >= next_watchdog) {
+      sd_notify(0, "WATCHDOG=1");
+      next_watchdog = Clock::now() + watchdog_period;
+    }
+    auto wake = watchdog ? next_watchdog : Clock::time_point::max();
     for (auto& slot : components_) wake = std::min(wake, slot.component->tick(Clock::now()));
     update_readiness();
     const auto now = Clock::now();

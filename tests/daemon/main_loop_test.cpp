@@ -141,6 +141,7 @@ class MainLoopTest : public ::testing::Test {
 TEST_F(MainLoopTest, SequencesTheComponentsAndSendsReadyOnceAllAreReady) {
   NotifySocket notify(work.path() / "notify.sock");
   ::setenv("NOTIFY_SOCKET", (work.path() / "notify.sock").c_str(), 1);
+  ::setenv("WATCHDOG_USEC", "20000000", 1);  // WATCHDOG=1 at once, then every 10 s
   int reloads = 0;
   Daemon daemon(config, [&]() -> tl::expected<DaemonConfig, std::string> {
     DaemonConfig fresh = config;
@@ -174,6 +175,7 @@ TEST_F(MainLoopTest, SequencesTheComponentsAndSendsReadyOnceAllAreReady) {
   ASSERT_EQ(run.wait_for(10s), std::future_status::ready);
   EXPECT_EQ(run.get(), 0);
   ::unsetenv("NOTIFY_SOCKET");
+  ::unsetenv("WATCHDOG_USEC");
   EXPECT_NE(notify.notes().find("STOPPING=1"), std::string::npos);
 
   const auto events = journal.all();

@@ -351,8 +351,10 @@ TEST_F(DaemonTest, NotifiesSystemdServesMetricsAndReloadsOnSighup) {
     return notes;
   };
   ::setenv("NOTIFY_SOCKET", sock_path.c_str(), 1);
+  ::setenv("WATCHDOG_USEC", "20000000", 1);  // WATCHDOG=1 at once, then every 10 s
   start_hsnsd();
   ::unsetenv("NOTIFY_SOCKET");
+  ::unsetenv("WATCHDOG_USEC");
   EXPECT_TRUE(wait_for([&] { return drain().find("READY=1") != std::string::npos; }, 10s)) << hsnsd_log();
   EXPECT_TRUE(wait_for([&] { return drain().find("WATCHDOG=1") != std::string::npos; }, 10s));
   wait_registered(1);
