@@ -121,28 +121,48 @@ class WebSocketSession final : public WebSocketChannel,
     // The message size limit is ours (on_read), not Beast's read_message_max: Beast fails the connection
     // and drops it with the rest of the message unread, so the peer gets a reset instead of the 1009.
     ws_.read_message_max(0);
+    // The endpoint runs (and subscribes) before the 101 goes out, so that a client that has its answer
+    // receives every message published from then on; those wait in the queue, writes held until the
+    // handshake is done.
+    {
+      std::lock_guard lock(mu_);
+      accepting_ = true;
+      write_scheduled_ = true;
+    }
+    try {
+      start_(upgrade_, this->shared_from_this());
+    } catch (const std::exception& e) {
+      HSNS_LOG(error) << "WebSocket endpoint " << upgrade_.target() << " failed to start: " << e.what();
+      start_failed_ = true;
+    }
+    start_ = nullptr;
     ws_.async_accept(upgrade_,
                      [self = this->shared_from_this()](beast::error_code ec) { self->on_handshake(ec); });
   }
 
   void on_handshake(beast::error_code ec) {
-    if (ec) return;  // Beast answered the bad handshake itself; the session was never open
+    if (ec) {  // Beast answered the bad handshake itself; the session was never open: unsubscribe
+      end();
+      return;
+    }
     opened_ = true;
-    {
-      std::lock_guard lock(mu_);
-      accepting_ = true;
-    }
     if (observer_.websocket_opened) observer_.websocket_opened();
-    try {
-      start_(upgrade_, this->shared_from_this());
-    } catch (const std::exception& e) {
-      HSNS_LOG(error) << "WebSocket endpoint " << upgrade_.target() << " failed to start: " << e.what();
+    if (start_failed_)
       begin_close(websocket::close_code::internal_error, close_reason::kError, "endpoint failed");
-    }
-    start_ = nullptr;
     if (go_away_requested_) {
       begin_close(websocket::close_code::going_away, close_reason::kShutdown, "server shutting down");
     }
+    bool write = false;
+    {
+      std::lock_guard lock(mu_);
+      if (closing_) {
+        queue_.clear();
+        queued_bytes_ = 0;
+      }
+      write = !queue_.empty();
+      write_scheduled_ = write;
+    }
+    if (write) do_write();
     do_read();
   }
 
@@ -281,7 +301,8 @@ class WebSocketSession final : public WebSocketChannel,
       queued_bytes_ = 0;
       hooks.swap(closed_hooks_);
     }
-    if (observer_.websocket_closed) observer_.websocket_closed(reason_ ? reason_ : close_reason::kError);
+    if (opened_ && observer_.websocket_closed)
+      observer_.websocket_closed(reason_ ? reason_ : close_reason::kError);
     on_message_ = nullptr;  // handlers may hold the channel; release them with the session
     for (auto& hook : hooks) hook();
     upgrade_ = {};
@@ -299,6 +320,7 @@ class WebSocketSession final : public WebSocketChannel,
   MessageHandler on_message_;
   // Strand-only state.
   bool opened_ = false;
+  bool start_failed_ = false;
   bool go_away_requested_ = false;
   bool closing_ = false;
   const char* reason_ = nullptr;

@@ -501,7 +501,7 @@ TEST(EventsStream, DeliversTheChangeEventOfARestWrite) {
             101)
       << events.response().body() << agg.log();
 
-  // The subscription is in place once the handshake is answered (the endpoint runs before reading).
+  // The subscription is in place once the handshake is answered (the endpoint runs before the 101).
   auto c = agg.client();
   auto created = c.post("/api/v1/subnets", R"({"name":"ws-feed","cidr":"198.18.0.0/24"})");
   ASSERT_TRUE(created && created->status == 201) << (created ? created->body : created.error());
