@@ -50,8 +50,8 @@
 namespace hsns::http {
 
 struct ServerLimits {
-  std::size_t header_limit = 16 * 1024;
-  std::size_t body_limit = 1024 * 1024;
+  std::size_t header_limit = std::size_t{16} * 1024;
+  std::size_t body_limit = std::size_t{1024} * 1024;
   std::chrono::milliseconds idle_timeout{60'000};
   std::chrono::milliseconds read_timeout{30'000};
   std::size_t pipeline_limit = 8;

@@ -40,11 +40,11 @@
 namespace hsns::http {
 
 struct WebSocketLimits {
-  std::size_t queue_messages = 256;                 // outgoing messages queued per session
-  std::size_t queue_bytes = 1024 * 1024;            // outgoing bytes queued per session
-  std::size_t max_message_bytes = 64 * 1024;        // largest message a client may send
-  std::chrono::milliseconds idle_timeout{300'000};  // Beast's suggested server idle timeout
-  std::chrono::milliseconds close_timeout{5'000};   // for the peer to take the close frame
+  std::size_t queue_messages = 256;                        // outgoing messages queued per session
+  std::size_t queue_bytes = std::size_t{1024} * 1024;      // outgoing bytes queued per session
+  std::size_t max_message_bytes = std::size_t{64} * 1024;  // largest message a client may send
+  std::chrono::milliseconds idle_timeout{300'000};         // Beast's suggested server idle timeout
+  std::chrono::milliseconds close_timeout{5'000};          // for the peer to take the close frame
   std::vector<std::string> allowed_origins;  // normalised ("https://host:port"); same host always allowed
 };
 

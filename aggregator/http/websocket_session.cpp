@@ -22,7 +22,7 @@ namespace beast = boost::beast;
 namespace websocket = beast::websocket;
 
 std::atomic<std::uint64_t> next_session_id{1};
-constexpr std::size_t kReadPiece = 16 * 1024;
+constexpr std::size_t kReadPiece = std::size_t{16} * 1024;
 
 struct Outgoing {
   std::shared_ptr<const std::string> data;
@@ -340,8 +340,8 @@ std::shared_ptr<WebSocketSessionHandle> make_session(Stream&& stream, const WebS
                                                      std::shared_ptr<void> registration) {
   // Beast's websocket stream keeps its own timeouts; the HTTP deadline of the stream must not fire.
   beast::get_lowest_layer(stream).expires_never();
-  return std::make_shared<WebSocketSession<std::decay_t<Stream>>>(std::move(stream), limits, observer,
-                                                                  std::move(registration));
+  return std::make_shared<WebSocketSession<std::decay_t<Stream>>>(std::forward<Stream>(stream), limits,
+                                                                  observer, std::move(registration));
 }
 
 }  // namespace

@@ -68,7 +68,7 @@ class WsClient {
     const auto host = "127.0.0.1:" + std::to_string(port);
     handshake_error_ =
         run_op(ioc_, ws_, [&](auto handler) { ws_.async_handshake(response_, host, target, handler); });
-    return response_.result_int();
+    return static_cast<int>(response_.result_int());
   }
 
   beast::error_code write(const std::string& data, bool binary = false) {
@@ -146,7 +146,7 @@ bool eventually(Pred pred, std::chrono::milliseconds limit = 10s) {
 //   /test/feed (WebSocket): subscribes to hub topic "feed".
 class InProcessServer {
  public:
-  explicit InProcessServer(ServerLimits limits, net::ssl::context* tls = nullptr)
+  explicit InProcessServer(const ServerLimits& limits, net::ssl::context* tls = nullptr)
       : service_(metrics_, std::nullopt, nullptr) {
     service_.router().add_websocket(
         "/test/echo", kPublic, [](const RequestContext&, const std::shared_ptr<WebSocketChannel>& channel) {
@@ -214,7 +214,7 @@ class InProcessServer {
 
 ServerLimits small_limits() {
   ServerLimits limits;
-  limits.websocket.max_message_bytes = 64 * 1024;
+  limits.websocket.max_message_bytes = std::size_t{64} * 1024;
   return limits;
 }
 
@@ -264,7 +264,7 @@ TEST(WebSocketServer, EchoesTextAndBinaryAndClosesWith1009OnAnOversizedMessage) 
 
   // 1 MiB against a 64 KiB limit: the server sends a close frame with 1009 once the limit is passed and
   // discards the rest of the message until the client answers the close (a clean close, no reset).
-  auto refused = client.write_while_reading(std::string(1024 * 1024, 'x'));
+  auto refused = client.write_while_reading(std::string(std::size_t{1024} * 1024, 'x'));
   EXPECT_EQ(refused.ec, websocket::error::closed) << refused.ec.message();
   EXPECT_EQ(client.close_code(), 1009);
   EXPECT_EQ(client.close_reason(), "message too big");
@@ -405,7 +405,7 @@ TEST(WebSocketHub, BroadcastsEveryMessageToEverySubscriberInOneOrder) {
 TEST(WebSocketHub, ClosesASlowConsumerWith1013WhileAFastOneReceivesEverything) {
   ServerLimits limits = small_limits();
   limits.websocket.queue_messages = 16;
-  limits.websocket.queue_bytes = 256 * 1024;
+  limits.websocket.queue_bytes = std::size_t{256} * 1024;
   limits.websocket.close_timeout = 30s;  // the slow client reads again only after the fast one is done
   InProcessServer server(limits);
   WsClient slow;  // reads nothing until the server has given up on it
@@ -414,7 +414,7 @@ TEST(WebSocketHub, ClosesASlowConsumerWith1013WhileAFastOneReceivesEverything) {
   ASSERT_EQ(fast.open(server.port(), "/test/feed"), 101);
   ASSERT_TRUE(eventually([&] { return server.hub().subscribers("feed") == 2; }));
 
-  const std::string padding(8 * 1024, '.');
+  const std::string padding(std::size_t{8} * 1024, '.');
   auto message = [&](int n) { return std::to_string(n) + " " + padding; };
   std::atomic<int> fast_received{0};
   std::atomic<bool> fast_in_order{true};
