@@ -470,7 +470,7 @@ HttpServer::HttpServer(net::io_context& ioc, net::ssl::context* ssl, ServerLimit
       acceptor_(net::make_strand(ioc)),
       accept_backoff_(acceptor_.get_executor()),
       shared_(std::make_shared<Shared>()) {
-  shared_->limits = limits;
+  shared_->limits = std::move(limits);
   shared_->handler = std::move(handler);
   shared_->observer = std::move(observer);
 }
