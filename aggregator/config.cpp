@@ -33,8 +33,10 @@ std::vector<std::string> read_origins(const YAML::Node& n, const std::string& ke
     const auto text = n[i].as<std::string>();
     auto origin = http::normalize_origin(text);
     if (!origin) {
-      throw std::runtime_error(key + "[" + std::to_string(i) + "]: '" + text +
-                               "' is not an origin (http or https scheme, host, optional port, no path)");
+      std::string what = key;
+      what.append("[").append(std::to_string(i)).append("]: '").append(text);
+      what.append("' is not an origin (http or https scheme, host, optional port, no path)");
+      throw std::runtime_error(what);
     }
     origins.push_back(std::move(*origin));
   }

@@ -37,7 +37,7 @@ struct AggregatorConfig {
   http::ServerLimits limits;
   int worker_threads = 2;              // threads for heavy requests (import, generate, search, schedule)
   std::size_t heavy_queue_limit = 16;  // heavy requests that may wait for a worker; more get 503
-  int worker_nice = 10;                // CPU niceness of the worker threads (0 = as the I/O threads)
+  int worker_nice = 10;                // added to the process's niceness for worker threads (0 = same)
   std::chrono::milliseconds shutdown_grace{10'000};
   std::string ready_file;  // written with "<address> <port>" once listening (for tests and scripts)
   log::Level log_level = log::Level::info;  // --log-level: messages below it are not written

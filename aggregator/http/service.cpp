@@ -26,13 +26,17 @@ namespace bhttp = boost::beast::http;
 namespace {
 
 // Linux keeps a niceness per thread: the first heavy request a worker thread runs lowers that thread
-// alone (the I/O threads stay at the process's priority). Lowering needs no privilege; failure is harmless.
-void lower_worker_priority(int nice) {
+// alone (the I/O threads stay at the process's priority). The step is relative, so that an aggregator
+// started under `nice` keeps its workers below its I/O threads. Lowering needs no privilege; failure is
+// harmless.
+void lower_worker_priority(int step) {
   thread_local bool lowered = false;
-  if (lowered || nice <= 0) return;
+  if (lowered || step <= 0) return;
   lowered = true;
   const auto tid = static_cast<id_t>(::syscall(SYS_gettid));
-  if (::setpriority(PRIO_PROCESS, tid, nice) != 0) {
+  errno = 0;
+  const int current = ::getpriority(PRIO_PROCESS, tid);  // -1 is a valid niceness: errno tells
+  if (errno != 0 || ::setpriority(PRIO_PROCESS, tid, std::min(19, current + step)) != 0) {
     HSNS_LOG(warning) << "cannot lower the priority of a worker thread: " << std::strerror(errno);
   }
 }

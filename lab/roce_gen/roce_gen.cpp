@@ -10,6 +10,8 @@
 
 #include <cerrno>
 #include <chrono>
+#include <csignal>
+#include <cstddef>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -41,7 +43,8 @@ void usage(std::ostream& os) {
   os << "usage: hsns-roce-gen --src IP --dst IP [--seed N] [--flows N] [--packets N] [--rate PPS]\n"
         "         [--mode udp|raw] [--iface IF] [--encap none|vlan|qinq|erspan2|erspan3]\n"
         "         [--dst-mac MAC] [--src-mac MAC] [--vlan ID] [--retransmit-permille N] [--ce-permille N]\n"
-        "         [--cnp-permille N] [--nak-permille N] [--dry-run]\n";
+        "         [--cnp-permille N] [--nak-permille N] [--dry-run]\n"
+        "SIGTERM stops sending; the summary then covers the packets sent.\n";
 }
 
 bool parse_mac(const std::string& s, hsns::roce_gen::Mac& m) {
@@ -92,6 +95,13 @@ int parse_args(int argc, char** argv, Options& o) {
   return 0;
 }
 
+// SIGTERM ends the run early: the packets sent so far are summarised as if they were the whole plan, so a
+// test can run traffic for as long as it needs and still know the exact counts.
+volatile std::sig_atomic_t g_stop = 0;
+extern "C" void request_stop(int /*sig*/) {
+  g_stop = 1;
+}
+
 class Pacer {
  public:
   explicit Pacer(double rate) : rate_(rate), start_(std::chrono::steady_clock::now()) {}
@@ -119,11 +129,11 @@ struct Fd {
   }
 };
 
-int send_udp(const Options& o, const std::vector<PacketSpec>& pkts) {
+int send_udp(const Options& o, const std::vector<PacketSpec>& pkts, std::uint64_t& n) {
   std::map<std::uint16_t, Fd> socks;
   const Pacer pacer(o.rate);
-  std::uint64_t n = 0;
   for (const auto& p : pkts) {
+    if (g_stop != 0) break;
     auto it = socks.find(p.sport);
     if (it == socks.end()) {
       const int fam = p.family == 4 ? AF_INET : AF_INET6;
@@ -189,7 +199,7 @@ int send_udp(const Options& o, const std::vector<PacketSpec>& pkts) {
   return 0;
 }
 
-int send_raw(const Options& o, const std::vector<PacketSpec>& pkts, Encap encap) {
+int send_raw(const Options& o, const std::vector<PacketSpec>& pkts, Encap encap, std::uint64_t& n) {
   const unsigned ifindex = if_nametoindex(o.iface.c_str());
   if (ifindex == 0) return std::cerr << "unknown interface '" << o.iface << "'\n", 1;
   Fd s(socket(AF_PACKET, SOCK_RAW, 0));
@@ -204,8 +214,8 @@ int send_raw(const Options& o, const std::vector<PacketSpec>& pkts, Encap encap)
   if (!parse_mac(o.dst_mac, fs.dst_mac) || !parse_mac(o.src_mac, fs.src_mac))
     return std::cerr << "bad MAC address\n", 64;
   const Pacer pacer(o.rate);
-  std::uint64_t n = 0;
   for (const auto& p : pkts) {
+    if (g_stop != 0) break;
     const auto f = hsns::roce_gen::frame(p, fs);
     pacer.wait(n);
     if (sendto(s.fd, f.data(), f.size(), 0, reinterpret_cast<sockaddr*>(&ll), sizeof(ll)) !=
@@ -237,9 +247,18 @@ int main(int argc, char** argv) {
   if (o.mode == "udp" && enc->second != Encap::none) return std::cerr << "--encap needs --mode raw\n", 64;
   if (o.mode == "raw" && o.iface.empty()) return std::cerr << "--mode raw needs --iface\n", 64;
 
-  const auto pkts = hsns::roce_gen::plan(o.mix);
+  auto pkts = hsns::roce_gen::plan(o.mix);
   int rc = 0;
-  if (!o.dry_run) rc = o.mode == "udp" ? send_udp(o, pkts) : send_raw(o, pkts, enc->second);
+  if (!o.dry_run) {
+    std::signal(SIGTERM, request_stop);
+    std::uint64_t sent = 0;
+    rc = o.mode == "udp" ? send_udp(o, pkts, sent) : send_raw(o, pkts, enc->second, sent);
+    if (rc == 0 && sent < pkts.size()) {
+      // Stopped early: the summary covers what was sent.
+      pkts.erase(pkts.begin() + static_cast<std::ptrdiff_t>(sent), pkts.end());
+      std::cerr << "stopped after " << sent << " packets\n";
+    }
+  }
   nlohmann::json out;
   out["seed"] = o.mix.seed;
   out["mode"] = o.mode;
