@@ -10,6 +10,10 @@
  *   MLD) always passes and counts as passed: it never leaves the link, and IPv6 breaks without it.
  * - Anything else (ARP, LLDP, ...): TC_ACT_OK, not counted.
  * A port absent from hsns_iso_ports passes everything and is not counted.
+ * Lookups (bpf/isolation.h): a port with ifindex < HSNS_ISO_FAST_IFINDEX is found by two array lookups
+ * (hsns_iso_fast, then its policy) and its destination compared with the policy's few address/mask pairs
+ * in a bounded loop; only a family with more prefixes than the policy holds, and every port with a larger
+ * ifindex (found in the hsns_iso_ports hash), ask the LPM tries. Same verdicts either way.
  * Headers are read by direct packet access after bpf_skb_pull_data of at most HSNS_ISO_PARSE_LEN bytes
  * when the skb is non-linear; every read is bounds-checked against data_end.
  */
@@ -38,6 +42,21 @@ struct {
   __type(key, struct hsns_iso_v6_key);
   __type(value, __u32);
 } hsns_iso_v6 SEC(".maps");
+
+/* Sizes rather than types: clang emits only a forward declaration of a struct seen behind pointers. */
+struct hsns_iso_policy_map {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __uint(key_size, sizeof(__u32));
+  __uint(value_size, sizeof(struct hsns_iso_policy));
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+  __uint(max_entries, HSNS_ISO_FAST_IFINDEX);
+  __type(key, __u32);
+  __array(values, struct hsns_iso_policy_map);
+} hsns_iso_fast SEC(".maps");
 
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
@@ -68,12 +87,55 @@ static __always_inline int drop(struct __sk_buff* skb, struct hsns_iso_counters*
   return TC_ACT_SHOT;
 }
 
+/* Whether the IPv4 destination (network byte order, as in the packet) lies in one of the port's prefixes:
+ * the policy's inline list, or the trie when there is no policy (slow-path port) or it says so. */
+static __always_inline int v4_allowed(const struct hsns_iso_policy* pol, __u32 ifindex, __u32 daddr) {
+  if (pol && !(pol->flags & HSNS_ISO_V4_IN_TRIE)) {
+    const __u32 n = pol->n4;
+    for (__u32 i = 0; i < HSNS_ISO_FAST_V4; i++) {
+      if (i >= n) break;
+      if ((daddr & pol->v4[i].mask) == pol->v4[i].addr) return 1;
+    }
+    return 0;
+  }
+  struct hsns_iso_v4_key key = {.prefixlen = HSNS_ISO_IFINDEX_BITS + 32, .ifindex = ifindex};
+  __builtin_memcpy(key.addr, &daddr, 4);
+  return bpf_map_lookup_elem(&hsns_iso_v4, &key) != 0;
+}
+
+static __always_inline int v6_allowed(const struct hsns_iso_policy* pol, __u32 ifindex,
+                                      const __u64 daddr[2]) {
+  if (pol && !(pol->flags & HSNS_ISO_V6_IN_TRIE)) {
+    const __u32 n = pol->n6;
+    for (__u32 i = 0; i < HSNS_ISO_FAST_V6; i++) {
+      if (i >= n) break;
+      const struct hsns_iso_v6_net* net = &pol->v6[i];
+      if ((daddr[0] & net->mask[0]) == net->addr[0] && (daddr[1] & net->mask[1]) == net->addr[1]) return 1;
+    }
+    return 0;
+  }
+  struct hsns_iso_v6_key key = {.prefixlen = HSNS_ISO_IFINDEX_BITS + 128, .ifindex = ifindex};
+  __builtin_memcpy(key.addr, daddr, 16);
+  return bpf_map_lookup_elem(&hsns_iso_v6, &key) != 0;
+}
+
 SEC("tc")
 int hsns_isolation_egress(struct __sk_buff* skb) {
   __u32 ifindex = skb->ifindex;
-  struct hsns_iso_port* port = bpf_map_lookup_elem(&hsns_iso_ports, &ifindex);
-  if (!port) return TC_ACT_OK;
-  __u32 slot = port->slot;
+  const struct hsns_iso_policy* pol = 0;
+  __u32 slot;
+  if (ifindex < HSNS_ISO_FAST_IFINDEX) {
+    void* policies = bpf_map_lookup_elem(&hsns_iso_fast, &ifindex);
+    if (!policies) return TC_ACT_OK; /* not enforced */
+    __u32 zero = 0;
+    pol = bpf_map_lookup_elem(policies, &zero);
+    if (!pol) return TC_ACT_OK; /* cannot happen: a one-element array */
+    slot = pol->slot;
+  } else {
+    struct hsns_iso_port* port = bpf_map_lookup_elem(&hsns_iso_ports, &ifindex);
+    if (!port) return TC_ACT_OK;
+    slot = port->slot;
+  }
   struct hsns_iso_counters* c = bpf_map_lookup_elem(&hsns_iso_counters, &slot); /* NULL if out of range */
 
   /* Parse with direct packet access; linearise the few header bytes first when the skb is non-linear,
@@ -97,17 +159,17 @@ int hsns_isolation_egress(struct __sk_buff* skb) {
   }
 
   if (proto == ETH_P_IP) {
-    struct hsns_iso_v4_key key = {.prefixlen = HSNS_ISO_IFINDEX_BITS + 32, .ifindex = ifindex};
     if (l3 + IPV4_DADDR_OFF + 4 > data_end) return drop(skb, c);
-    __builtin_memcpy(key.addr, l3 + IPV4_DADDR_OFF, 4);
-    if (!bpf_map_lookup_elem(&hsns_iso_v4, &key)) return drop(skb, c);
+    __u32 daddr;
+    __builtin_memcpy(&daddr, l3 + IPV4_DADDR_OFF, 4);
+    if (!v4_allowed(pol, ifindex, daddr)) return drop(skb, c);
   } else if (proto == ETH_P_IPV6) {
-    struct hsns_iso_v6_key key = {.prefixlen = HSNS_ISO_IFINDEX_BITS + 128, .ifindex = ifindex};
     if (l3 + IPV6_DADDR_OFF + 16 > data_end) return drop(skb, c);
-    __builtin_memcpy(key.addr, l3 + IPV6_DADDR_OFF, 16);
-    const int link_local = (key.addr[0] == 0xfe && (key.addr[1] & 0xc0) == 0x80) ||
-                           (key.addr[0] == 0xff && (key.addr[1] & 0x0f) == 0x02);
-    if (!link_local && !bpf_map_lookup_elem(&hsns_iso_v6, &key)) return drop(skb, c);
+    __u64 daddr[2];
+    __builtin_memcpy(daddr, l3 + IPV6_DADDR_OFF, 16);
+    const __u8* a = (const __u8*)daddr;
+    const int link_local = (a[0] == 0xfe && (a[1] & 0xc0) == 0x80) || (a[0] == 0xff && (a[1] & 0x0f) == 0x02);
+    if (!link_local && !v6_allowed(pol, ifindex, daddr)) return drop(skb, c);
   } else if (proto == ETH_P_8021Q_ || proto == ETH_P_8021AD_) {
     return drop(skb, c); /* more than two tags: cannot see the payload, fail closed */
   } else {
