@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Subnet isolation: tc egress (clsact, direct action) on parameter-plane ports.
  *
- * Verdicts, for a port present in hsns_iso_ports (an "enforced" port):
+ * Verdicts, for an enforced port (one with a policy in hsns_iso_fast; past HSNS_ISO_FAST_IFINDEX, one present
+ * in hsns_iso_ports; userspace keeps the two in step):
  * - IPv4/IPv6 (also behind up to two 802.1Q/802.1ad tags) to a destination inside one of the port's
  *   allowed prefixes: TC_ACT_OK, passed_packets += 1.
  * - IPv4/IPv6 to any other destination, or a frame whose ethertype says IP/VLAN but which ends before
@@ -9,7 +10,7 @@
  * - IPv6 to a link-local scope destination (fe80::/10 unicast, ff02::/16 multicast: neighbour discovery,
  *   MLD) always passes and counts as passed: it never leaves the link, and IPv6 breaks without it.
  * - Anything else (ARP, LLDP, ...): TC_ACT_OK, not counted.
- * A port absent from hsns_iso_ports passes everything and is not counted.
+ * A port not enforced passes everything and is not counted.
  * Lookups (bpf/isolation.h): a port with ifindex < HSNS_ISO_FAST_IFINDEX is found by two array lookups
  * (hsns_iso_fast, then its policy) and its destination compared with the policy's few address/mask pairs
  * in a bounded loop; only a family with more prefixes than the policy holds, and every port with a larger

@@ -106,34 +106,33 @@ tl::expected<void, std::string> delete_stale(int fd, const KeySet<Key>& want, co
   return {};
 }
 
-// The hot-path policy of a port with counter slot `slot` and these trie keys: each family inline when
-// it fits, else flagged for the trie. Unused entries stay zero, so equal policies are equal bytes.
+// One family of a policy: the keys as address/mask pairs (the key's address bytes are already masked),
+// or, when there are more than fit, the flag that sends the program to the trie.
+template <typename Key, typename Net, std::size_t N>
+void fill_family(const KeySet<Key>& keys, IpFamily family, std::uint32_t in_trie, Net (&nets)[N],
+                 std::uint32_t& count, std::uint32_t& flags) {
+  if (keys.size() > N) {
+    flags |= in_trie;
+    return;
+  }
+  for (const Key& k : keys) {
+    Net& net = nets[count++];
+    decltype(k.addr) mask{};
+    to_bytes(mask_of(family, static_cast<int>(k.prefixlen - HSNS_ISO_IFINDEX_BITS)), mask);
+    static_assert(sizeof(net.addr) == sizeof(k.addr) && sizeof(net.mask) == sizeof(mask));
+    std::memcpy(&net.addr, k.addr, sizeof(net.addr));
+    std::memcpy(&net.mask, mask, sizeof(net.mask));
+  }
+}
+
+// The hot-path policy of a port with counter slot `slot` and these trie keys. Unused entries stay zero,
+// so equal policies are equal bytes.
 hsns_iso_policy make_policy(std::uint32_t slot, const KeySet<hsns_iso_v4_key>& v4,
                             const KeySet<hsns_iso_v6_key>& v6) {
   hsns_iso_policy pol{};
   pol.slot = slot;
-  if (v4.size() > HSNS_ISO_FAST_V4) {
-    pol.flags |= HSNS_ISO_V4_IN_TRIE;
-  } else {
-    for (const auto& k : v4) {
-      hsns_iso_v4_net& net = pol.v4[pol.n4++];
-      std::uint8_t mask[4];
-      to_bytes(mask_of(IpFamily::v4, static_cast<int>(k.prefixlen - HSNS_ISO_IFINDEX_BITS)), mask);
-      std::memcpy(&net.addr, k.addr, sizeof(net.addr));
-      std::memcpy(&net.mask, mask, sizeof(net.mask));
-    }
-  }
-  if (v6.size() > HSNS_ISO_FAST_V6) {
-    pol.flags |= HSNS_ISO_V6_IN_TRIE;
-  } else {
-    for (const auto& k : v6) {
-      hsns_iso_v6_net& net = pol.v6[pol.n6++];
-      std::uint8_t mask[16];
-      to_bytes(mask_of(IpFamily::v6, static_cast<int>(k.prefixlen - HSNS_ISO_IFINDEX_BITS)), mask);
-      std::memcpy(net.addr, k.addr, sizeof(net.addr));
-      std::memcpy(net.mask, mask, sizeof(net.mask));
-    }
-  }
+  fill_family(v4, IpFamily::v4, HSNS_ISO_V4_IN_TRIE, pol.v4, pol.n4, pol.flags);
+  fill_family(v6, IpFamily::v6, HSNS_ISO_V6_IN_TRIE, pol.v6, pol.n6, pol.flags);
   return pol;
 }
 

@@ -14,8 +14,10 @@
 //   masked off. For an enforced port with ifindex < HSNS_ISO_FAST_IFINDEX it also publishes the port's
 //   hot-path policy (hsns_iso_fast, see bpf/isolation.h) between the inserts and the deletes: a fresh
 //   one-element inner map swapped in with one outer-map update (the kernel returns after an RCU grace
-//   period, a few ms), skipped when the policy is unchanged. The policy always equals what
-//   make_policy-from-the-tries gives: set_port() publishes it, forget_port() withdraws it first.
+//   period, a few ms), skipped when the policy is unchanged. The policy is always derived from the port
+//   entry (its counter slot) and the port's trie entries (each family inline when it has at most
+//   HSNS_ISO_FAST_V4 / HSNS_ISO_FAST_V6 prefixes, else flagged for the trie): set_port() publishes it,
+//   forget_port() withdraws it before anything else.
 // - load() with a pin_dir reconciles the policies with the pinned ports and tries (maps pinned by a version
 //   without hsns_iso_fast, or a crash between two updates).
 // - set_port() makes a port enforced (see bpf/isolation.h) or updates its flags/name; the counter slot

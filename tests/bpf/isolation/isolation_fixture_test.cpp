@@ -589,13 +589,16 @@ TEST_F(IsolationFixture, RandomisedVerdictsMatchTheReference) {
   });
 }
 
+// Removes a test's pin directory at scope exit, also when the test failed.
+struct RemovePins {
+  std::string dir;
+  ~RemovePins() { (void)IsolationManager::remove_pins(dir); }
+};
+
 TEST(IsolationPins, IncompatiblePinsAreReplaced) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to load eBPF programs";
   const std::string dir = "/sys/fs/bpf/hsns-test-isolation-pins-" + std::to_string(getpid());
-  struct RemovePins {
-    std::string dir;
-    ~RemovePins() { (void)IsolationManager::remove_pins(dir); }
-  } cleanup{dir};
+  const RemovePins cleanup{dir};
   {
     auto m = IsolationManager::create(IsolationOptions{dir});
     ASSERT_TRUE(m.has_value()) << m.error();
@@ -612,6 +615,40 @@ TEST(IsolationPins, IncompatiblePinsAreReplaced) {
   }
   auto removed = IsolationManager::remove_pins(dir);
   EXPECT_TRUE(removed.has_value()) << removed.error();
+}
+
+// Pins of a version without hsns_iso_fast (simulated by unpinning it): the next load derives every
+// enforced port's policy from the pinned ports and tries, so the new program enforces at once.
+TEST(IsolationPins, PoliciesAreRebuiltFromPinsWithoutThePolicyMap) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to load eBPF programs";
+  const std::string dir = "/sys/fs/bpf/hsns-test-isolation-rebuild-" + std::to_string(getpid());
+  const RemovePins cleanup{dir};
+  ASSERT_EQ(testing::sh("mkdir -p " + dir).status, 0);
+  {
+    auto maps = IsolationMaps::load(dir);
+    ASSERT_TRUE(maps.has_value()) << maps.error();
+    ASSERT_TRUE((*maps)->set_prefixes(kLoIfindex, {prefix("198.18.1.0/24"), prefix("2001:db8:1::/64")}));
+    ASSERT_TRUE((*maps)->set_port(kLoIfindex, hsns_iso_port{}));
+    ASSERT_TRUE((*maps)->fast_policy(kLoIfindex).has_value());
+  }
+  ASSERT_EQ(std::remove((dir + "/hsns_iso_fast").c_str()), 0);
+  auto maps = IsolationMaps::load(dir);
+  ASSERT_TRUE(maps.has_value()) << maps.error();
+  const auto pol = (*maps)->fast_policy(kLoIfindex);
+  ASSERT_TRUE(pol.has_value());
+  EXPECT_EQ(pol->n4, 1u);
+  EXPECT_EQ(pol->n6, 1u);
+  auto run = [&](const Frame& frame) {
+    LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame.data(),
+                .data_size_in = static_cast<__u32>(frame.size()), .repeat = 1);
+    EXPECT_EQ(bpf_prog_test_run_opts((*maps)->program_fd(), &opts), 0);
+    return static_cast<int>(opts.retval);
+  };
+  EXPECT_EQ(run(test::ipv4_udp("198.18.1.2")), TC_ACT_OK);
+  EXPECT_EQ(run(test::ipv4_udp("198.18.2.2")), TC_ACT_SHOT);
+  EXPECT_EQ(run(test::ipv6_udp("2001:db8:2::2")), TC_ACT_SHOT);
+  EXPECT_EQ((*maps)->counters(kLoIfindex).dropped_packets, 2u);
+  ASSERT_TRUE((*maps)->forget_port(kLoIfindex));
 }
 
 }  // namespace
