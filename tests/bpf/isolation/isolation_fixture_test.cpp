@@ -166,6 +166,7 @@ std::vector<Fixture> fixtures() {
 // 3fff::/16 networks): enough of them pushes a family out of the inline policy into its trie.
 std::vector<IpPrefix> fixture_policy(int extra) {
   std::vector<IpPrefix> out;
+  out.reserve(kFixturePolicy.size() + 2 * static_cast<std::size_t>(extra));
   for (const char* p : kFixturePolicy) out.push_back(prefix(p));
   for (int i = 0; i < extra; ++i) {
     out.push_back(prefix(("203.0.113." + std::to_string(i + 1) + "/32").c_str()));
@@ -395,6 +396,7 @@ class RandomCases {
 
   std::vector<RefPrefix> prefixes(int v4, int v6) {
     std::vector<RefPrefix> out;
+    out.reserve(static_cast<std::size_t>(v4) + static_cast<std::size_t>(v6));
     for (int i = 0; i < v4; ++i) out.push_back(prefix_of(IpFamily::v4));
     for (int i = 0; i < v6; ++i) out.push_back(prefix_of(IpFamily::v6));
     return out;
@@ -422,9 +424,10 @@ class RandomCases {
   }
 
   Frame frame(const std::vector<RefPrefix>& allowed) {
-    std::vector<std::uint16_t> tags;
     const int r = uniform(1, 100);
     const int ntags = r <= 60 ? 0 : r <= 85 ? 1 : r <= 95 ? 2 : 3;
+    std::vector<std::uint16_t> tags;
+    tags.reserve(static_cast<std::size_t>(ntags));
     for (int i = 0; i < ntags; ++i) tags.push_back(chance(70) ? 0x8100 : 0x88A8);
     const auto payload = static_cast<std::size_t>(uniform(0, 64));
     Frame f;
