@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Subnet isolation: tc egress (clsact, direct action) on parameter-plane ports.
  *
- * Verdicts, for a port present in hsns_iso_ports (an "enforced" port):
+ * Verdicts, for an enforced port (one with a policy in hsns_iso_fast; past HSNS_ISO_FAST_IFINDEX, one present
+ * in hsns_iso_ports; userspace keeps the two in step):
  * - IPv4/IPv6 (also behind up to two 802.1Q/802.1ad tags) to a destination inside one of the port's
  *   allowed prefixes: TC_ACT_OK, passed_packets += 1.
  * - IPv4/IPv6 to any other destination, or a frame whose ethertype says IP/VLAN but which ends before
@@ -9,7 +10,11 @@
  * - IPv6 to a link-local scope destination (fe80::/10 unicast, ff02::/16 multicast: neighbour discovery,
  *   MLD) always passes and counts as passed: it never leaves the link, and IPv6 breaks without it.
  * - Anything else (ARP, LLDP, ...): TC_ACT_OK, not counted.
- * A port absent from hsns_iso_ports passes everything and is not counted.
+ * A port not enforced passes everything and is not counted.
+ * Lookups (bpf/isolation.h): a port with ifindex < HSNS_ISO_FAST_IFINDEX is found by two array lookups
+ * (hsns_iso_fast, then its policy) and its destination compared with the policy's few address/mask pairs
+ * in a bounded loop; only a family with more prefixes than the policy holds, and every port with a larger
+ * ifindex (found in the hsns_iso_ports hash), ask the LPM tries. Same verdicts either way.
  * Headers are read by direct packet access after bpf_skb_pull_data of at most HSNS_ISO_PARSE_LEN bytes
  * when the skb is non-linear; every read is bounds-checked against data_end.
  */
@@ -38,6 +43,21 @@ struct {
   __type(key, struct hsns_iso_v6_key);
   __type(value, __u32);
 } hsns_iso_v6 SEC(".maps");
+
+/* Sizes rather than types: clang emits only a forward declaration of a struct seen behind pointers. */
+struct hsns_iso_policy_map {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __uint(key_size, sizeof(__u32));
+  __uint(value_size, sizeof(struct hsns_iso_policy));
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+  __uint(max_entries, HSNS_ISO_FAST_IFINDEX);
+  __type(key, __u32);
+  __array(values, struct hsns_iso_policy_map);
+} hsns_iso_fast SEC(".maps");
 
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
@@ -68,12 +88,57 @@ static __always_inline int drop(struct __sk_buff* skb, struct hsns_iso_counters*
   return TC_ACT_SHOT;
 }
 
+/* Whether the IPv4 destination (network byte order, as in the packet) lies in one of the port's prefixes:
+ * the policy's inline list, or the trie when there is no policy (slow-path port) or it says so. */
+static __always_inline int v4_allowed(const struct hsns_iso_policy* pol, __u32 ifindex, __u32 daddr) {
+  if (pol && !(pol->flags & HSNS_ISO_V4_IN_TRIE)) {
+    const __u32 n = pol->n4;
+#pragma unroll
+    for (__u32 i = 0; i < HSNS_ISO_FAST_V4; i++) {
+      if (i >= n) break;
+      if ((daddr & pol->v4[i].mask) == pol->v4[i].addr) return 1;
+    }
+    return 0;
+  }
+  struct hsns_iso_v4_key key = {.prefixlen = HSNS_ISO_IFINDEX_BITS + 32, .ifindex = ifindex};
+  __builtin_memcpy(key.addr, &daddr, 4);
+  return bpf_map_lookup_elem(&hsns_iso_v4, &key) != 0;
+}
+
+static __always_inline int v6_allowed(const struct hsns_iso_policy* pol, __u32 ifindex, __u64 d0, __u64 d1) {
+  if (pol && !(pol->flags & HSNS_ISO_V6_IN_TRIE)) {
+    const __u32 n = pol->n6;
+#pragma unroll
+    for (__u32 i = 0; i < HSNS_ISO_FAST_V6; i++) {
+      if (i >= n) break;
+      const struct hsns_iso_v6_net* net = &pol->v6[i];
+      if ((d0 & net->mask[0]) == net->addr[0] && (d1 & net->mask[1]) == net->addr[1]) return 1;
+    }
+    return 0;
+  }
+  struct hsns_iso_v6_key key = {.prefixlen = HSNS_ISO_IFINDEX_BITS + 128, .ifindex = ifindex};
+  __builtin_memcpy(key.addr, &d0, 8);
+  __builtin_memcpy(key.addr + 8, &d1, 8);
+  return bpf_map_lookup_elem(&hsns_iso_v6, &key) != 0;
+}
+
 SEC("tc")
 int hsns_isolation_egress(struct __sk_buff* skb) {
   __u32 ifindex = skb->ifindex;
-  struct hsns_iso_port* port = bpf_map_lookup_elem(&hsns_iso_ports, &ifindex);
-  if (!port) return TC_ACT_OK;
-  __u32 slot = port->slot;
+  const struct hsns_iso_policy* pol = 0;
+  __u32 slot;
+  if (ifindex < HSNS_ISO_FAST_IFINDEX) {
+    void* policies = bpf_map_lookup_elem(&hsns_iso_fast, &ifindex);
+    if (!policies) return TC_ACT_OK; /* not enforced */
+    __u32 zero = 0;
+    pol = bpf_map_lookup_elem(policies, &zero);
+    if (!pol) return TC_ACT_OK; /* cannot happen: a one-element array */
+    slot = pol->slot;
+  } else {
+    struct hsns_iso_port* port = bpf_map_lookup_elem(&hsns_iso_ports, &ifindex);
+    if (!port) return TC_ACT_OK;
+    slot = port->slot;
+  }
   struct hsns_iso_counters* c = bpf_map_lookup_elem(&hsns_iso_counters, &slot); /* NULL if out of range */
 
   /* Parse with direct packet access; linearise the few header bytes first when the skb is non-linear,
@@ -83,8 +148,10 @@ int hsns_isolation_egress(struct __sk_buff* skb) {
   void* data = (void*)(long)skb->data;
   void* data_end = (void*)(long)skb->data_end;
 
+  /* Header fields are read with one load each (not through packed structs or memcpy, which compile to
+   * byte loads): unaligned packet loads are fine for the verifier on this architecture. */
   if (data + ETH_HLEN > data_end) return TC_ACT_OK; /* no ethertype */
-  __u16 proto = bpf_ntohs(((struct ethhdr*)data)->h_proto);
+  __u16 proto = bpf_ntohs(*(__be16*)(data + 12));
   void* l3 = data + ETH_HLEN;
 
 #pragma unroll
@@ -97,17 +164,16 @@ int hsns_isolation_egress(struct __sk_buff* skb) {
   }
 
   if (proto == ETH_P_IP) {
-    struct hsns_iso_v4_key key = {.prefixlen = HSNS_ISO_IFINDEX_BITS + 32, .ifindex = ifindex};
     if (l3 + IPV4_DADDR_OFF + 4 > data_end) return drop(skb, c);
-    __builtin_memcpy(key.addr, l3 + IPV4_DADDR_OFF, 4);
-    if (!bpf_map_lookup_elem(&hsns_iso_v4, &key)) return drop(skb, c);
+    if (!v4_allowed(pol, ifindex, *(__u32*)(l3 + IPV4_DADDR_OFF))) return drop(skb, c);
   } else if (proto == ETH_P_IPV6) {
-    struct hsns_iso_v6_key key = {.prefixlen = HSNS_ISO_IFINDEX_BITS + 128, .ifindex = ifindex};
     if (l3 + IPV6_DADDR_OFF + 16 > data_end) return drop(skb, c);
-    __builtin_memcpy(key.addr, l3 + IPV6_DADDR_OFF, 16);
-    const int link_local = (key.addr[0] == 0xfe && (key.addr[1] & 0xc0) == 0x80) ||
-                           (key.addr[0] == 0xff && (key.addr[1] & 0x0f) == 0x02);
-    if (!link_local && !bpf_map_lookup_elem(&hsns_iso_v6, &key)) return drop(skb, c);
+    const __u16 top = bpf_ntohs(*(__be16*)(l3 + IPV6_DADDR_OFF));
+    const int link_local = (top & 0xffc0) == 0xfe80 || (top & 0xff0f) == 0xff02;
+    if (!link_local &&
+        !v6_allowed(pol, ifindex, *(__u64*)(l3 + IPV6_DADDR_OFF), *(__u64*)(l3 + IPV6_DADDR_OFF + 8))) {
+      return drop(skb, c);
+    }
   } else if (proto == ETH_P_8021Q_ || proto == ETH_P_8021AD_) {
     return drop(skb, c); /* more than two tags: cannot see the payload, fail closed */
   } else {

@@ -15,7 +15,8 @@
 namespace hsns::daemon {
 namespace {
 
-constexpr const char* kMapNames[] = {"hsns_iso_v4", "hsns_iso_v6", "hsns_iso_ports", "hsns_iso_counters"};
+constexpr const char* kMapNames[] = {"hsns_iso_fast", "hsns_iso_v4", "hsns_iso_v6", "hsns_iso_ports",
+                                     "hsns_iso_counters"};
 constexpr bpf::TcUser kUser = bpf::TcUser::isolation;
 
 std::string errno_text(int err) {

@@ -7,9 +7,10 @@
 //   keeps both the allowed prefixes and the drop counters. Pins the program cannot reuse (left by a version
 //   with another map layout) are replaced by fresh maps, with a warning in the log. It fails with a message
 //   when the kernel lacks a program or map type the program uses (naming it) or refuses the program.
-// - apply(netdev, prefixes) replaces that port's allowed prefixes through map updates (a diff: new
-//   entries first, then stale ones deleted) and attaches the program to netdev's clsact egress hook if
-//   this instance's program is not there yet (through the attach layer, daemon/bpf/tc_attach.h, which
+// - apply(netdev, prefixes) replaces that port's allowed prefixes through map updates (a diff: new trie
+//   entries first, then the port's hot-path policy swapped in whole, then stale entries deleted; see
+//   isolation_maps.h and bpf/isolation.h for the maps) and attaches the program to netdev's clsact egress
+//   hook if this instance's program is not there yet (through the attach layer, daemon/bpf/tc_attach.h, which
 //   creates the clsact qdisc only when missing and counts isolation as one of its holders); changing
 //   prefixes never re-attaches. A filter or qdisc deleted by hand is restored by the next apply(). An empty
 //   prefix list drops all IP traffic of that port except IPv6 link-local scope (fe80::/10, ff02::/16:

@@ -2,10 +2,12 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <set>
 
 #include "bpf/kernel_features.h"
@@ -80,8 +82,8 @@ KeySet<Key> trie_keys(int fd, std::uint32_t ifindex) {
 }
 
 template <typename Key>
-tl::expected<void, std::string> sync_trie(int fd, const KeySet<Key>& want, const KeySet<Key>& have,
-                                          const char* family) {
+tl::expected<void, std::string> add_missing(int fd, const KeySet<Key>& want, const KeySet<Key>& have,
+                                            const char* family) {
   const std::uint32_t allow = HSNS_ISO_ALLOW;
   for (const Key& k : want) {
     if (have.count(k)) continue;
@@ -89,6 +91,12 @@ tl::expected<void, std::string> sync_trie(int fd, const KeySet<Key>& want, const
       return tl::unexpected(std::string("adding an ") + family + " prefix: " + errno_text(errno));
     }
   }
+  return {};
+}
+
+template <typename Key>
+tl::expected<void, std::string> delete_stale(int fd, const KeySet<Key>& want, const KeySet<Key>& have,
+                                             const char* family) {
   for (const Key& k : have) {
     if (want.count(k)) continue;
     if (bpf_map_delete_elem(fd, &k) != 0 && errno != ENOENT) {
@@ -98,11 +106,56 @@ tl::expected<void, std::string> sync_trie(int fd, const KeySet<Key>& want, const
   return {};
 }
 
+// One family of a policy: the keys as address/mask pairs (the key's address bytes are already masked),
+// or, when there are more than fit, the flag that sends the program to the trie.
+template <typename Key, typename Net, std::size_t N>
+void fill_family(const KeySet<Key>& keys, IpFamily family, std::uint32_t in_trie, Net (&nets)[N],
+                 std::uint32_t& count, std::uint32_t& flags) {
+  if (keys.size() > N) {
+    flags |= in_trie;
+    return;
+  }
+  for (const Key& k : keys) {
+    Net& net = nets[count++];
+    decltype(k.addr) mask{};
+    to_bytes(mask_of(family, static_cast<int>(k.prefixlen - HSNS_ISO_IFINDEX_BITS)), mask);
+    static_assert(sizeof(net.addr) == sizeof(k.addr) && sizeof(net.mask) == sizeof(mask));
+    std::memcpy(&net.addr, k.addr, sizeof(net.addr));
+    std::memcpy(&net.mask, mask, sizeof(net.mask));
+  }
+}
+
+// The hot-path policy of a port with counter slot `slot` and these trie keys. Unused entries stay zero,
+// so equal policies are equal bytes.
+hsns_iso_policy make_policy(std::uint32_t slot, const KeySet<hsns_iso_v4_key>& v4,
+                            const KeySet<hsns_iso_v6_key>& v6) {
+  hsns_iso_policy pol{};
+  pol.slot = slot;
+  fill_family(v4, IpFamily::v4, HSNS_ISO_V4_IN_TRIE, pol.v4, pol.n4, pol.flags);
+  fill_family(v6, IpFamily::v6, HSNS_ISO_V6_IN_TRIE, pol.v6, pol.n6, pol.flags);
+  return pol;
+}
+
+bool has_fast_entry(std::uint32_t ifindex) {
+  return ifindex < HSNS_ISO_FAST_IFINDEX;
+}
+
+// bpftool's generated open. Hidden from clang-tidy's static analyzer, which takes libbpf's
+// bpf_object__destroy_skeleton (a system header's function) for one that frees nothing and so reports a
+// leak inside the generated error path.
+isolation* open_skeleton() {
+#ifdef __clang_analyzer__
+  return nullptr;
+#else
+  return isolation__open();
+#endif
+}
+
 }  // namespace
 
 tl::expected<std::unique_ptr<IsolationMaps>, std::string> IsolationMaps::load(const std::string& pin_dir) {
   LibbpfLogCapture log;
-  isolation* skel = isolation__open();
+  isolation* skel = open_skeleton();
   if (skel == nullptr) {
     return tl::unexpected("opening the isolation program failed: " + errno_text(errno) + "; " + log.text());
   }
@@ -111,8 +164,8 @@ tl::expected<std::unique_ptr<IsolationMaps>, std::string> IsolationMaps::load(co
     return tl::unexpected(r.error().message());
   }
   if (!pin_dir.empty()) {
-    for (bpf_map* m : {skel->maps.hsns_iso_v4, skel->maps.hsns_iso_v6, skel->maps.hsns_iso_ports,
-                       skel->maps.hsns_iso_counters}) {
+    for (bpf_map* m : {skel->maps.hsns_iso_fast, skel->maps.hsns_iso_v4, skel->maps.hsns_iso_v6,
+                       skel->maps.hsns_iso_ports, skel->maps.hsns_iso_counters}) {
       const std::string path = pin_dir + "/" + bpf_map__name(m);
       if (int err = bpf_map__set_pin_path(m, path.c_str()); err != 0) {
         return tl::unexpected("setting pin path " + path + ": " + errno_text(err));
@@ -123,6 +176,11 @@ tl::expected<std::unique_ptr<IsolationMaps>, std::string> IsolationMaps::load(co
     return tl::unexpected("loading the isolation program failed (" + errno_text(err) +
                           (pin_dir.empty() ? "" : "; pinned maps under " + pin_dir + " may be incompatible") +
                           "): " + log.text());
+  }
+  // Pinned maps of a version without hsns_iso_fast (or left half updated by a crash): derive the hot-path
+  // policies from the ports and tries before the program is attached anywhere.
+  if (!pin_dir.empty()) {
+    if (auto r = self->reconcile_policies(); !r) return tl::unexpected(r.error());
   }
   return self;
 }
@@ -159,8 +217,85 @@ tl::expected<void, std::string> IsolationMaps::set_prefixes(std::uint32_t ifinde
   }
   const int fd4 = bpf_map__fd(skel_->maps.hsns_iso_v4);
   const int fd6 = bpf_map__fd(skel_->maps.hsns_iso_v6);
-  if (auto r = sync_trie(fd4, want4, trie_keys<hsns_iso_v4_key>(fd4, ifindex), "IPv4"); !r) return r;
-  return sync_trie(fd6, want6, trie_keys<hsns_iso_v6_key>(fd6, ifindex), "IPv6");
+  const auto have4 = trie_keys<hsns_iso_v4_key>(fd4, ifindex);
+  const auto have6 = trie_keys<hsns_iso_v6_key>(fd6, ifindex);
+  // New entries, then the new policy (whose trie families see old and new entries for a moment), then
+  // the stale entries: a packet both policies allow is never dropped on the way.
+  if (auto r = add_missing(fd4, want4, have4, "IPv4"); !r) return r;
+  if (auto r = add_missing(fd6, want6, have6, "IPv6"); !r) return r;
+  hsns_iso_port port{};
+  if (has_fast_entry(ifindex) &&
+      bpf_map_lookup_elem(bpf_map__fd(skel_->maps.hsns_iso_ports), &ifindex, &port) == 0) {
+    if (auto r = publish_policy(ifindex, make_policy(port.slot, want4, want6)); !r) return r;
+  }
+  if (auto r = delete_stale(fd4, want4, have4, "IPv4"); !r) return r;
+  return delete_stale(fd6, want6, have6, "IPv6");
+}
+
+tl::expected<void, std::string> IsolationMaps::publish_policy(std::uint32_t ifindex,
+                                                              const hsns_iso_policy& pol) {
+  if (auto now = fast_policy(ifindex); now && std::memcmp(&*now, &pol, sizeof(pol)) == 0) return {};
+  // A fresh inner map swapped in whole: the program never sees a policy half written.
+  const int inner = bpf_map_create(BPF_MAP_TYPE_ARRAY, "hsns_iso_policy", sizeof(std::uint32_t),
+                                   sizeof(hsns_iso_policy), 1, nullptr);
+  if (inner < 0)
+    return tl::unexpected("creating the policy map of port " + std::to_string(ifindex) + ": " +
+                          errno_text(errno));
+  const std::uint32_t zero = 0;
+  std::string error;
+  if (bpf_map_update_elem(inner, &zero, &pol, BPF_ANY) != 0) {
+    error = "writing the policy of port " + std::to_string(ifindex) + ": " + errno_text(errno);
+  } else if (bpf_map_update_elem(bpf_map__fd(skel_->maps.hsns_iso_fast), &ifindex, &inner, BPF_ANY) != 0) {
+    error = "publishing the policy of port " + std::to_string(ifindex) + ": " + errno_text(errno);
+  }
+  close(inner);  // the outer map holds it now
+  if (!error.empty()) return tl::unexpected(error);
+  return {};
+}
+
+tl::expected<void, std::string> IsolationMaps::unpublish_policy(std::uint32_t ifindex) {
+  if (!has_fast_entry(ifindex)) return {};
+  if (bpf_map_delete_elem(bpf_map__fd(skel_->maps.hsns_iso_fast), &ifindex) != 0 && errno != ENOENT) {
+    return tl::unexpected("withdrawing the policy of port " + std::to_string(ifindex) + ": " +
+                          errno_text(errno));
+  }
+  return {};
+}
+
+tl::expected<void, std::string> IsolationMaps::republish_policy(std::uint32_t ifindex, std::uint32_t slot) {
+  if (!has_fast_entry(ifindex)) return {};
+  return publish_policy(
+      ifindex, make_policy(slot, trie_keys<hsns_iso_v4_key>(bpf_map__fd(skel_->maps.hsns_iso_v4), ifindex),
+                           trie_keys<hsns_iso_v6_key>(bpf_map__fd(skel_->maps.hsns_iso_v6), ifindex)));
+}
+
+std::optional<hsns_iso_policy> IsolationMaps::fast_policy(std::uint32_t ifindex) const {
+  if (!has_fast_entry(ifindex)) return std::nullopt;
+  std::uint32_t id = 0;
+  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.hsns_iso_fast), &ifindex, &id) != 0) return std::nullopt;
+  const int inner = bpf_map_get_fd_by_id(id);
+  if (inner < 0) return std::nullopt;
+  hsns_iso_policy pol{};
+  const std::uint32_t zero = 0;
+  const bool ok = bpf_map_lookup_elem(inner, &zero, &pol) == 0;
+  close(inner);
+  if (!ok) return std::nullopt;
+  return pol;
+}
+
+tl::expected<void, std::string> IsolationMaps::reconcile_policies() {
+  const auto enforced = ports();
+  for (const auto& [ifindex, port] : enforced) {
+    if (auto r = republish_policy(ifindex, port.slot); !r) return r;
+  }
+  const int fd = bpf_map__fd(skel_->maps.hsns_iso_fast);
+  for (std::uint32_t ifindex = 0; ifindex < HSNS_ISO_FAST_IFINDEX; ++ifindex) {
+    std::uint32_t id = 0;
+    if (enforced.count(ifindex) == 0 && bpf_map_lookup_elem(fd, &ifindex, &id) == 0) {
+      if (auto r = unpublish_policy(ifindex); !r) return r;
+    }
+  }
+  return {};
 }
 
 tl::expected<std::vector<IpPrefix>, std::string> IsolationMaps::prefixes(std::uint32_t ifindex) const {
@@ -198,7 +333,7 @@ tl::expected<void, std::string> IsolationMaps::set_port(std::uint32_t ifindex, c
   if (bpf_map_update_elem(fd, &ifindex, &entry, BPF_ANY) != 0) {
     return tl::unexpected("enabling port " + std::to_string(ifindex) + ": " + errno_text(errno));
   }
-  return {};
+  return republish_policy(ifindex, entry.slot);
 }
 
 tl::expected<void, std::string> IsolationMaps::zero_counters(std::uint32_t slot) {
@@ -233,7 +368,8 @@ tl::expected<void, std::string> IsolationMaps::forget_port(std::uint32_t ifindex
   const int fd = bpf_map__fd(skel_->maps.hsns_iso_ports);
   hsns_iso_port existing{};
   const bool had_port = bpf_map_lookup_elem(fd, &ifindex, &existing) == 0;
-  // Port entry first: the program stops enforcing before the prefixes disappear.
+  // Policy and port entry first: the program stops enforcing before the prefixes disappear.
+  if (auto r = unpublish_policy(ifindex); !r) return r;
   if (had_port && bpf_map_delete_elem(fd, &ifindex) != 0 && errno != ENOENT) {
     return tl::unexpected("disabling port " + std::to_string(ifindex) + ": " + errno_text(errno));
   }

@@ -11,7 +11,15 @@
 // - Ports are keyed by ifindex. set_prefixes() makes the port's trie entries equal to the given prefixes
 //   by a diff against what the maps hold: new entries are inserted before stale ones are deleted, so a
 //   change never drops traffic that both the old and the new policy allow. Host bits of a prefix are
-//   masked off.
+//   masked off. For an enforced port with ifindex < HSNS_ISO_FAST_IFINDEX it also publishes the port's
+//   hot-path policy (hsns_iso_fast, see bpf/isolation.h) between the inserts and the deletes: a fresh
+//   one-element inner map swapped in with one outer-map update (the kernel returns after an RCU grace
+//   period, a few ms), skipped when the policy is unchanged. The policy is always derived from the port
+//   entry (its counter slot) and the port's trie entries (each family inline when it has at most
+//   HSNS_ISO_FAST_V4 / HSNS_ISO_FAST_V6 prefixes, else flagged for the trie): set_port() publishes it,
+//   forget_port() withdraws it before anything else.
+// - load() with a pin_dir reconciles the policies with the pinned ports and tries (maps pinned by a version
+//   without hsns_iso_fast, or a crash between two updates).
 // - set_port() makes a port enforced (see bpf/isolation.h) or updates its flags/name; the counter slot
 //   is assigned here (port.slot is ignored): an existing port keeps its slot, a new port gets the lowest
 //   free slot, zeroed before the port entry is published. forget_port() deletes the port entry and the
@@ -23,6 +31,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tl/expected.hpp>
 #include <vector>
@@ -62,9 +71,18 @@ class IsolationMaps {
   // Summed over CPUs; zero when the port is not enforced.
   IsolationCounters counters(std::uint32_t ifindex) const;
 
+  // The port's hot-path policy as the program reads it; nullopt for a port without one (not enforced, or
+  // ifindex >= HSNS_ISO_FAST_IFINDEX).
+  std::optional<hsns_iso_policy> fast_policy(std::uint32_t ifindex) const;
+
  private:
   explicit IsolationMaps(isolation* skel) : skel_(skel) {}
   tl::expected<void, std::string> zero_counters(std::uint32_t slot);
+  tl::expected<void, std::string> publish_policy(std::uint32_t ifindex, const hsns_iso_policy& pol);
+  tl::expected<void, std::string> unpublish_policy(std::uint32_t ifindex);
+  // Publishes the policy derived from the port's trie entries (no-op for ifindex >= HSNS_ISO_FAST_IFINDEX).
+  tl::expected<void, std::string> republish_policy(std::uint32_t ifindex, std::uint32_t slot);
+  tl::expected<void, std::string> reconcile_policies();
   isolation* skel_;
 };
 
