@@ -127,6 +127,7 @@ Result<Scorer> Scorer::create(const Topology& topology, const SearchRequest& req
   }
   if (auto ok = s.resolve_algorithms(); !ok) return tl::unexpected(ok.error());
   s.index_switch_states();
+  s.index_usable_npus();
 
   const auto node_count = topology.nodes().size();
   std::vector<char> excluded(node_count, 0);
@@ -229,14 +230,27 @@ void Scorer::index_switch_states() {
   }
 }
 
-std::vector<std::uint32_t> Scorer::usable_npu_indices(NodeId host) const {
+void Scorer::index_usable_npus() {
   const Topology& t = *topo_;
-  auto idx = t.free_npu_indices(host);
-  std::erase_if(idx, [&](std::uint32_t i) {
-    const topology::Npu* npu = t.npu({host, i});
-    return npu != nullptr && npu->link != topology::kNoLink && !switch_ok_[t.link(npu->link).upper];
-  });
-  return idx;
+  npu_offset_.assign(t.nodes().size() + 1, 0);
+  npu_index_.clear();
+  for (NodeId h = 0; h < t.nodes().size(); ++h) {
+    npu_offset_[h] = static_cast<std::uint32_t>(npu_index_.size());
+    if (t.node(h).tier != Tier::kHost) continue;
+    for (std::uint32_t i : t.free_npu_indices(h)) {
+      const topology::Npu* npu = t.npu({h, i});
+      if (npu == nullptr || npu->link == topology::kNoLink || switch_ok_[t.link(npu->link).upper]) {
+        npu_index_.push_back(i);
+      }
+    }
+  }
+  npu_offset_.back() = static_cast<std::uint32_t>(npu_index_.size());
+}
+
+std::span<const std::uint32_t> Scorer::usable_npu_indices(NodeId host) const {
+  if (host + 1 >= npu_offset_.size()) return {};
+  return std::span<const std::uint32_t>(npu_index_)
+      .subspan(npu_offset_[host], npu_offset_[host + 1] - npu_offset_[host]);
 }
 
 std::uint32_t Scorer::usable_npus(NodeId host) const {
@@ -299,52 +313,63 @@ std::vector<NodeId> Scorer::canonical_order(std::vector<NodeId> hosts) const {
     }
     return 1;
   };
-  // Concatenates one domain's pieces (each inside one child domain), best aligned first: every prefix
-  // then ends on a multiple of the next piece's alignment, so the units of a piece stay inside its child.
-  // Whole blocks go out; the rest is the domain's leftover.
-  using Pieces = std::vector<std::vector<NodeId>>;
-  auto merge = [&](Pieces& pieces, Pieces& parent) {
-    std::stable_sort(pieces.begin(), pieces.end(),
-                     [&](const auto& x, const auto& y) { return alignment(x.size()) > alignment(y.size()); });
-    std::vector<NodeId> seq;
-    for (auto& piece : pieces) seq.insert(seq.end(), piece.begin(), piece.end());
-    pieces.clear();
+  // A domain's pieces (runs of hosts, each inside one child domain) live in one buffer per level. merge
+  // concatenates them best aligned first: every prefix then ends on a multiple of the next piece's
+  // alignment, so the units of a piece stay inside its child. Whole blocks go out; the rest becomes one
+  // piece of the parent level.
+  struct Level {
+    std::vector<NodeId> hosts;
+    std::vector<std::pair<std::size_t, std::size_t>> pieces;  // (start, length) in hosts
+  };
+  std::array<Level, 5> levels;  // SU, super-pod, fabric, all, the final rest
+  std::vector<NodeId> seq;
+  auto merge = [&](Level& from, Level& parent) {
+    std::stable_sort(from.pieces.begin(), from.pieces.end(),
+                     [&](const auto& x, const auto& y) { return alignment(x.second) > alignment(y.second); });
+    seq.clear();
+    for (const auto& [start, len] : from.pieces) {
+      const auto first = from.hosts.begin() + static_cast<std::ptrdiff_t>(start);
+      seq.insert(seq.end(), first, first + static_cast<std::ptrdiff_t>(len));
+    }
+    from.hosts.clear();
+    from.pieces.clear();
     const std::size_t whole = seq.size() / b * b;
     out.insert(out.end(), seq.begin(), seq.begin() + static_cast<std::ptrdiff_t>(whole));
-    if (whole < seq.size()) parent.emplace_back(seq.begin() + static_cast<std::ptrdiff_t>(whole), seq.end());
+    if (whole == seq.size()) return;
+    parent.pieces.emplace_back(parent.hosts.size(), seq.size() - whole);
+    parent.hosts.insert(parent.hosts.end(), seq.begin() + static_cast<std::ptrdiff_t>(whole), seq.end());
   };
-  Pieces su_run(1), pod_pieces, fab_pieces, global_pieces, none;
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    su_run[0].push_back(keys[i].h);
+    Level& su = levels[0];
+    if (su.pieces.empty()) su.pieces.emplace_back(0, 0);
+    su.hosts.push_back(keys[i].h);
+    ++su.pieces[0].second;
     const bool last = i + 1 == keys.size();
-    const bool su_end = last || keys[i + 1].d.su != keys[i].d.su;
-    const bool pod_end = last || keys[i + 1].d.pod != keys[i].d.pod;
-    const bool fab_end = last || keys[i + 1].d.fab != keys[i].d.fab;
-    if (su_end) {
-      merge(su_run, pod_pieces);
-      su_run.resize(1);
-    }
-    if (pod_end) merge(pod_pieces, fab_pieces);
-    if (fab_end) merge(fab_pieces, global_pieces);
+    if (last || keys[i + 1].d.su != keys[i].d.su) merge(levels[0], levels[1]);
+    if (last || keys[i + 1].d.pod != keys[i].d.pod) merge(levels[1], levels[2]);
+    if (last || keys[i + 1].d.fab != keys[i].d.fab) merge(levels[2], levels[3]);
   }
-  merge(global_pieces, none);
-  for (auto& piece : none) out.insert(out.end(), piece.begin(), piece.end());
+  merge(levels[3], levels[4]);
+  out.insert(out.end(), levels[4].hosts.begin(), levels[4].hosts.end());
   return out;
 }
 
-Result<Candidate> Scorer::score(std::span<const NodeId> order) const {
+Result<Scorer::Priced> Scorer::price(std::span<const NodeId> order) const {
   const Topology& t = *topo_;
   if (order.size() != k_) {
     return fail("hosts", std::to_string(order.size()) + " hosts given, " + std::to_string(k_) + " needed");
   }
   std::vector<Doms> doms(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    if (!is_usable(order[i])) return fail("hosts[" + std::to_string(i) + "]", "host is not usable");
+    doms[i] = doms_of(t, order[i]);
+  }
   {
-    std::set<NodeId> seen;
-    for (std::size_t i = 0; i < order.size(); ++i) {
-      if (!is_usable(order[i]) || !seen.insert(order[i]).second) {
-        return fail("hosts[" + std::to_string(i) + "]", "host is not usable or listed twice");
-      }
-      doms[i] = doms_of(t, order[i]);
+    std::vector<NodeId> sorted(order.begin(), order.end());
+    std::sort(sorted.begin(), sorted.end());
+    if (auto twice = std::adjacent_find(sorted.begin(), sorted.end()); twice != sorted.end()) {
+      const auto at = std::find(order.begin(), order.end(), *twice) - order.begin();
+      return fail("hosts[" + std::to_string(at) + "]", "host is listed twice");
     }
   }
   const cost::ParallelSpec& p = req_->parallel;
@@ -407,7 +432,7 @@ Result<Candidate> Scorer::score(std::span<const NodeId> order) const {
     if (rph[d] >= 512) memoisable = false;
     key = (key << 12) | (static_cast<std::uint64_t>(spans[d].tier) << 9) | (rph[d] & 511u);
   }
-  Candidate cand;
+  Priced cand;
   auto hit = memoisable ? memo_.find(key) : memo_.end();
   if (hit != memo_.end()) {
     cand.total_seconds = hit->second.first;
@@ -426,6 +451,31 @@ Result<Candidate> Scorer::score(std::span<const NodeId> order) const {
     if (memoisable) memo_.emplace(key, std::make_pair(cand.total_seconds, cand.dimension_seconds));
   }
   cand.span = span;
+  return cand;
+}
+
+Result<double> Scorer::seconds(std::span<const NodeId> order) const {
+  auto priced = price(order);
+  if (!priced) return tl::unexpected(priced.error());
+  return priced->total_seconds;
+}
+
+Result<Candidate> Scorer::score(std::span<const NodeId> order) const {
+  const Topology& t = *topo_;
+  auto priced = price(order);
+  if (!priced) return tl::unexpected(priced.error());
+  std::vector<Doms> doms(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) doms[i] = doms_of(t, order[i]);
+  const cost::ParallelSpec& p = req_->parallel;
+  const std::uint32_t T = p.tp, C = p.cp, D = p.dp, P = p.pp, E = p.ep, u = u_;
+  const std::array<Tier, kDimensions>& span = priced->span;
+  const std::size_t dtp = di(cost::Dimension::tp), dpp = di(cost::Dimension::pp),
+                    ddp = di(cost::Dimension::dp), dep = di(cost::Dimension::ep),
+                    dcp = di(cost::Dimension::cp);
+  Candidate cand;
+  cand.total_seconds = priced->total_seconds;
+  cand.dimension_seconds = priced->dimension_seconds;
+  cand.span = span;
 
   // Job span, hosts, NPUs, fragmentation.
   Tier job = Tier::kHost;
@@ -441,10 +491,9 @@ Result<Candidate> Scorer::score(std::span<const NodeId> order) const {
   std::vector<std::uint32_t> pods;
   for (std::size_t i = 0; i < order.size(); ++i) {
     cand.hosts.push_back(t.node(order[i]).name);
-    auto idx = usable_npu_indices(order[i]);
+    const auto idx = usable_npu_indices(order[i]);
     cand.fragmentation.free_npus_left_on_hosts += static_cast<std::uint32_t>(idx.size()) - u;
-    idx.resize(u);
-    cand.npus.push_back(std::move(idx));
+    cand.npus.emplace_back(idx.begin(), idx.begin() + u);
     per_su.emplace_back(doms[i].su, 1);
     pods.push_back(doms[i].pod);
   }

@@ -178,7 +178,7 @@ class Scorer {
   bool is_usable(NodeId host) const;
   // Usable free NPUs of a host (see the contract) and their indices, ascending.
   std::uint32_t usable_npus(NodeId host) const;
-  std::vector<std::uint32_t> usable_npu_indices(NodeId host) const;
+  std::span<const std::uint32_t> usable_npu_indices(NodeId host) const;
   // Usable free NPUs of all hosts of an SU (what a candidate touching it strands, plus what it takes).
   std::uint32_t su_free_npus(std::uint32_t su) const { return su_free_npus_.at(su); }
   // Why hosts are not in the pool (counted and listed when the request asks to explain).
@@ -193,10 +193,19 @@ class Scorer {
   std::vector<NodeId> canonical_order(std::vector<NodeId> hosts) const;
   // Scores hosts in the given rank order (k usable hosts, else an error naming "hosts").
   Result<Candidate> score(std::span<const NodeId> hosts_in_rank_order) const;
+  // The predicted time alone (what score() ranks first), without building the candidate.
+  Result<double> seconds(std::span<const NodeId> hosts_in_rank_order) const;
 
  private:
   Scorer(const Topology& topology, const SearchRequest& request) : topo_(&topology), req_(&request) {}
+  struct Priced {
+    double total_seconds = 0;
+    std::array<double, kDimensions> dimension_seconds{};
+    std::array<Tier, kDimensions> span{};
+  };
+  Result<Priced> price(std::span<const NodeId> hosts_in_rank_order) const;
   void index_switch_states();
+  void index_usable_npus();
   std::optional<LeftOutHost> why_not_usable(NodeId host) const;
   Result<void> resolve_algorithms();
   const Topology* topo_;
@@ -207,8 +216,10 @@ class Scorer {
   std::uint32_t u_ = 0, k_ = 0, block_ = 1, world_ = 0;
   std::vector<std::uint32_t> units_;
   std::vector<NodeId> usable_;
-  std::vector<char> usable_mask_;                     // by NodeId
-  std::vector<char> switch_ok_;                       // by NodeId: usable leaf (switches only)
+  std::vector<char> usable_mask_;  // by NodeId
+  std::vector<char> switch_ok_;    // by NodeId: usable leaf (switches only)
+  std::vector<std::uint32_t> npu_offset_,
+      npu_index_;  // usable NPU indices of host h: [offset[h], offset[h+1])
   std::array<std::uint32_t, kDimensions> dim_gcd_{};  // gcd of the group sizes of each dimension's ops
   std::vector<std::uint32_t> su_free_npus_;           // usable free NPUs per leaf domain (all hosts)
   LeftOutReport left_out_;
