@@ -203,9 +203,8 @@ Result<void> Scorer::resolve_algorithms() {
                                          r.calibration, wanted);
       if (!probe) {
         used = cost::Algorithm::automatic;
-        std::string note = dim_label(di(op.dim)) + " " + op.what + ": " +
-                           std::string(cost::to_string(wanted)) + " cannot run it (" + probe.error() +
-                           "); automatic used";
+        std::string note = op.what + ": " + std::string(cost::to_string(wanted)) + " cannot run it (" +
+                           probe.error() + "); automatic used";
         if (std::find(notes_.begin(), notes_.end(), note) == notes_.end()) notes_.push_back(std::move(note));
       }
     }

@@ -397,7 +397,7 @@ TEST(SearchOptimum, AnAlgorithmThatCannotRunAnOperationFallsBackForItOnly) {
   ASSERT_TRUE(res.has_value()) << res.error().field() << ": " << res.error().detail;
   ASSERT_FALSE(res->algorithm_notes.empty());
   for (const auto& note : res->algorithm_notes) {
-    EXPECT_EQ(note.rfind("TP ", 0), 0u) << note;
+    EXPECT_EQ(note.rfind("tp ", 0), 0u) << note;
     EXPECT_NE(note.find("tree cannot run it"), std::string::npos) << note;
   }
   // One algorithm per dimension: ring for TP, tree elsewhere, and nothing to fall back.
