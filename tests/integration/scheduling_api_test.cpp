@@ -360,6 +360,7 @@ TEST(SchedulingApi, PartialHostsShareAndConcurrentSchedulesNeverShareAnNpu) {
   std::vector<std::string> fields(kClients);
   {
     std::vector<std::thread> threads;
+    threads.reserve(kClients);
     std::atomic<int> ready{0};
     for (int i = 0; i < kClients; ++i) {
       threads.emplace_back([&, i] {

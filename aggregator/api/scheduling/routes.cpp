@@ -94,7 +94,7 @@ Response post_search(SchedulingService& s, RequestContext& ctx) {
       {"usable_hosts", result.usable_hosts},           {"candidates_evaluated", result.candidates_evaluated},
       {"algorithm_notes", result.algorithm_notes},     {"candidates", std::move(candidates)}};
   if (result.left_out) answer["left_out"] = left_out_json(*result.left_out);
-  return http::json_ok(ctx, std::move(answer));
+  return http::json_ok(ctx, answer);
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -107,7 +107,7 @@ Result<Scorer> Scorer::create(const Topology& topology, const SearchRequest& req
   // The rank-order units canonical_order aligns with domains (see units()).
   auto unit_hosts = [&](std::uint64_t ranks) -> std::uint32_t {
     const std::uint64_t l = std::lcm(ranks, std::uint64_t{s.u_});
-    return *world % l == 0 ? static_cast<std::uint32_t>(l / s.u_) : 1;
+    return l != 0 && *world % l == 0 ? static_cast<std::uint32_t>(l / s.u_) : 1;
   };
   s.units_ = {s.block_};
   std::array<std::uint32_t, 2> runs = {unit_hosts(std::uint64_t{p.tp} * p.cp),
@@ -287,7 +287,7 @@ bool Scorer::is_usable(NodeId host) const {
   return host < usable_mask_.size() && usable_mask_[host];
 }
 
-std::vector<NodeId> Scorer::canonical_order(std::vector<NodeId> hosts) const {
+std::vector<NodeId> Scorer::canonical_order(const std::vector<NodeId>& hosts) const {
   const Topology& t = *topo_;
   struct Key {
     Doms d;
@@ -679,7 +679,7 @@ SuCounts pod_aligned(const Scorer& s, const Pool& pool, std::span<const std::uin
     for (std::uint32_t j = target; j-- > 0;) {
       if (dp[j] == kInfinite) continue;
       for (std::uint32_t t = 1; t <= most && j + t <= target; ++t) {
-        const std::uint64_t c = least[t * per];
+        const std::uint64_t c = least[std::size_t{t} * per];
         if (c == kInfinite) break;
         if (dp[j] + c < dp[j + t]) {
           dp[j + t] = dp[j] + c;
@@ -754,12 +754,12 @@ Result<SearchResult> search_topology(const Topology& topology, const SearchReque
 
   std::vector<Candidate> found;
   std::set<std::vector<NodeId>> seen;
-  auto consider = [&](std::vector<NodeId> hosts) -> Result<void> {
+  auto consider = [&](const std::vector<NodeId>& hosts) -> Result<void> {
     if (hosts.size() != k) return {};
     std::vector<NodeId> key = hosts;
     std::sort(key.begin(), key.end());
     if (!seen.insert(std::move(key)).second) return {};
-    auto cand = s.score(s.canonical_order(std::move(hosts)));
+    auto cand = s.score(s.canonical_order(hosts));
     if (!cand) return tl::unexpected(cand.error());
     ++result.candidates_evaluated;
     found.push_back(std::move(*cand));
@@ -770,7 +770,7 @@ Result<SearchResult> search_topology(const Topology& topology, const SearchReque
     for (const auto& [su, n] : counts) {
       hosts.insert(hosts.end(), pool.su_hosts[su].begin(), pool.su_hosts[su].begin() + n);
     }
-    return consider(std::move(hosts));
+    return consider(hosts);
   };
   auto leftover = [&](NodeId h) -> std::uint64_t { return s.usable_npus(h) - u; };
 
@@ -800,7 +800,7 @@ Result<SearchResult> search_topology(const Topology& topology, const SearchReque
   const std::size_t scored = std::min<std::size_t>(cheap.size(), request.answers);
   std::partial_sort(cheap.begin(), cheap.begin() + static_cast<std::ptrdiff_t>(scored), cheap.end(), cheaper);
   for (std::size_t i = 0; i < scored; ++i) {
-    if (auto ok = consider(std::move(cheap[i].hosts)); !ok) return tl::unexpected(ok.error());
+    if (auto ok = consider(cheap[i].hosts); !ok) return tl::unexpected(ok.error());
   }
 
   // Super-pods and fabric domains: per alignment class, the cheapest set (see the header).

@@ -190,7 +190,7 @@ class Scorer {
   // super-pod, then inside one fabric, then the rest; each domain's leftovers are concatenated with the
   // best aligned first, so smaller units (CP and EP runs) of a block that crosses SUs stay inside SUs
   // when the counts allow. SUs and pods in id order, hosts by name.
-  std::vector<NodeId> canonical_order(std::vector<NodeId> hosts) const;
+  std::vector<NodeId> canonical_order(const std::vector<NodeId>& hosts) const;
   // Scores hosts in the given rank order (k usable hosts, else an error naming "hosts").
   Result<Candidate> score(std::span<const NodeId> hosts_in_rank_order) const;
   // The predicted time alone (what score() ranks first), without building the candidate.
