@@ -1,5 +1,5 @@
-// Topology search latency on synthetic rail-optimised Clos clusters of 1,000 and 10,000 hosts x 8 NPUs,
-// 30% of the hosts allocated in fragments (runs of 1..8 consecutive hosts), plus 3% isolated and 3%
+// Topology search latency on synthetic rail-optimised Clos clusters of 1,000, 10,000 and 100,000 hosts x 8
+// NPUs, 30% of the hosts allocated in fragments (runs of 1..8 consecutive hosts), plus 3% isolated and 3%
 // sub-health. For each cluster and job size (TP 8, PP and DP as below, a 7B-70B-class dense model), runs
 // search_topology `--repeat` times (default 50) and prints p50/p99 wall time on one thread and thread CPU
 // time (what one idle core would take on a shared machine), beside two baselines measured in the same run:
@@ -51,7 +51,14 @@ int run(std::uint32_t hosts, std::uint32_t superpods, int repeat) {
   p.superpods = superpods;
   p.cores = superpods > 1 ? 8 : 0;
   auto t0 = Clock::now();
-  auto topo = topology::generate_clos(p);
+  // 100,000 hosts are beyond the server's model limits (topology/limits.h): the library is measured here.
+  topology::ModelLimits limits;
+  limits.hosts = std::max<std::uint64_t>(limits.hosts, hosts);
+  limits.npus = std::max<std::uint64_t>(limits.npus, std::uint64_t{hosts} * 8);
+  limits.switches = std::max<std::uint64_t>(limits.switches, hosts);
+  limits.links = std::max<std::uint64_t>(limits.links, std::uint64_t{hosts} * 16);
+  limits.index_work = std::max<std::uint64_t>(limits.index_work, std::uint64_t{hosts} * 1024);
+  auto topo = topology::generate_clos(p, limits);
   if (!topo) return std::fprintf(stderr, "generate: %s\n", topo.error().detail.c_str()), 1;
   std::mt19937_64 rng(hosts);
   search::testing::fragment_runs(*topo, rng, 0.3, 8);  // 30% allocated in runs of 1..8 hosts
@@ -119,5 +126,6 @@ int main(int argc, char** argv) {
   }
   std::printf("topology search latency, one thread, %d runs per job (ff = first-fit baseline)\n", repeat);
   if (int rc = run(1000, 4, repeat); rc != 0) return rc;
-  return run(10000, 16, repeat);
+  if (int rc = run(10000, 16, repeat); rc != 0) return rc;
+  return run(100000, 64, repeat);
 }

@@ -360,6 +360,7 @@ TEST(SchedulingApi, PartialHostsShareAndConcurrentSchedulesNeverShareAnNpu) {
   std::vector<std::string> fields(kClients);
   {
     std::vector<std::thread> threads;
+    threads.reserve(kClients);
     std::atomic<int> ready{0};
     for (int i = 0; i < kClients; ++i) {
       threads.emplace_back([&, i] {
@@ -628,6 +629,83 @@ TEST(SchedulingApi, UnreachableRankPairsAreListedUpToEight) {
   EXPECT_NE(detail.find("32 of the route plan's 48 inter-host NPU pairs"), std::string::npos) << detail;
   EXPECT_NE(detail.find("invalid_params lists 8 of the 16 rank pairs"), std::string::npos) << detail;
   EXPECT_EQ(jobs_list(ops)["items"].size(), 4u);
+}
+
+// Search honours switch states set through PATCH /api/v1/topology/devices (a host behind an allocated leaf
+// is never offered, and explain says why), takes a calibration, and runs one algorithm per dimension or
+// falls back (and says so) where an algorithm cannot run an operation.
+TEST(SchedulingApi, SearchHonoursSwitchStatesExplainsAndTakesCalibrationAndAlgorithms) {
+  TempDir dir;
+  AggregatorProcess agg(dir.path());
+  agg.start();
+  auto ops = agg.client();
+  auto sched = agg.client(kSchedulerToken);
+  set_up_hosts(ops);
+  ASSERT_FALSE(::testing::Test::HasFatalFailure());
+
+  // leaf002: rail 2 of SU 0 (host001..host004).
+  auto patched = ops.patch("/api/v1/topology/devices/leaf002", R"({"state":"allocated"})");
+  ASSERT_TRUE(patched.has_value());
+  ASSERT_EQ(patched->status, 200) << patched->body;
+  json body = search_body(50);
+  body["explain"] = true;
+  auto found = post(sched, "/api/v1/topology/search", body);
+  ASSERT_EQ(found.status, 200) << found.body;
+  const json result = body_of(found);
+  EXPECT_EQ(result["usable_hosts"], 4);
+  ASSERT_FALSE(result["candidates"].empty());
+  for (const auto& h : hosts_in_any_candidate(result)) EXPECT_GE(h, "host005") << h;
+  ASSERT_TRUE(result.contains("left_out")) << result.dump();
+  EXPECT_EQ(result["left_out"]["counts"]["switch_state"], 4);
+  EXPECT_EQ(result["left_out"]["counts"]["host_state"], 0);
+  ASSERT_EQ(result["left_out"]["examples"].size(), 4u);
+  EXPECT_EQ(result["left_out"]["examples"][0],
+            json({{"host", "host001"}, {"kind", "switch_state"}, {"reason", "leaf leaf002 is allocated"}}));
+  // Without explain, no report.
+  auto plain = post(sched, "/api/v1/topology/search", search_body());
+  ASSERT_EQ(plain.status, 200) << plain.body;
+  EXPECT_FALSE(body_of(plain).contains("left_out"));
+  // Healthy again: the hosts come back.
+  ASSERT_EQ(ops.patch("/api/v1/topology/devices/leaf002", R"({"state":"healthy"})")->status, 200);
+  auto back = post(sched, "/api/v1/topology/search", search_body());
+  ASSERT_EQ(back.status, 200) << back.body;
+  EXPECT_EQ(body_of(back)["usable_hosts"], 8);
+  const double default_seconds = body_of(back)["candidates"][0]["total_seconds"];
+
+  // calibration: the documented field, as the library takes it; slower tiers, a slower answer.
+  json slow = search_body();
+  slow["calibration"] = {
+      {"tiers",
+       {{{"name", "host"}, {"alpha_us", 2.0}, {"bandwidth_gbps", 800}},
+        {{"name", "leaf"}, {"alpha_us", 5.0}, {"bandwidth_gbps", 100}},
+        {{"name", "spine"}, {"alpha_us", 8.0}, {"bandwidth_gbps", 100}, {"oversubscription", 2}}}}};
+  auto calibrated = post(sched, "/api/v1/topology/search", slow);
+  ASSERT_EQ(calibrated.status, 200) << calibrated.body;
+  EXPECT_GT(body_of(calibrated)["candidates"][0]["total_seconds"].get<double>(), default_seconds);
+  json bad_cal = search_body();
+  bad_cal["calibration"] = {{"tiers", {{{"name", "host"}, {"alpha_us", 1.0}, {"bandwidth_gbps", 0}}}}};
+  auto refused = post(sched, "/api/v1/topology/search", bad_cal);
+  EXPECT_EQ(refused.status, 400) << refused.body;
+  EXPECT_EQ(problem_field(refused), "calibration.tiers[0].bandwidth_gbps") << refused.body;
+
+  // tree cannot run sequence parallel's all-gather / reduce-scatter: those operations fall back, the
+  // search answers and says so; one algorithm per dimension needs no fallback.
+  json sp = search_body();
+  sp["parallel"]["sequence_parallel"] = true;
+  sp["algorithm"] = "tree";
+  auto tree = post(sched, "/api/v1/topology/search", sp);
+  ASSERT_EQ(tree.status, 200) << tree.body;
+  ASSERT_FALSE(body_of(tree)["algorithm_notes"].empty()) << tree.body;
+  EXPECT_NE(body_of(tree)["algorithm_notes"][0].get<std::string>().find("tree cannot run it"),
+            std::string::npos);
+  sp["algorithm"] = {{"tp", "ring"}, {"dp", "tree"}};
+  auto per_dim = post(sched, "/api/v1/topology/search", sp);
+  ASSERT_EQ(per_dim.status, 200) << per_dim.body;
+  EXPECT_TRUE(body_of(per_dim)["algorithm_notes"].empty()) << per_dim.body;
+  sp["algorithm"] = {{"xx", "ring"}};
+  auto unknown = post(sched, "/api/v1/topology/search", sp);
+  EXPECT_EQ(unknown.status, 400);
+  EXPECT_EQ(problem_field(unknown), "algorithm.xx") << unknown.body;
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "api/network/requests.h"
 #include "hsns/json_fields.h"
+#include "scheduling/cost/calibration.h"
 
 namespace hsns::scheduling_api {
 namespace {
@@ -69,13 +70,56 @@ cost::ParallelSpec read_parallel(FieldReader& parent) {
   return p;
 }
 
-std::optional<cost::Algorithm> read_algorithm(FieldReader& r) {
-  auto i = r.one_of("algorithm", false, {"auto", "ring", "halving-doubling", "tree", "hierarchical"});
+std::optional<cost::Algorithm> read_algorithm_field(FieldReader& r, std::string_view name) {
+  auto i = r.one_of(name, false, {"auto", "ring", "halving-doubling", "tree", "hierarchical"});
   if (!i) return std::nullopt;
   static constexpr cost::Algorithm kAlgorithms[] = {cost::Algorithm::automatic, cost::Algorithm::ring,
                                                     cost::Algorithm::halving_doubling, cost::Algorithm::tree,
                                                     cost::Algorithm::hierarchical};
   return kAlgorithms[*i];
+}
+
+std::optional<cost::Algorithm> read_algorithm(FieldReader& r) {
+  return read_algorithm_field(r, "algorithm");
+}
+
+// The search's "algorithm": one name for every dimension, or an object naming one per dimension
+// ({"tp": "ring", "dp": "tree"}; dimensions left out use automatic).
+void read_search_algorithm(FieldReader& r, const json& body, search::SearchRequest& req) {
+  const auto it = body.is_object() ? body.find("algorithm") : body.end();
+  if (it == body.end() || !it->is_object()) {
+    if (auto a = read_algorithm(r)) req.algorithm = *a;
+    return;
+  }
+  r.known("algorithm");
+  FieldReader ar = r.child(*it, r.field_path("algorithm"));
+  for (auto d : {cost::Dimension::tp, cost::Dimension::pp, cost::Dimension::dp, cost::Dimension::ep,
+                 cost::Dimension::cp}) {
+    if (auto a = read_algorithm_field(ar, dimension_name(d))) {
+      req.dimension_algorithm[static_cast<std::size_t>(d)] = *a;
+    }
+  }
+  (void)ar.finish();
+}
+
+// A calibration object ({"tiers": [...]}, cost::parse_calibration's format), its errors named under
+// "calibration" ("calibration.tiers[1].bandwidth_gbps").
+std::optional<cost::Calibration> read_calibration(FieldReader& r, const json& value) {
+  constexpr std::size_t kMaxTiers = 16;
+  const auto tiers = value.find("tiers");
+  if (tiers != value.end() && tiers->is_array() && tiers->size() > kMaxTiers) {
+    r.fail("calibration.tiers", "at most " + std::to_string(kMaxTiers) + " tiers");
+    return std::nullopt;
+  }
+  auto parsed = cost::parse_calibration(value.dump());
+  if (parsed) return std::move(*parsed);
+  const std::string& error = parsed.error();
+  const auto colon = error.find(": ");
+  std::string field = colon == std::string::npos ? "" : error.substr(0, colon);
+  const std::string reason = colon == std::string::npos ? error : error.substr(colon + 2);
+  field = field.empty() || field == "calibration" ? "calibration" : "calibration." + field;
+  r.fail(field, reason);
+  return std::nullopt;
 }
 
 // A list of host names (non-empty strings, each at most 253 characters, no duplicates).
@@ -159,7 +203,11 @@ tl::expected<search::SearchRequest, Problem> parse_search_request(const json& bo
     (void)cr.finish();
   }
   read_int<1, 1000>(r, "answers", false, req.answers);
-  if (auto a = read_algorithm(r)) req.algorithm = *a;
+  read_search_algorithm(r, body, req);
+  if (const json* cal = r.object("calibration", false)) {
+    if (auto parsed = read_calibration(r, *cal)) req.calibration = std::move(*parsed);
+  }
+  if (auto e = r.boolean("explain", false)) req.explain = *e;
   if (auto p = r.finish()) return tl::unexpected(*p);
   return req;
 }

@@ -56,8 +56,23 @@ json candidate_json(std::size_t rank, const search::Candidate& c) {
            {{"leaf_domains_touched", c.fragmentation.leaf_domains_touched},
             {"leaf_domains_left_partial", c.fragmentation.leaf_domains_left_partial},
             {"spine_domains_touched", c.fragmentation.spine_domains_touched},
-            {"stranded_free_npus", c.fragmentation.stranded_free_npus}}},
+            {"stranded_free_npus", c.fragmentation.stranded_free_npus},
+            {"free_npus_left_on_hosts", c.fragmentation.free_npus_left_on_hosts}}},
           {"explanation", c.explanation}};
+}
+
+// Why hosts were left out (request "explain"): counts per reason and the first examples by host name.
+json left_out_json(const search::LeftOutReport& report) {
+  json counts = json::object();
+  for (std::size_t i = 0; i < search::kLeftOutReasons; ++i) {
+    counts[std::string(search::to_string(static_cast<search::LeftOut>(i)))] = report.counts[i];
+  }
+  json examples = json::array();
+  for (const auto& e : report.examples) {
+    examples.push_back(
+        {{"host", e.host}, {"kind", std::string(search::to_string(e.kind))}, {"reason", e.reason}});
+  }
+  return {{"counts", std::move(counts)}, {"examples", std::move(examples)}};
 }
 
 Response post_search(SchedulingService& s, RequestContext& ctx) {
@@ -73,13 +88,13 @@ Response post_search(SchedulingService& s, RequestContext& ctx) {
   for (std::size_t i = 0; i < result.candidates.size(); ++i) {
     candidates.push_back(candidate_json(i + 1, result.candidates[i]));
   }
-  return http::json_ok(ctx, {{"topology_revision", found->topology_revision},
-                             {"jobs_revision", found->jobs_revision},
-                             {"hosts_needed", result.hosts_needed},
-                             {"npus_per_host_used", result.npus_per_host_used},
-                             {"usable_hosts", result.usable_hosts},
-                             {"candidates_evaluated", result.candidates_evaluated},
-                             {"candidates", std::move(candidates)}});
+  json answer = {
+      {"topology_revision", found->topology_revision}, {"jobs_revision", found->jobs_revision},
+      {"hosts_needed", result.hosts_needed},           {"npus_per_host_used", result.npus_per_host_used},
+      {"usable_hosts", result.usable_hosts},           {"candidates_evaluated", result.candidates_evaluated},
+      {"algorithm_notes", result.algorithm_notes},     {"candidates", std::move(candidates)}};
+  if (result.left_out) answer["left_out"] = left_out_json(*result.left_out);
+  return http::json_ok(ctx, answer);
 }
 
 // ---------------------------------------------------------------------------------------------------
