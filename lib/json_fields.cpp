@@ -478,7 +478,9 @@ FieldReader FieldReader::child(const nlohmann::json& object, const std::string& 
 void FieldReader::report_unknown() {
   if (!object_.is_object()) return;
   for (const auto& [key, value] : object_.items()) {
-    if (!seen_.contains(key)) fail(key, "is not a known field");
+    // Once reported, a field counts as seen: a second call (objects() after an element reader that
+    // reported early, finish() after report_unknown()) finds nothing new.
+    if (seen_.emplace(key).second) fail(key, "is not a known field");
   }
 }
 

@@ -98,7 +98,8 @@ class FieldReader {
   bool is_null(std::string_view name) const;
 
   // An array of objects: each(FieldReader& element, std::size_t index) reads one element with a child
-  // reader (path "name[i]", unknown fields reported); an element that is not an object is an error.
+  // reader (path "name[i]", unknown fields reported after each returns, or where each calls
+  // report_unknown() itself); an element that is not an object is an error.
   // Returns false when the field is absent or not an array.
   template <typename Each>
   bool objects(std::string_view name, bool required, std::size_t max_items, Each&& each) {
@@ -129,7 +130,8 @@ class FieldReader {
   std::optional<Problem> finish();
   // The same as an hsns::Error (kind invalid, one FieldError per finding).
   std::optional<Error> finish_error();
-  // Only the unknown-field check of finish(), for a child reader whose findings the parent returns.
+  // Only the unknown-field check of finish(), for a child reader whose findings the parent returns. Each
+  // unknown field is reported once, however often this is called.
   void report_unknown();
 
  private:

@@ -63,7 +63,7 @@ std::optional<RegisteredNpu> read_registered_npu(FieldReader& nr) {
   auto mac = nr.string("mac", true, 32);
   auto rdma = nr.string("rdma_device", false, 64);
   auto speed = nr.integer("link_speed_mbps", false, 0, kMaxLinkSpeedMbps);
-  nr.report_unknown();
+  nr.report_unknown();  // before the value rules: the REST API has always listed them in this order
   if (netdev && !valid_netdev(*netdev)) {
     nr.fail("netdev",
             "must be a Linux interface name (1..15 characters, not '.' or '..', no '/', ':' or space)");
@@ -157,26 +157,17 @@ const char* to_string(QosState s) {
 
 std::optional<HostRegistration> read_host_registration_fields(FieldReader& r) {
   HostRegistration reg;
-  const auto* npus = r.array("npus", true, kMaxRegisteredNpus);
-  if (npus) {
-    for (std::size_t i = 0; i < npus->size(); ++i) {
-      const std::string path = "npus[" + std::to_string(i) + "]";
-      if (!(*npus)[i].is_object()) {
-        r.fail(path, "must be an object");
-        continue;
-      }
-      FieldReader nr = r.child((*npus)[i], r.field_path(path));
-      auto n = read_registered_npu(nr);
-      if (!n) continue;
-      const bool dup_index = std::any_of(reg.npus.begin(), reg.npus.end(),
-                                         [&](const RegisteredNpu& o) { return o.index == n->index; });
-      const bool dup_netdev = std::any_of(reg.npus.begin(), reg.npus.end(),
-                                          [&](const RegisteredNpu& o) { return o.netdev == n->netdev; });
-      if (dup_index) nr.fail("index", "NPU index " + std::to_string(n->index) + " is listed twice");
-      if (dup_netdev) nr.fail("netdev", "netdev " + n->netdev + " is listed twice");
-      if (!dup_index && !dup_netdev) reg.npus.push_back(std::move(*n));
-    }
-  }
+  r.objects("npus", true, kMaxRegisteredNpus, [&reg](FieldReader& nr, std::size_t) {
+    auto n = read_registered_npu(nr);
+    if (!n) return;
+    const bool dup_index = std::any_of(reg.npus.begin(), reg.npus.end(),
+                                       [&](const RegisteredNpu& o) { return o.index == n->index; });
+    const bool dup_netdev = std::any_of(reg.npus.begin(), reg.npus.end(),
+                                        [&](const RegisteredNpu& o) { return o.netdev == n->netdev; });
+    if (dup_index) nr.fail("index", "NPU index " + std::to_string(n->index) + " is listed twice");
+    if (dup_netdev) nr.fail("netdev", "netdev " + n->netdev + " is listed twice");
+    if (!dup_index && !dup_netdev) reg.npus.push_back(std::move(*n));
+  });
   if (!r.ok()) return std::nullopt;
   return reg;
 }

@@ -515,6 +515,24 @@ TEST(FieldReader, SizedStringsNameBothBounds) {
                          }));
 }
 
+// An element reader may report its unknown fields before its own rules' findings; objects() then adds
+// nothing twice, and finish() after report_unknown() neither.
+TEST(FieldReader, UnknownFieldsAreReportedOnce) {
+  const json j = json::parse(R"({"items":[{"id":"a","extra":1}],"top":2})");
+  FieldReader r(j);
+  r.objects("items", true, 4, [](FieldReader& item, std::size_t) {
+    (void)item.string("id", true);
+    item.report_unknown();
+    item.fail("id", "is taken");
+  });
+  r.report_unknown();
+  EXPECT_EQ(findings(r), (std::vector<std::string>{
+                             "items[0].extra: is not a known field",
+                             "items[0].id: is taken",
+                             "top: is not a known field",
+                         }));
+}
+
 // The style of readers whose wording predates the shared reader (the topology generator's parameters):
 // bare type findings, and null as a value of the wrong type. Child readers inherit it.
 TEST(FieldReader, StyleWithBareTypesAndNullAsAValue) {

@@ -132,27 +132,17 @@ Response post_lldp(TopologyService& topology, RequestContext& ctx) {
   if (!body) return problem(ctx, body.error());
   FieldReader r(*body);
   std::vector<topo::LldpObservation> observations;
-  const auto* arr = r.array("observations", true, kMaxObservations);
-  if (arr) {
-    for (std::size_t i = 0; i < arr->size(); ++i) {
-      const std::string path = "observations[" + std::to_string(i) + "]";
-      if (!(*arr)[i].is_object()) {
-        r.fail(path, "must be an object");
-        continue;
-      }
-      FieldReader o = r.child((*arr)[i], path);
-      topo::LldpObservation obs;
-      obs.host = o.string("host", true, kMaxNameLength).value_or("");
-      obs.port = o.string("port", false, 15).value_or("");
-      if (auto npu = o.integer("npu", false, 0, network::kMaxNpusPerHost - 1)) {
-        obs.npu = static_cast<std::uint32_t>(*npu);
-      }
-      obs.neighbor_system = o.string("neighbor_system", true, 255).value_or("");
-      obs.neighbor_port = o.string("neighbor_port", true, 255).value_or("");
-      (void)o.finish();
-      observations.push_back(std::move(obs));
+  r.objects("observations", true, kMaxObservations, [&observations](FieldReader& o, std::size_t) {
+    topo::LldpObservation obs;
+    obs.host = o.string("host", true, kMaxNameLength).value_or("");
+    obs.port = o.string("port", false, 15).value_or("");
+    if (auto npu = o.integer("npu", false, 0, network::kMaxNpusPerHost - 1)) {
+      obs.npu = static_cast<std::uint32_t>(*npu);
     }
-  }
+    obs.neighbor_system = o.string("neighbor_system", true, 255).value_or("");
+    obs.neighbor_port = o.string("neighbor_port", true, 255).value_or("");
+    observations.push_back(std::move(obs));
+  });
   if (auto p = r.finish()) return problem(ctx, *p);
   auto merged = topology.merge_lldp(observations);
   if (!merged) return problem(ctx, merged.error());
