@@ -270,6 +270,7 @@ TEST_F(IpamTest, ManyThreadsOnSeparateConnectionsNeverShareAnAddress) {
   auto s = ok(store_->create_subnet(subnet_spec(
       "a", "10.0.0.0/24", "10.0.0.1", {range("10.0.0.10", "10.0.0.39"), range("10.0.0.100", "10.0.0.129")})));
   std::vector<std::unique_ptr<Database>> dbs;
+  dbs.reserve(kConnections);
   for (int i = 0; i < kConnections; ++i) dbs.push_back(std::make_unique<Database>(options()));
 
   const auto outcomes = run_together<IpAddress>(kHosts * kNpus, [&](int i) {

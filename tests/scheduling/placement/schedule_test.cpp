@@ -19,7 +19,7 @@ namespace {
 
 using topology::Tier;
 
-topology::Topology clos(topology::ClosParams p) {
+topology::Topology clos(const topology::ClosParams& p) {
   auto t = topology::generate_clos(p);
   EXPECT_TRUE(t) << (t ? "" : t.error().detail);
   return std::move(*t);
@@ -68,6 +68,7 @@ cost::ParallelSpec par(std::uint32_t tp, std::uint32_t cp, std::uint32_t dp, std
 
 std::vector<std::vector<std::uint32_t>> ranks_of(const std::vector<Group>& groups) {
   std::vector<std::vector<std::uint32_t>> out;
+  out.reserve(groups.size());
   for (const auto& g : groups) out.push_back(g.ranks);
   return out;
 }
