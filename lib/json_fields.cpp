@@ -1,5 +1,7 @@
 #include "hsns/json_fields.h"
 
+#include <cmath>
+#include <sstream>
 #include <unordered_set>
 
 namespace hsns {
@@ -278,9 +280,12 @@ tl::expected<nlohmann::json, Problem> parse_cbor_strict(std::string_view bytes) 
 FieldReader::FieldReader(const nlohmann::json& object, std::string path)
     : FieldReader(object, std::move(path), std::make_shared<std::vector<InvalidParam>>()) {}
 
+FieldReader::FieldReader(const nlohmann::json& object, FieldStyle style)
+    : FieldReader(object, "", std::make_shared<std::vector<InvalidParam>>(), style) {}
+
 FieldReader::FieldReader(const nlohmann::json& object, std::string path,
-                         std::shared_ptr<std::vector<InvalidParam>> errors)
-    : object_(object), path_(std::move(path)), errors_(std::move(errors)) {}
+                         std::shared_ptr<std::vector<InvalidParam>> errors, FieldStyle style)
+    : object_(object), path_(std::move(path)), errors_(std::move(errors)), style_(style) {}
 
 std::string FieldReader::field_path(std::string_view name) const {
   if (path_.empty()) return std::string(name);
@@ -294,11 +299,17 @@ void FieldReader::fail(std::string_view name, std::string reason) {
 const nlohmann::json* FieldReader::lookup(std::string_view name, bool required) {
   seen_.emplace(name);
   const auto it = object_.find(name);
-  if (it == object_.end() || it->is_null()) {
+  if (it == object_.end() || (it->is_null() && !style_.null_is_a_value)) {
     if (required) fail(name, "is required");
     return nullptr;
   }
   return &*it;
+}
+
+void FieldReader::wrong_type(std::string_view name, const char* expected, const nlohmann::json& v) {
+  std::string reason = std::string("must be ") + expected;
+  if (style_.name_the_found_type) reason += std::string(", not ") + type_name(v);
+  fail(name, std::move(reason));
 }
 
 bool FieldReader::is_null(std::string_view name) const {
@@ -306,19 +317,53 @@ bool FieldReader::is_null(std::string_view name) const {
   return it != object_.end() && it->is_null();
 }
 
-std::optional<std::string> FieldReader::string(std::string_view name, bool required, std::size_t max_len) {
+const std::string* FieldReader::text(std::string_view name, bool required) {
   const auto* v = lookup(name, required);
-  if (!v) return std::nullopt;
+  if (!v) return nullptr;
   if (!v->is_string()) {
-    fail(name, std::string("must be a string, not ") + type_name(*v));
-    return std::nullopt;
+    wrong_type(name, "a string", *v);
+    return nullptr;
   }
-  const auto& s = v->get_ref<const std::string&>();
-  if (s.size() > max_len) {
+  return &v->get_ref<const std::string&>();
+}
+
+std::optional<std::string> FieldReader::string(std::string_view name, bool required, std::size_t max_len) {
+  const auto* s = text(name, required);
+  if (!s) return std::nullopt;
+  if (s->size() > max_len) {
     fail(name, "must be at most " + std::to_string(max_len) + " characters");
     return std::nullopt;
   }
-  return s;
+  return *s;
+}
+
+std::optional<std::string> FieldReader::sized_string(std::string_view name, bool required,
+                                                     std::size_t min_len, std::size_t max_len) {
+  const auto* s = text(name, required);
+  if (!s) return std::nullopt;
+  if (s->size() < min_len || s->size() > max_len) {
+    fail(name, "must be " + std::to_string(min_len) + " to " + std::to_string(max_len) + " characters");
+    return std::nullopt;
+  }
+  return *s;
+}
+
+std::optional<double> FieldReader::number(std::string_view name, bool required, double min, double max,
+                                          bool min_exclusive) {
+  const auto* v = lookup(name, required);
+  if (!v) return std::nullopt;
+  if (!v->is_number()) {
+    wrong_type(name, "a number", *v);
+    return std::nullopt;
+  }
+  const double n = v->get<double>();
+  if (!std::isfinite(n) || (min_exclusive ? n <= min : n < min) || n > max) {
+    std::ostringstream bounds;
+    bounds << (min_exclusive ? "> " : ">= ") << min << " and <= " << max;
+    fail(name, "must be " + bounds.str());
+    return std::nullopt;
+  }
+  return n;
 }
 
 std::optional<std::int64_t> FieldReader::integer(std::string_view name, bool required, std::int64_t min,
@@ -326,7 +371,7 @@ std::optional<std::int64_t> FieldReader::integer(std::string_view name, bool req
   const auto* v = lookup(name, required);
   if (!v) return std::nullopt;
   if (!v->is_number_integer()) {
-    fail(name, std::string("must be an integer, not ") + type_name(*v));
+    wrong_type(name, "an integer", *v);
     return std::nullopt;
   }
   if (v->is_number_unsigned() && (max < 0 || v->get<std::uint64_t>() > static_cast<std::uint64_t>(max))) {
@@ -346,7 +391,7 @@ std::optional<std::uint64_t> FieldReader::unsigned_integer(std::string_view name
   const auto* v = lookup(name, required);
   if (!v) return std::nullopt;
   if (!v->is_number_integer()) {
-    fail(name, std::string("must be an integer, not ") + type_name(*v));
+    wrong_type(name, "an integer", *v);
     return std::nullopt;
   }
   // A document built in code may hold a non-negative count as a signed integer; parsed text never does.
@@ -396,7 +441,7 @@ std::optional<bool> FieldReader::boolean(std::string_view name, bool required) {
   const auto* v = lookup(name, required);
   if (!v) return std::nullopt;
   if (!v->is_boolean()) {
-    fail(name, std::string("must be a boolean, not ") + type_name(*v));
+    wrong_type(name, "a boolean", *v);
     return std::nullopt;
   }
   return v->get<bool>();
@@ -406,7 +451,7 @@ const nlohmann::json* FieldReader::array(std::string_view name, bool required, s
   const auto* v = lookup(name, required);
   if (!v) return nullptr;
   if (!v->is_array()) {
-    fail(name, std::string("must be an array, not ") + type_name(*v));
+    wrong_type(name, "an array", *v);
     return nullptr;
   }
   if (v->size() > max_items) {
@@ -420,20 +465,22 @@ const nlohmann::json* FieldReader::object(std::string_view name, bool required) 
   const auto* v = lookup(name, required);
   if (!v) return nullptr;
   if (!v->is_object()) {
-    fail(name, std::string("must be an object, not ") + type_name(*v));
+    wrong_type(name, "an object", *v);
     return nullptr;
   }
   return v;
 }
 
 FieldReader FieldReader::child(const nlohmann::json& object, const std::string& path) {
-  return FieldReader(object, path, errors_);
+  return FieldReader(object, path, errors_, style_);
 }
 
 void FieldReader::report_unknown() {
   if (!object_.is_object()) return;
   for (const auto& [key, value] : object_.items()) {
-    if (!seen_.contains(key)) fail(key, "is not a known field");
+    // Once reported, a field counts as seen: a second call (objects() after an element reader that
+    // reported early, finish() after report_unknown()) finds nothing new.
+    if (seen_.emplace(key).second) fail(key, "is not a known field");
   }
 }
 

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hsns/log.h"
-#include "store/sqlite_network_store.h"
+#include "hsns/time.h"
 
 namespace hsns::embedded {
 std::string_view openapi_document();
@@ -216,7 +216,7 @@ void AggregatorService::publish_change(const http::Request& req, const http::Res
                              {"route", route_label},
                              {"method", method_label(req.method())},
                              {"status", status},
-                             {"at", store::format_rfc3339_utc(std::chrono::system_clock::now())}};
+                             {"at", format_rfc3339_utc(std::chrono::system_clock::now())}};
   hub_.publish(kChangesTopic, event.dump());
 }
 

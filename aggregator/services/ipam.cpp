@@ -3,7 +3,6 @@
 #include <cstdint>
 #include <utility>
 
-#include "api/network/requests.h"
 #include "hsns/checked_math.h"
 
 namespace hsns::ipam {
@@ -18,11 +17,11 @@ StoreResult<std::vector<IpRange>> checked_pools(const IpPrefix& cidr, const std:
                                                 const std::vector<IpRange>& requested) {
   std::vector<IpRange> pools;
   if (requested.empty()) {
-    pools = network::default_pools(cidr, gateway);
+    pools = default_pools(cidr, gateway);
   } else {
-    const auto errors = network::validate_pools(cidr, gateway, requested);
+    const auto errors = validate_pools(cidr, gateway, requested);
     if (!errors.empty())
-      return tl::unexpected(StoreError::invalid(errors.front().name, errors.front().reason));
+      return tl::unexpected(StoreError::invalid(errors.front().field, errors.front().reason));
     pools = requested;
   }
   if (pools.empty()) {
@@ -114,6 +113,50 @@ StoreResult<IpAddress> take_fixed(const Subnet& s, const IpAddress& ip, AddressB
 }
 
 }  // namespace
+
+std::vector<FieldError> validate_pools(const IpPrefix& cidr, const std::optional<IpAddress>& gateway,
+                                       const std::vector<IpRange>& pools) {
+  std::vector<FieldError> errors;
+  // Both bounds must be usable host addresses. Then so is every address between them: the addresses of
+  // an accepted subnet that a host may not use are only its first and (IPv4) last one.
+  for (std::size_t i = 0; i < pools.size(); ++i) {
+    const std::string path = "allocation_pools[" + std::to_string(i) + "]";
+    const auto& p = pools[i];
+    if (auto why = check_host_address(cidr, p.first)) {
+      errors.push_back({path + ".start", std::move(*why)});
+      continue;
+    }
+    if (auto why = check_host_address(cidr, p.last)) {
+      errors.push_back({path + ".end", std::move(*why)});
+      continue;
+    }
+    if (p.last < p.first) {
+      errors.push_back({path + ".end", "must not be lower than start"});
+      continue;
+    }
+    if (gateway && p.contains(*gateway)) {
+      errors.push_back({path, "contains the gateway " + gateway->to_string()});
+      continue;
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+      if (pools[j].overlaps(p)) {
+        errors.push_back({path, "overlaps allocation_pools[" + std::to_string(j) + "]"});
+        break;
+      }
+    }
+  }
+  return errors;
+}
+
+std::vector<IpRange> default_pools(const IpPrefix& cidr, const std::optional<IpAddress>& gateway) {
+  auto range = default_host_range(cidr);
+  if (!range) return {};
+  if (!gateway || !range->contains(*gateway)) return {*range};
+  std::vector<IpRange> pools;
+  if (*gateway > range->first) pools.push_back({range->first, *gateway->prev()});
+  if (*gateway < range->last) pools.push_back({*gateway->next(), range->last});
+  return pools;
+}
 
 std::string describe(const Subnet& subnet) {
   return "subnet " + subnet.name + " (" + subnet.cidr.to_string() + ")";

@@ -8,9 +8,11 @@
 //   functions; it never re-implements a rule.
 // - Subnet rules (subnet_pools, updated_pools): the cidr passes check_subnet_prefix() (hsns/ip.h:
 //   special-purpose ranges refused; invalid "cidr"), a gateway passes check_host_address() (invalid
-//   "gateway_ip"). No pools given: network::default_pools() (the usable host range split around the
-//   gateway); pools given: network::validate_pools() (its first error, invalid on the field it names).
-//   A subnet left without any address for ports is invalid "allocation_pools".
+//   "gateway_ip"). No pools given: default_pools() (the usable host range split around the gateway);
+//   pools given: validate_pools() (its first error, invalid on the field it names). A subnet left
+//   without any address for ports is invalid "allocation_pools".
+// - Pool rules (validate_pools, default_pools) need no stored state: the request parser
+//   (api/network/requests.h) runs validate_pools too, to list every finding in its 400 answer.
 // - Port address (assign_address), fixed: a usable host address of the subnet (check_host_address(),
 //   outside the pools allowed) and not the gateway (invalid "ip_address"), free (conflict "ip_address"
 //   naming the port holding it). Allocated: the lowest free address of the first pool that has one.
@@ -31,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "hsns/error.h"
 #include "hsns/ip.h"
 #include "model/network.h"
 #include "store/network_store.h"
@@ -60,6 +63,16 @@ class AddressBook {
   // constraint on (subnet, address)): true when stored, false when held.
   virtual StoreResult<bool> claim(const IpAddress& address) = 0;
 };
+
+// Pools: both bounds must be usable host addresses of the CIDR (check_host_address: inside, not the
+// network/broadcast/Subnet-Router anycast address), first <= last, pools must not overlap each other nor
+// contain the gateway; an empty list is valid (the caller substitutes the default). Field names are
+// reported as "allocation_pools[i].start" etc. Returns the findings (empty when valid).
+std::vector<FieldError> validate_pools(const IpPrefix& cidr, const std::optional<IpAddress>& gateway,
+                                       const std::vector<IpRange>& pools);
+
+// The pools a subnet gets when none are given: the usable host range split around the gateway.
+std::vector<IpRange> default_pools(const IpPrefix& cidr, const std::optional<IpAddress>& gateway);
 
 // "subnet <name> (<cidr>)": how IPAM and the stores name a subnet in messages.
 std::string describe(const network::Subnet& subnet);

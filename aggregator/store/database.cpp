@@ -3,8 +3,10 @@
 #include <sqlite3.h>
 
 #include <algorithm>
-#include <ctime>
+#include <chrono>
 #include <utility>
+
+#include "hsns/time.h"
 
 namespace hsns::store {
 namespace {
@@ -68,15 +70,6 @@ CREATE TABLE ports (
 -- filter.
 CREATE INDEX ports_by_tenant ON ports (tenant);
 )sql";
-
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 }  // namespace
 
@@ -446,7 +439,7 @@ void Database::migrate(const std::vector<Migration>& migrations) {
     }
     auto insert = writer_->prepare("INSERT INTO schema_migrations (version, applied_at) VALUES (?1, ?2)");
     if (!insert) fail("recording migration " + std::to_string(m.version), insert.error());
-    insert->bind_int64(1, m.version).bind_text(2, utc_now());
+    insert->bind_int64(1, m.version).bind_text(2, format_rfc3339_utc(std::chrono::system_clock::now()));
     if (auto r = insert->run(); !r) fail("recording migration " + std::to_string(m.version), r.error());
     if (auto r = txn->commit(); !r) fail("committing migration " + std::to_string(m.version), r.error());
     version = m.version;

@@ -36,10 +36,11 @@
     }                                                             \
   } while (false)
 
-// Declares var as the result of a StoreResult-returning expression, returning its error.
-#define HSNS_STORE_ASSIGN(var, expr) \
-  auto var = (expr);                 \
-  if (!var) return tl::unexpected(std::move(var).error())
+// Declares var as the result of a StoreResult-returning expression, returning its error. var is a
+// declarator, which cannot be parenthesised (bugprone-macro-parentheses).
+#define HSNS_STORE_ASSIGN(var, expr)                          \
+  auto var = (expr); /* NOLINT(bugprone-macro-parentheses) */ \
+  if (!(var)) return tl::unexpected(std::move(var).error())
 
 namespace hsns::store::sql {
 

@@ -1,7 +1,7 @@
 #include "store/sqlite_agent_store.h"
 
+#include "hsns/time.h"
 #include "store/sql_helpers.h"
-#include "store/sqlite_network_store.h"
 
 namespace hsns::store {
 namespace {

@@ -4,8 +4,8 @@
 #include <set>
 #include <utility>
 
+#include "hsns/time.h"
 #include "store/sql_helpers.h"
-#include "store/sqlite_network_store.h"
 
 namespace hsns::store {
 namespace {

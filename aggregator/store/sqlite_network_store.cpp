@@ -5,13 +5,13 @@
 #include <algorithm>
 #include <boost/uuid/random_generator.hpp>
 #include <boost/uuid/uuid_io.hpp>
-#include <ctime>
 #include <limits>
 #include <map>
 #include <optional>
 #include <utility>
 
 #include "api/network/requests.h"
+#include "hsns/time.h"
 #include "services/ipam.h"
 #include "store/sql_helpers.h"
 #include "store/sqlite_address_book.h"
@@ -281,15 +281,6 @@ StoreResult<void> check_name_free(Connection& c, const std::string& tenant, cons
 }
 
 }  // namespace
-
-std::string format_rfc3339_utc(std::chrono::system_clock::time_point t) {
-  const std::time_t tt = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[32];
-  const std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return std::string(buf, n);
-}
 
 SqliteNetworkStore::SqliteNetworkStore(Database& db, Clock clock) : db_(db), clock_(std::move(clock)) {
   if (!clock_) clock_ = [] { return std::chrono::system_clock::now(); };

@@ -75,7 +75,4 @@ class SqliteNetworkStore : public NetworkStore {
   Clock clock_;
 };
 
-// RFC 3339 UTC with seconds, e.g. "2026-11-29T16:47:53Z".
-std::string format_rfc3339_utc(std::chrono::system_clock::time_point t);
-
 }  // namespace hsns::store

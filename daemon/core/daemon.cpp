@@ -9,10 +9,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <ctime>
 #include <optional>
 
 #include "hsns/log.h"
+#include "hsns/time.h"
 #include "hsns/version.h"
 
 namespace hsns::daemon {
@@ -22,15 +22,6 @@ using Clock = Component::Clock;
 using std::chrono::milliseconds;
 
 constexpr milliseconds kLongestSleep{5000};
-
-std::string rfc3339_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 class SignalFd {
  public:
@@ -61,7 +52,7 @@ class SignalFd {
 
 Daemon::Daemon(DaemonConfig config, Reload reload) : config_(std::move(config)), reload_(std::move(reload)) {
   node_.host = effective_host(config_);
-  node_.started_at = rfc3339_now();
+  node_.started_at = format_rfc3339_utc(std::chrono::system_clock::now());
   log::set_level(config_.log_level);
 }
 

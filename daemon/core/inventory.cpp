@@ -6,8 +6,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <set>
+
+#include "hsns/proto/agent.h"
 
 namespace hsns::daemon {
 namespace fs = std::filesystem;
@@ -122,14 +123,11 @@ Inventory discover(const DaemonConfig& config) {
 }
 
 std::string registration_body(const Inventory& inv) {
-  nlohmann::json npus = nlohmann::json::array();
+  proto::HostRegistration reg;
+  reg.npus.reserve(inv.npus.size());
   for (const auto& n : inv.npus)
-    npus.push_back({{"index", n.index},
-                    {"netdev", n.netdev},
-                    {"mac", n.mac},
-                    {"rdma_device", n.rdma_device},
-                    {"link_speed_mbps", n.link_speed_mbps}});
-  return nlohmann::json{{"npus", npus}}.dump();
+    reg.npus.push_back({n.index, n.netdev, n.mac, n.rdma_device, n.link_speed_mbps});
+  return proto::encode(reg);
 }
 
 }  // namespace hsns::daemon

@@ -1,6 +1,6 @@
 // Host inventory: RDMA devices (libibverbs device list plus sysfs attributes under a configurable root),
 // their netdevs, and the NPU index -> netdev map from the configuration, rendered as the aggregator's
-// registration body (PUT /api/v1/hosts/{host}).
+// registration body (PUT /api/v1/hosts/{host}; the wire contract's host-registration, hsns/proto/agent.h).
 //
 // Contract:
 // - discover() never fails: a host without RDMA devices (no /sys/class/infiniband, no verbs provider)

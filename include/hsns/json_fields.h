@@ -14,6 +14,10 @@
 //   returns nullopt. finish() adds one error per field that no getter asked for, then returns all
 //   errors as one Problem, or nothing when the object was valid. Nothing throws.
 // - Child readers (child(), objects()) share the parent's error list, so one Problem lists every bad field.
+// - FieldStyle says how findings are worded; the default is the REST API's ("must be an integer, not
+//   string"; a member holding null counts as absent). A reader whose wording was settled before it came
+//   here (the topology generator's parameters) keeps it with a style: bare type findings ("must be an
+//   integer") and null as a value of the wrong type. Child readers inherit the style.
 // - parse_cbor_strict() is parse_json_strict() for CBOR (RFC 8949) bytes: the same data model, limits and
 //   refusals (nesting beyond kMaxJsonDepth and repeated map keys, both found before the document is built;
 //   tags, non-string keys and trailing bytes are malformed), so one FieldReader reads both encodings.
@@ -50,19 +54,34 @@ tl::expected<nlohmann::json, Problem> parse_json_strict(std::string_view text);
 tl::expected<nlohmann::json, Problem> parse_json_object(std::string_view body);
 tl::expected<nlohmann::json, Problem> parse_cbor_strict(std::string_view bytes);
 
+struct FieldStyle {
+  // A member holding JSON null is a value of the wrong type ("must be an integer"), not an absent member.
+  bool null_is_a_value = false;
+  // A type finding also names the type that came ("must be an integer, not string").
+  bool name_the_found_type = true;
+};
+
 class FieldReader {
  public:
   // path: the prefix for field names ("" for the top level, "pools[0]" for a nested object).
   explicit FieldReader(const nlohmann::json& object, std::string path = "");
+  FieldReader(const nlohmann::json& object, FieldStyle style);
   FieldReader(const nlohmann::json& object, std::string path,
-              std::shared_ptr<std::vector<InvalidParam>> errors);
+              std::shared_ptr<std::vector<InvalidParam>> errors, FieldStyle style = {});
 
   std::optional<std::string> string(std::string_view name, bool required, std::size_t max_len = 256);
+  // A string of min_len to max_len characters ("must be 1 to 128 characters" for either bound).
+  std::optional<std::string> sized_string(std::string_view name, bool required, std::size_t min_len,
+                                          std::size_t max_len);
   std::optional<std::int64_t> integer(std::string_view name, bool required, std::int64_t min,
                                       std::int64_t max);
   // Unsigned counters up to 2^64-1 (the integer() range is int64).
   std::optional<std::uint64_t> unsigned_integer(std::string_view name, bool required,
                                                 std::uint64_t max = UINT64_MAX);
+  // A finite JSON number (an integer counts) in [min, max], or (min, max] with min_exclusive
+  // ("must be > 0 and <= 100000"; the bounds as an ostream writes them: 1e6 is "1e+06").
+  std::optional<double> number(std::string_view name, bool required, double min, double max,
+                               bool min_exclusive = false);
   std::optional<bool> boolean(std::string_view name, bool required);
   // A string that must be one of `allowed`: the position in the list ("must be one of a, b, c").
   std::optional<std::size_t> one_of(std::string_view name, bool required,
@@ -79,7 +98,8 @@ class FieldReader {
   bool is_null(std::string_view name) const;
 
   // An array of objects: each(FieldReader& element, std::size_t index) reads one element with a child
-  // reader (path "name[i]", unknown fields reported); an element that is not an object is an error.
+  // reader (path "name[i]", unknown fields reported after each returns, or where each calls
+  // report_unknown() itself); an element that is not an object is an error.
   // Returns false when the field is absent or not an array.
   template <typename Each>
   bool objects(std::string_view name, bool required, std::size_t max_items, Each&& each) {
@@ -110,15 +130,21 @@ class FieldReader {
   std::optional<Problem> finish();
   // The same as an hsns::Error (kind invalid, one FieldError per finding).
   std::optional<Error> finish_error();
-  // Only the unknown-field check of finish(), for a child reader whose findings the parent returns.
+  // Only the unknown-field check of finish(), for a child reader whose findings the parent returns. Each
+  // unknown field is reported once, however often this is called.
   void report_unknown();
 
  private:
   const nlohmann::json* lookup(std::string_view name, bool required);
+  // The field's text when it is a string (a finding when it is not); nullptr when absent or not a string.
+  const std::string* text(std::string_view name, bool required);
+  // "must be <expected>", and ", not <type of v>" when the style names the found type.
+  void wrong_type(std::string_view name, const char* expected, const nlohmann::json& v);
 
   const nlohmann::json& object_;
   std::string path_;
   std::shared_ptr<std::vector<InvalidParam>> errors_;
+  FieldStyle style_;
   std::set<std::string, std::less<>> seen_;
 };
 

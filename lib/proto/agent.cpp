@@ -1,5 +1,7 @@
 #include "hsns/proto/agent.h"
 
+#include <algorithm>
+#include <cctype>
 #include <limits>
 #include <set>
 
@@ -29,6 +31,52 @@ std::optional<T> read_ip(FieldReader& r, std::string_view name, bool required) {
     return std::nullopt;
   }
   return *v;
+}
+
+// The kernel's dev_valid_name(): 1..15 bytes, not "." or "..", no '/', ':', whitespace or NUL.
+bool valid_netdev(std::string_view s) {
+  if (s.empty() || s.size() > kMaxNetdevLength || s == "." || s == "..") return false;
+  return std::none_of(s.begin(), s.end(), [](char c) {
+    return c == '/' || c == ':' || c == '\0' || std::isspace(static_cast<unsigned char>(c)) != 0;
+  });
+}
+
+// A MAC as six colon-separated hex octets; returned lower-case.
+std::optional<std::string> normalise_mac(std::string_view s) {
+  if (s.size() != 17) return std::nullopt;
+  std::string out(s);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (i % 3 == 2) {
+      if (out[i] != ':') return std::nullopt;
+    } else {
+      if (!std::isxdigit(static_cast<unsigned char>(out[i]))) return std::nullopt;
+      out[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(out[i])));
+    }
+  }
+  return out;
+}
+
+// One element of "npus": its members, then the rules on their values; nullopt when anything was wrong.
+std::optional<RegisteredNpu> read_registered_npu(FieldReader& nr) {
+  auto index = nr.integer("index", true, 0, static_cast<std::int64_t>(kMaxRegisteredNpus) - 1);
+  auto netdev = nr.string("netdev", true, kMaxNetdevLength);
+  auto mac = nr.string("mac", true, 32);
+  auto rdma = nr.string("rdma_device", false, 64);
+  auto speed = nr.integer("link_speed_mbps", false, 0, kMaxLinkSpeedMbps);
+  nr.report_unknown();  // before the value rules: the REST API has always listed them in this order
+  if (netdev && !valid_netdev(*netdev)) {
+    nr.fail("netdev",
+            "must be a Linux interface name (1..15 characters, not '.' or '..', no '/', ':' or space)");
+    netdev.reset();
+  }
+  std::optional<std::string> mac_norm;
+  if (mac) {
+    mac_norm = normalise_mac(*mac);
+    if (!mac_norm) nr.fail("mac", "must be six colon-separated hex octets, e.g. 02:00:00:00:00:01");
+  }
+  if (!index || !netdev || !mac_norm) return std::nullopt;
+  return RegisteredNpu{static_cast<int>(*index), std::move(*netdev), std::move(*mac_norm), rdma.value_or(""),
+                       speed.value_or(0)};
 }
 
 // Reads every field (so that every bad one is named), then checks the relations between them.
@@ -105,6 +153,42 @@ const char* to_string(PortState s) {
 }
 const char* to_string(QosState s) {
   return name_of(s, kQosStates);
+}
+
+std::optional<HostRegistration> read_host_registration_fields(FieldReader& r) {
+  HostRegistration reg;
+  r.objects("npus", true, kMaxRegisteredNpus, [&reg](FieldReader& nr, std::size_t) {
+    auto n = read_registered_npu(nr);
+    if (!n) return;
+    const bool dup_index = std::any_of(reg.npus.begin(), reg.npus.end(),
+                                       [&](const RegisteredNpu& o) { return o.index == n->index; });
+    const bool dup_netdev = std::any_of(reg.npus.begin(), reg.npus.end(),
+                                        [&](const RegisteredNpu& o) { return o.netdev == n->netdev; });
+    if (dup_index) nr.fail("index", "NPU index " + std::to_string(n->index) + " is listed twice");
+    if (dup_netdev) nr.fail("netdev", "netdev " + n->netdev + " is listed twice");
+    if (!dup_index && !dup_netdev) reg.npus.push_back(std::move(*n));
+  });
+  if (!r.ok()) return std::nullopt;
+  return reg;
+}
+
+Result<HostRegistration> read_host_registration(const json& document) {
+  FieldReader r(document);
+  auto reg = read_host_registration_fields(r);
+  if (auto e = r.finish_error()) return tl::unexpected(std::move(*e));
+  return std::move(*reg);
+}
+
+json to_json(const HostRegistration& registration) {
+  json npus = json::array();
+  for (const auto& n : registration.npus) {
+    npus.push_back({{"index", n.index},
+                    {"netdev", n.netdev},
+                    {"mac", n.mac},
+                    {"rdma_device", n.rdma_device},
+                    {"link_speed_mbps", n.link_speed_mbps}});
+  }
+  return json{{"npus", std::move(npus)}};
 }
 
 Result<DesiredState> read_desired_state(const json& document) {

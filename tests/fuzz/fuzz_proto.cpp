@@ -1,10 +1,11 @@
 // libFuzzer target over the wire contract's readers (hsns/proto: codec.h, agent.h, flows.h).
 //
-// Input layout: the first byte selects the reader (taken modulo 9, so the seeds can use the digits
-// '0'..'8'); the rest is the reader's input:
+// Input layout: the first byte selects the reader (taken modulo 11, counted from '0', so the seeds can
+// use the characters '0'..':'); the rest is the reader's input:
 //   0/1  desired state, JSON / CBOR      2/3  status report, JSON / CBOR
 //   4/5  flow record, JSON / CBOR        6/7  flow batch, JSON / CBOR
 //   8    read_sink_batches over the text, then read_flow_record on every flow line of a complete batch
+//   9/:  host registration, CBOR / JSON (the encoding follows the byte's parity)
 // Invariants (a violation is __builtin_trap()): a refusal is an Error with a detail and, when its kind is
 // invalid, at least one named field; an accepted document is written back (encode) and read again in
 // both encodings to the same value (decode(encode(v)) == v), and its JSON encoding equals its CBOR
@@ -78,7 +79,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const std::string_view input(reinterpret_cast<const char*>(data) + 1, size - 1);
   const Encoding enc = data[0] % 2 == 0 ? Encoding::json : Encoding::cbor;
-  switch ((data[0] - '0' + 90) % 9) {
+  switch ((data[0] - '0' + 88) % 11) {
     case 0:
     case 1:
       round_trip<proto::DesiredState>(input, enc);
@@ -94,6 +95,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case 6:
     case 7:
       round_trip<proto::FlowBatch>(input, enc);
+      break;
+    case 9:
+    case 10:
+      round_trip<proto::HostRegistration>(input, enc);
       break;
     default:
       sink(input);

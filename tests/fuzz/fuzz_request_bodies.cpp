@@ -25,6 +25,7 @@
 #include "hsns/json_fields.h"
 #include "hsns/problem.h"
 #include "model/network.h"
+#include "services/ipam.h"
 
 namespace {
 
@@ -177,12 +178,12 @@ void fuzz_subnet_create(std::string_view body) {
     check(usable->contains(p.first) && usable->contains(p.last));
     check(!hsns::check_host_address(s.cidr, p.first) && !hsns::check_host_address(s.cidr, p.last));
   }
-  check(net::validate_pools(s.cidr, s.gateway, s.allocation_pools).empty());
+  check(hsns::ipam::validate_pools(s.cidr, s.gateway, s.allocation_pools).empty());
   // The pools a subnet gets by default are valid pools too.
-  const auto defaults = net::default_pools(s.cidr, s.gateway);
+  const auto defaults = hsns::ipam::default_pools(s.cidr, s.gateway);
   check(!defaults.empty());
   for (const auto& p : defaults) check_range(p);
-  check(net::validate_pools(s.cidr, s.gateway, defaults).empty());
+  check(hsns::ipam::validate_pools(s.cidr, s.gateway, defaults).empty());
 
   // Writing the spec back as a request body and parsing it again gives the same spec.
   json again = {{"name", s.name},

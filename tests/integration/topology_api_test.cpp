@@ -464,6 +464,64 @@ TEST(TopologyApiLimits, DerivedCountsAreCheckedBeforeGenerating) {
   EXPECT_EQ(agg.stop(), 0) << agg.log();
 }
 
+// The generator's parameters are answered with these exact problem documents (status, title, detail and
+// every invalid_params entry in order): the wording clients have seen since the endpoint existed.
+TEST(TopologyApi, GenerateParameterErrorsAreWordedExactly) {
+  TempDir dir;
+  AggregatorProcess agg(dir.path());
+  agg.start();
+  auto ops = agg.client();
+  struct Case {
+    std::string body;
+    std::vector<std::pair<std::string, std::string>> params;  // name, reason
+  };
+  const std::vector<Case> cases = {
+      {R"({"hosts":"8"})", {{"hosts", "must be an integer"}}},
+      {R"({"hosts":1.5})", {{"hosts", "must be an integer"}}},
+      {R"({"hosts":null})", {{"hosts", "must be an integer"}}},
+      {R"({"hosts":0})", {{"hosts", "must be between 1 and 16384"}}},
+      {R"({"hosts":-3})", {{"hosts", "must be between 1 and 16384"}}},
+      {R"({"hosts":18446744073709551615})", {{"hosts", "must be between 1 and 16384"}}},
+      {R"({"spines_per_plane":1025})", {{"spines_per_plane", "must be between 0 and 1024"}}},
+      {R"({"npus_per_host":65})", {{"npus_per_host", "must be between 1 and 64"}}},
+      {R"({"leaf_oversubscription":"2"})", {{"leaf_oversubscription", "must be a number"}}},
+      {R"({"leaf_oversubscription":null})", {{"leaf_oversubscription", "must be a number"}}},
+      {R"({"host_link_gbps":0})", {{"host_link_gbps", "must be > 0 and <= 100000"}}},
+      {R"({"fabric_link_gbps":-1})", {{"fabric_link_gbps", "must be >= 0 and <= 100000"}}},
+      {R"({"host_link_latency_us":2e6})", {{"host_link_latency_us", "must be >= 0 and <= 1e+06"}}},
+      {R"({"spine_oversubscription":0.0})", {{"spine_oversubscription", "must be > 0 and <= 1000"}}},
+      {R"({"fabric_link_gbps":0.5})", {{"fabric_link_gbps", "must be 0 or >= 1"}}},
+      {R"({"name":""})", {{"name", "must be 1 to 128 characters"}}},
+      {R"({"name":")" + std::string(129, 'n') + R"("})", {{"name", "must be 1 to 128 characters"}}},
+      {R"({"name":5})", {{"name", "must be a string"}}},
+      {R"({"name":null})", {{"name", "must be a string"}}},
+      {R"({"racks":2})", {{"racks", "is not a known field"}}},
+      {R"({"racks":1,"name":"","hosts":"x","cores":2000})",
+       {{"hosts", "must be an integer"},
+        {"cores", "must be between 0 and 1024"},
+        {"name", "must be 1 to 128 characters"},
+        {"racks", "is not a known field"}}},
+  };
+  for (const auto& c : cases) {
+    auto r = ops.post("/api/v1/topology/generate", c.body);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, 400) << c.body << ": " << r->body;
+    EXPECT_TRUE(r->is_problem()) << r->content_type;
+    const auto p = json::parse(r->body);
+    EXPECT_EQ(p["title"], "Invalid request") << r->body;
+    EXPECT_EQ(p["status"], 400) << r->body;
+    std::string detail = "field '" + c.params.front().first + "': " + c.params.front().second;
+    if (c.params.size() > 1)
+      detail += " (and " + std::to_string(c.params.size() - 1) + " more in invalid_params)";
+    EXPECT_EQ(p["detail"], detail) << r->body;
+    json expected = json::array();
+    for (const auto& [name, reason] : c.params) expected.push_back({{"name", name}, {"reason", reason}});
+    EXPECT_EQ(p["invalid_params"], expected) << c.body;
+  }
+  EXPECT_EQ(ops.get("/api/v1/topology")->status, 404);
+  EXPECT_EQ(agg.stop(), 0) << agg.log();
+}
+
 TEST(TopologyApiLimits, MaximumGenerateSucceedsWhileReadersAreAnswered) {
   TempDir dir;
   AggregatorProcess agg(dir.path());

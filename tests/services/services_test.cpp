@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "../scheduling/fixtures.h"
 #include "http/errors.h"
 #include "services/scheduling_service.h"
 #include "services/store_errors.h"
@@ -27,36 +28,13 @@ namespace {
 namespace topo = hsns::topology;
 using Kind = Error::Kind;
 
-// 4 hosts (host001..host004) of 4 NPUs, two scalable units of 2 hosts, one spine plane.
-topo::ClosParams small_cluster() {
-  topo::ClosParams p;
-  p.hosts = 4;
-  p.npus_per_host = 4;
-  p.hosts_per_su = 2;
-  p.spines_per_plane = 2;
-  p.fabric_link_gbps = 400;
-  return p;
-}
-
-cost::ModelSpec model() {
-  cost::ModelSpec m;
-  m.parameters = 1'000'000'000;
-  m.layers = 8;
-  m.hidden = 1024;
-  m.heads = 16;
-  m.seq_len = 1024;
-  m.micro_batch = 1;
-  m.global_batch = 64;
-  return m;
-}
-
 // tp x dp x pp over the given hosts, every NPU of each host.
 placement::ScheduleRequest schedule_request(const std::string& name, std::vector<std::string> hosts,
                                             std::uint32_t tp, std::uint32_t dp, std::uint32_t pp) {
   placement::ScheduleRequest r;
   r.job_name = name;
   r.hosts = std::move(hosts);
-  r.model = model();
+  r.model = hsns::testing::small_model();
   r.parallel.tp = tp;
   r.parallel.dp = dp;
   r.parallel.pp = pp;
@@ -98,7 +76,7 @@ class ServicesTest : public ::testing::Test {
   }
 
   void generate() {
-    auto generated = topology_->generate(small_cluster());
+    auto generated = topology_->generate(hsns::testing::small_cluster_params());
     ASSERT_TRUE(generated.has_value()) << generated.error().message();
   }
 
@@ -281,7 +259,7 @@ TEST_F(ServicesTest, LldpMergeStoresObservationsAndReportsConflicts) {
 
 TEST_F(ServicesTest, SearchSeesRegisteredJobsAsAllocated) {
   search::SearchRequest req;
-  req.model = model();
+  req.model = hsns::testing::small_model();
   req.parallel.tp = 4;
   req.parallel.dp = 2;
   auto none = scheduling_->search(req);

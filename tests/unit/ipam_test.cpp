@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
 #include <vector>
 
 #include "store/database.h"
@@ -22,6 +23,80 @@ using network::Port;
 using network::Subnet;
 
 // ---- subnet rules (no stored state) -----------------------------------------------------------------
+
+// "first-last" of each pool, for comparing pool lists in one expectation.
+std::vector<std::string> pool_text(const std::vector<IpRange>& pools) {
+  std::vector<std::string> out;
+  out.reserve(pools.size());
+  for (const auto& p : pools) out.push_back(p.first.to_string() + "-" + p.last.to_string());
+  return out;
+}
+
+TEST(IpamPoolRules, ValidatePoolsListsEveryFinding) {
+  const auto cidr = prefix("10.0.0.0/24");
+  const std::optional<IpAddress> gw = ip("10.0.0.1");
+  EXPECT_TRUE(ipam::validate_pools(cidr, gw, {}).empty());
+  EXPECT_TRUE(ipam::validate_pools(cidr, gw, {{ip("10.0.0.2"), ip("10.0.0.254")}}).empty());
+  EXPECT_TRUE(ipam::validate_pools(cidr, std::nullopt, {{ip("10.0.0.1"), ip("10.0.0.254")}}).empty());
+  // A gateway of the other family never lies in a pool.
+  EXPECT_TRUE(ipam::validate_pools(cidr, IpAddress(IpFamily::v6, ip("10.0.0.5").value()),
+                                   {{ip("10.0.0.2"), ip("10.0.0.9")}})
+                  .empty());
+
+  const auto reversed = ipam::validate_pools(cidr, gw, {{ip("10.0.0.9"), ip("10.0.0.2")}});
+  ASSERT_EQ(reversed.size(), 1u);
+  EXPECT_EQ(reversed[0].field, "allocation_pools[0].end");
+
+  const auto errors = ipam::validate_pools(cidr, gw,
+                                           {{ip("10.0.0.2"), ip("10.0.0.9")},
+                                            {ip("10.0.0.0"), ip("10.0.0.1")},
+                                            {ip("10.0.0.250"), ip("10.0.0.255")},
+                                            {ip("10.0.0.5"), ip("10.0.0.6")},
+                                            {ip("10.0.1.1"), ip("10.0.1.2")},
+                                            {ip("10.0.0.20"), ip("10.0.0.30")}});
+  ASSERT_EQ(errors.size(), 4u);
+  EXPECT_EQ(errors[0].field, "allocation_pools[1].start");
+  EXPECT_EQ(errors[1].field, "allocation_pools[2].end");
+  EXPECT_EQ(errors[2].field, "allocation_pools[3]");
+  EXPECT_EQ(errors[2].reason, "overlaps allocation_pools[0]");
+  EXPECT_EQ(errors[3].field, "allocation_pools[4].start");
+  EXPECT_EQ(errors[3].reason, "10.0.1.1 is outside 10.0.0.0/24");
+}
+
+TEST(IpamPoolRules, DefaultPoolsAroundTheGateway) {
+  const auto v4 = prefix("10.0.0.0/24");
+  EXPECT_EQ(pool_text(ipam::default_pools(v4, std::nullopt)),
+            (std::vector<std::string>{"10.0.0.1-10.0.0.254"}));
+  EXPECT_EQ(pool_text(ipam::default_pools(v4, ip("10.0.0.1"))),
+            (std::vector<std::string>{"10.0.0.2-10.0.0.254"}));
+  EXPECT_EQ(pool_text(ipam::default_pools(v4, ip("10.0.0.254"))),
+            (std::vector<std::string>{"10.0.0.1-10.0.0.253"}));
+  EXPECT_EQ(pool_text(ipam::default_pools(v4, ip("10.0.0.100"))),
+            (std::vector<std::string>{"10.0.0.1-10.0.0.99", "10.0.0.101-10.0.0.254"}));
+  // A gateway outside the usable range does not split it.
+  EXPECT_EQ(pool_text(ipam::default_pools(v4, ip("10.0.0.0"))),
+            (std::vector<std::string>{"10.0.0.1-10.0.0.254"}));
+  EXPECT_EQ(pool_text(ipam::default_pools(v4, ip("192.168.0.1"))),
+            (std::vector<std::string>{"10.0.0.1-10.0.0.254"}));
+  EXPECT_EQ(pool_text(ipam::default_pools(v4, ip("::1"))), (std::vector<std::string>{"10.0.0.1-10.0.0.254"}));
+  EXPECT_EQ(pool_text(ipam::default_pools(prefix("10.0.0.0/30"), ip("10.0.0.1"))),
+            (std::vector<std::string>{"10.0.0.2-10.0.0.2"}));
+  EXPECT_EQ(pool_text(ipam::default_pools(prefix("10.0.0.0/30"), ip("10.0.0.2"))),
+            (std::vector<std::string>{"10.0.0.1-10.0.0.1"}));
+
+  const auto v6 = prefix("fd00:1::/64");
+  EXPECT_EQ(pool_text(ipam::default_pools(v6, ip("fd00:1::1"))),
+            (std::vector<std::string>{"fd00:1::2-fd00:1::ffff:ffff:ffff:ffff"}));
+  EXPECT_EQ(pool_text(ipam::default_pools(v6, std::nullopt)),
+            (std::vector<std::string>{"fd00:1::1-fd00:1::ffff:ffff:ffff:ffff"}));
+  EXPECT_EQ(pool_text(ipam::default_pools(v6, ip("fd00:1::ffff:ffff:ffff:ffff"))),
+            (std::vector<std::string>{"fd00:1::1-fd00:1::ffff:ffff:ffff:fffe"}));
+
+  // Whatever the gateway, the default pools are valid pools.
+  for (const char* gw : {"10.0.0.1", "10.0.0.2", "10.0.0.128", "10.0.0.253", "10.0.0.254"}) {
+    EXPECT_TRUE(ipam::validate_pools(v4, ip(gw), ipam::default_pools(v4, ip(gw))).empty()) << gw;
+  }
+}
 
 TEST(IpamSubnetRules, DefaultPoolsSplitAroundTheGateway) {
   auto pools = ok(ipam::subnet_pools(subnet_spec("a", "10.0.0.0/24", "10.0.0.100")));
@@ -195,6 +270,7 @@ TEST_F(IpamTest, ManyThreadsOnSeparateConnectionsNeverShareAnAddress) {
   auto s = ok(store_->create_subnet(subnet_spec(
       "a", "10.0.0.0/24", "10.0.0.1", {range("10.0.0.10", "10.0.0.39"), range("10.0.0.100", "10.0.0.129")})));
   std::vector<std::unique_ptr<Database>> dbs;
+  dbs.reserve(kConnections);
   for (int i = 0; i < kConnections; ++i) dbs.push_back(std::make_unique<Database>(options()));
 
   const auto outcomes = run_together<IpAddress>(kHosts * kNpus, [&](int i) {

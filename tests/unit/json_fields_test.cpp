@@ -467,6 +467,110 @@ TEST(FieldReader, EnumerationsStringListsAndObjectArrays) {
                     }));
 }
 
+// Every finding of a reader, "field: reason", in order.
+std::vector<std::string> findings(FieldReader& r) {
+  std::vector<std::string> out;
+  if (auto e = r.finish_error()) {
+    for (const auto& f : e->fields) out.push_back(f.field + ": " + f.reason);
+  }
+  return out;
+}
+
+TEST(FieldReader, NumbersAreFiniteAndBoundedWithTheBoundsWritten) {
+  const json j = json::parse(R"({"ok": 2.5, "int": 3, "zero": 0, "top": 100000, "over": 100000.5,
+    "neg": -1, "big": 2e6, "text": "2", "nil": null})");
+  FieldReader r(j);
+  EXPECT_EQ(r.number("ok", true, 0, 10, true), 2.5);
+  EXPECT_EQ(r.number("int", true, 0, 10), 3.0);  // an integer is a number
+  EXPECT_FALSE(r.number("zero", true, 0, 100'000, true));
+  EXPECT_EQ(r.number("top", true, 0, 100'000, true), 100'000.0);
+  EXPECT_FALSE(r.number("over", true, 0, 100'000, true));
+  EXPECT_FALSE(r.number("neg", true, 0, 100'000));
+  EXPECT_FALSE(r.number("big", true, 0, 1e6));
+  EXPECT_FALSE(r.number("text", true, 0, 10));
+  EXPECT_FALSE(r.number("nil", false, 0, 10));  // null of an optional field: absent (default style)
+  EXPECT_FALSE(r.number("missing", false, 0, 10));
+  EXPECT_EQ(findings(r), (std::vector<std::string>{
+                             "zero: must be > 0 and <= 100000",
+                             "over: must be > 0 and <= 100000",
+                             "neg: must be >= 0 and <= 100000",
+                             "big: must be >= 0 and <= 1e+06",
+                             "text: must be a number, not string",
+                         }));
+}
+
+TEST(FieldReader, SizedStringsNameBothBounds) {
+  const json j = {{"ok", "a"}, {"empty", ""}, {"long", std::string(129, 'x')}, {"n", 5}};
+  FieldReader r(j);
+  EXPECT_EQ(r.sized_string("ok", true, 1, 128), "a");
+  EXPECT_FALSE(r.sized_string("empty", true, 1, 128));
+  EXPECT_FALSE(r.sized_string("long", true, 1, 128));
+  EXPECT_FALSE(r.sized_string("n", true, 1, 128));
+  EXPECT_FALSE(r.sized_string("missing", true, 1, 128));
+  EXPECT_EQ(findings(r), (std::vector<std::string>{
+                             "empty: must be 1 to 128 characters",
+                             "long: must be 1 to 128 characters",
+                             "n: must be a string, not integer",
+                             "missing: is required",
+                         }));
+}
+
+// An element reader may report its unknown fields before its own rules' findings; objects() then adds
+// nothing twice, and finish() after report_unknown() neither.
+TEST(FieldReader, UnknownFieldsAreReportedOnce) {
+  const json j = json::parse(R"({"items":[{"id":"a","extra":1}],"top":2})");
+  FieldReader r(j);
+  r.objects("items", true, 4, [](FieldReader& item, std::size_t) {
+    (void)item.string("id", true);
+    item.report_unknown();
+    item.fail("id", "is taken");
+  });
+  r.report_unknown();
+  EXPECT_EQ(findings(r), (std::vector<std::string>{
+                             "items[0].extra: is not a known field",
+                             "items[0].id: is taken",
+                             "top: is not a known field",
+                         }));
+}
+
+// The style of readers whose wording predates the shared reader (the topology generator's parameters):
+// bare type findings, and null as a value of the wrong type. Child readers inherit it.
+TEST(FieldReader, StyleWithBareTypesAndNullAsAValue) {
+  const json j = json::parse(R"({"i": "8", "f": 1.5, "nil_i": null, "nil_s": null, "nil_n": null,
+    "s": 5, "b": 1, "a": {}, "o": [], "u": -1, "child": {"x": null, "y": true}})");
+  FieldReader r(j, FieldStyle{.null_is_a_value = true, .name_the_found_type = false});
+  EXPECT_FALSE(r.integer("i", false, 0, 10));
+  EXPECT_FALSE(r.integer("f", false, 0, 10));
+  EXPECT_FALSE(r.integer("nil_i", false, 0, 10));
+  EXPECT_FALSE(r.string("nil_s", false));
+  EXPECT_FALSE(r.number("nil_n", false, 0, 1));
+  EXPECT_FALSE(r.string("s", false));
+  EXPECT_FALSE(r.boolean("b", false));
+  EXPECT_EQ(r.array("a", false), nullptr);
+  EXPECT_EQ(r.object("o", false), nullptr);
+  EXPECT_FALSE(r.unsigned_integer("u", false));
+  EXPECT_FALSE(r.is_null("missing"));
+  EXPECT_TRUE(r.is_null("nil_i"));
+  const auto* c = r.object("child", true);
+  ASSERT_NE(c, nullptr);
+  FieldReader child = r.child(*c, "child");
+  EXPECT_FALSE(child.integer("x", false, 0, 1));
+  EXPECT_EQ(child.boolean("y", true), true);
+  EXPECT_EQ(findings(r), (std::vector<std::string>{
+                             "i: must be an integer",
+                             "f: must be an integer",
+                             "nil_i: must be an integer",
+                             "nil_s: must be a string",
+                             "nil_n: must be a number",
+                             "s: must be a string",
+                             "b: must be a boolean",
+                             "a: must be an array",
+                             "o: must be an object",
+                             "u: must be between 0 and 18446744073709551615",
+                             "child.x: must be an integer",
+                         }));
+}
+
 TEST(ParseCborStrict, SameModelAndRefusalsAsJson) {
   const json doc = {{"a", 1}, {"b", {{"c", "text"}, {"d", {1, 2, 3}}}}};
   const auto bytes = json::to_cbor(doc);

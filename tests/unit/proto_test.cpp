@@ -3,6 +3,7 @@
 // is the REST API's document.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -75,6 +76,115 @@ std::string mutate(std::string doc, const std::string& from, const std::string& 
   EXPECT_NE(at, std::string::npos) << from;
   if (at != std::string::npos) doc.replace(at, from.size(), to);
   return doc;
+}
+
+// ---- host registration ----
+
+// hsnsd's registration body (daemon/core/inventory.cpp): every member of every NPU.
+const char* kRegistration = R"({"npus":[
+ {"index":0,"netdev":"eth2","mac":"02:00:00:00:00:01","rdma_device":"mlx5_0","link_speed_mbps":400000},
+ {"index":1,"netdev":"eth3","mac":"02:00:00:00:00:02","rdma_device":"","link_speed_mbps":0}]})";
+
+TEST(ProtoHostRegistration, ReadsTheDaemonsBodyAndWritesItBackUnchanged) {
+  auto r = decode<HostRegistration>(kRegistration);
+  ASSERT_TRUE(r) << r.error().message();
+  ASSERT_EQ(r->npus.size(), 2u);
+  EXPECT_EQ(r->npus[0], (RegisteredNpu{0, "eth2", "02:00:00:00:00:01", "mlx5_0", 400'000}));
+  EXPECT_EQ(r->npus[1], (RegisteredNpu{1, "eth3", "02:00:00:00:00:02", "", 0}));
+  EXPECT_EQ(encode(*r), json::parse(kRegistration).dump());
+  // No NPU is a valid registration (a host without accelerators yet).
+  auto none = decode<HostRegistration>(R"({"npus":[]})");
+  ASSERT_TRUE(none) << none.error().message();
+  EXPECT_EQ(encode(*none), R"({"npus":[]})");
+}
+
+TEST(ProtoHostRegistration, RoundTripsThroughJsonAndCbor) {
+  HostRegistration reg;
+  // The most NPUs, in an order other than their indexes' (the order sent is kept).
+  for (int i = 0; i < static_cast<int>(kMaxRegisteredNpus); ++i) {
+    char mac[18];
+    std::snprintf(mac, sizeof mac, "02:00:00:00:01:%02x", i);
+    reg.npus.push_back(
+        {63 - i, "eth" + std::to_string(i), mac, i % 2 == 0 ? "mlx5_" + std::to_string(i) : "", i * 1000});
+  }
+  reg.npus.back().link_speed_mbps = kMaxLinkSpeedMbps;
+  for (const auto enc : {Encoding::json, Encoding::cbor}) {
+    auto back = decode<HostRegistration>(encode(reg, enc), enc);
+    ASSERT_TRUE(back) << back.error().message();
+    EXPECT_EQ(*back, reg);
+  }
+  EXPECT_EQ(encode(reg, Encoding::cbor), cbor_of(json::to_cbor(to_json(reg))));
+}
+
+TEST(ProtoHostRegistration, OptionalMembersAndMacCase) {
+  auto r = decode<HostRegistration>(R"({"npus":[{"index":5,"netdev":"ens1f0","mac":"02:AB:cd:00:00:0F",
+    "rdma_device":null,"link_speed_mbps":null}]})");
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_EQ(r->npus.at(0), (RegisteredNpu{5, "ens1f0", "02:ab:cd:00:00:0f", "", 0}));
+}
+
+TEST(ProtoHostRegistration, RefusesBadBodiesNamingEveryField) {
+  struct Case {
+    std::string doc;
+    std::string field;
+    std::string reason;
+  };
+  const std::string d = kRegistration;
+  const Case cases[] = {
+      {"{}", "npus", "is required"},
+      {R"({"npus":{}})", "npus", "must be an array"},
+      {R"({"npus":[3]})", "npus[0]", "must be an object"},
+      {mutate(d, R"("index":1)", R"("index":64)"), "npus[1].index", "between 0 and 63"},
+      {mutate(d, R"("index":1)", R"("index":"1")"), "npus[1].index", "must be an integer"},
+      {mutate(d, R"("netdev":"eth3")", R"("netdev":"a/b")"), "npus[1].netdev", "Linux interface name"},
+      {mutate(d, R"("netdev":"eth3")", R"("netdev":"sixteen-chars-xx")"), "npus[1].netdev", "at most 15"},
+      {mutate(d, R"("mac":"02:00:00:00:00:02")", R"("mac":"02-00-00-00-00-02")"), "npus[1].mac",
+       "six colon-separated hex octets"},
+      {mutate(d, R"("link_speed_mbps":0)", R"("link_speed_mbps":10000001)"), "npus[1].link_speed_mbps",
+       "between 0 and 10000000"},
+      {mutate(d, R"("index":1)", R"("index":0)"), "npus[1].index", "NPU index 0 is listed twice"},
+      {mutate(d, R"("netdev":"eth3")", R"("netdev":"eth2")"), "npus[1].netdev",
+       "netdev eth2 is listed twice"},
+      // Unknown members are refused (codec.h): a new member is a new version.
+      {mutate(d, R"("index":1,)", R"("index":1,"numa":0,)"), "npus[1].numa", "not a known field"},
+      {mutate(d, R"({"npus")", R"({"host":"a","npus")"), "host", "not a known field"},
+      {mutate(d, R"("index":0,)", R"("index":0,"index":1,)"), "npus[0].index", "more than once"},
+  };
+  for (const auto& c : cases) {
+    auto r = decode<HostRegistration>(c.doc);
+    ASSERT_FALSE(r) << c.doc;
+    EXPECT_EQ(r.error().kind, Error::Kind::invalid) << r.error().message();
+    EXPECT_TRUE(names(r.error(), c.field, c.reason)) << c.doc;
+  }
+  // Every bad field is named, in the order the REST API lists them: an NPU's members, its unknown
+  // members, its value rules, then the next NPU, then the document's unknown members.
+  auto many = decode<HostRegistration>(
+      R"({"npus":[{"index":"x","netdev":"a b","mac":"nope","extra":1},{"index":0,"netdev":"e","mac":"02:00:00:00:00:01"},
+         {"index":0,"netdev":"e","mac":"02:00:00:00:00:01"}],"colour":"blue"})");
+  ASSERT_FALSE(many);
+  std::vector<std::string> fields;
+  for (const auto& f : many.error().fields) fields.push_back(f.field);
+  EXPECT_EQ(fields, (std::vector<std::string>{"npus[0].index", "npus[0].extra", "npus[0].netdev",
+                                              "npus[0].mac", "npus[2].index", "npus[2].netdev", "colour"}));
+}
+
+TEST(ProtoHostRegistration, LimitsOfNpusAndBytes) {
+  json body = {{"npus", json::array()}};
+  for (int i = 0; i <= static_cast<int>(kMaxRegisteredNpus); ++i) {
+    char mac[18];
+    std::snprintf(mac, sizeof mac, "02:00:00:00:00:%02x", i);
+    body["npus"].push_back({{"index", i % 64}, {"netdev", "eth" + std::to_string(i)}, {"mac", mac}});
+  }
+  auto over = decode<HostRegistration>(body.dump());
+  ASSERT_FALSE(over);
+  EXPECT_TRUE(names(over.error(), "npus", "at most 64 items"));
+  // The size limit is checked before a byte is parsed.
+  const std::string huge = R"({"npus":[]})" + std::string(Kind<HostRegistration>::kMaxBytes, ' ');
+  auto too_large = decode<HostRegistration>(huge);
+  ASSERT_FALSE(too_large);
+  EXPECT_EQ(too_large.error().kind, Error::Kind::too_large);
+  EXPECT_EQ(media_type(Kind<HostRegistration>::kName, Encoding::json),
+            "application/vnd.hsns.host-registration.v1+json");
 }
 
 // ---- desired state ----

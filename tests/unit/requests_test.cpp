@@ -11,6 +11,7 @@
 
 #include "hsns/json_fields.h"
 #include "model/network.h"
+#include "services/ipam.h"
 
 namespace hsns::network {
 namespace {
@@ -271,7 +272,8 @@ TEST(SubnetCreate, MinimalBodyGetsDefaults) {
   EXPECT_FALSE(r->gateway.has_value());
   EXPECT_TRUE(r->allocation_pools.empty());
   EXPECT_EQ(r->mtu, 9000);
-  EXPECT_EQ(str(default_pools(r->cidr, r->gateway)), (std::vector<std::string>{"10.20.0.1-10.20.0.254"}));
+  EXPECT_EQ(str(ipam::default_pools(r->cidr, r->gateway)),
+            (std::vector<std::string>{"10.20.0.1-10.20.0.254"}));
 }
 
 TEST(SubnetCreate, NullOptionalFieldsAreDefaults) {
@@ -618,70 +620,6 @@ TEST(SubnetCreate, NotAnObjectDoesNotThrow) {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// validate_pools and default_pools
-
-TEST(ValidatePools, Direct) {
-  const auto cidr = prefix("10.0.0.0/24");
-  const std::optional<IpAddress> gw = addr("10.0.0.1");
-  EXPECT_TRUE(validate_pools(cidr, gw, {}).empty());
-  EXPECT_TRUE(validate_pools(cidr, gw, {{addr("10.0.0.2"), addr("10.0.0.254")}}).empty());
-  EXPECT_TRUE(validate_pools(cidr, std::nullopt, {{addr("10.0.0.1"), addr("10.0.0.254")}}).empty());
-  // A gateway of the other family never lies in a pool.
-  EXPECT_TRUE(validate_pools(cidr, IpAddress(IpFamily::v6, addr("10.0.0.5").value()),
-                             {{addr("10.0.0.2"), addr("10.0.0.9")}})
-                  .empty());
-
-  const auto reversed = validate_pools(cidr, gw, {{addr("10.0.0.9"), addr("10.0.0.2")}});
-  ASSERT_EQ(reversed.size(), 1u);
-  EXPECT_EQ(reversed[0].name, "allocation_pools[0].end");
-
-  const auto errors = validate_pools(cidr, gw,
-                                     {{addr("10.0.0.2"), addr("10.0.0.9")},
-                                      {addr("10.0.0.0"), addr("10.0.0.1")},
-                                      {addr("10.0.0.250"), addr("10.0.0.255")},
-                                      {addr("10.0.0.5"), addr("10.0.0.6")},
-                                      {addr("10.0.1.1"), addr("10.0.1.2")},
-                                      {addr("10.0.0.20"), addr("10.0.0.30")}});
-  ASSERT_EQ(errors.size(), 4u);
-  EXPECT_EQ(errors[0].name, "allocation_pools[1].start");
-  EXPECT_EQ(errors[1].name, "allocation_pools[2].end");
-  EXPECT_EQ(errors[2].name, "allocation_pools[3]");
-  EXPECT_EQ(errors[2].reason, "overlaps allocation_pools[0]");
-  EXPECT_EQ(errors[3].name, "allocation_pools[4].start");
-  EXPECT_EQ(errors[3].reason, "10.0.1.1 is outside 10.0.0.0/24");
-}
-
-TEST(DefaultPools, AroundTheGateway) {
-  const auto v4 = prefix("10.0.0.0/24");
-  EXPECT_EQ(str(default_pools(v4, std::nullopt)), (std::vector<std::string>{"10.0.0.1-10.0.0.254"}));
-  EXPECT_EQ(str(default_pools(v4, addr("10.0.0.1"))), (std::vector<std::string>{"10.0.0.2-10.0.0.254"}));
-  EXPECT_EQ(str(default_pools(v4, addr("10.0.0.254"))), (std::vector<std::string>{"10.0.0.1-10.0.0.253"}));
-  EXPECT_EQ(str(default_pools(v4, addr("10.0.0.100"))),
-            (std::vector<std::string>{"10.0.0.1-10.0.0.99", "10.0.0.101-10.0.0.254"}));
-  // A gateway outside the usable range does not split it.
-  EXPECT_EQ(str(default_pools(v4, addr("10.0.0.0"))), (std::vector<std::string>{"10.0.0.1-10.0.0.254"}));
-  EXPECT_EQ(str(default_pools(v4, addr("192.168.0.1"))), (std::vector<std::string>{"10.0.0.1-10.0.0.254"}));
-  EXPECT_EQ(str(default_pools(v4, addr("::1"))), (std::vector<std::string>{"10.0.0.1-10.0.0.254"}));
-  EXPECT_EQ(str(default_pools(prefix("10.0.0.0/30"), addr("10.0.0.1"))),
-            (std::vector<std::string>{"10.0.0.2-10.0.0.2"}));
-  EXPECT_EQ(str(default_pools(prefix("10.0.0.0/30"), addr("10.0.0.2"))),
-            (std::vector<std::string>{"10.0.0.1-10.0.0.1"}));
-
-  const auto v6 = prefix("fd00:1::/64");
-  EXPECT_EQ(str(default_pools(v6, addr("fd00:1::1"))),
-            (std::vector<std::string>{"fd00:1::2-fd00:1::ffff:ffff:ffff:ffff"}));
-  EXPECT_EQ(str(default_pools(v6, std::nullopt)),
-            (std::vector<std::string>{"fd00:1::1-fd00:1::ffff:ffff:ffff:ffff"}));
-  EXPECT_EQ(str(default_pools(v6, addr("fd00:1::ffff:ffff:ffff:ffff"))),
-            (std::vector<std::string>{"fd00:1::1-fd00:1::ffff:ffff:ffff:fffe"}));
-
-  // Whatever the gateway, the default pools are valid pools.
-  for (const char* gw : {"10.0.0.1", "10.0.0.2", "10.0.0.128", "10.0.0.253", "10.0.0.254"}) {
-    EXPECT_TRUE(validate_pools(v4, addr(gw), default_pools(v4, addr(gw))).empty()) << gw;
-  }
-}
-
-// ---------------------------------------------------------------------------------------------------
 // parse_subnet_update
 
 TEST(SubnetUpdate, GoodBodies) {
@@ -856,7 +794,7 @@ TEST(Model, ToJson) {
   s.tenant = spec->tenant;
   s.cidr = spec->cidr;
   s.gateway = spec->gateway;
-  s.allocation_pools = default_pools(spec->cidr, spec->gateway);
+  s.allocation_pools = ipam::default_pools(spec->cidr, spec->gateway);
   s.mtu = spec->mtu;
   const json j = to_json(s);
   EXPECT_EQ(j["cidr"], "fd00::/64");

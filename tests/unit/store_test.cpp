@@ -309,13 +309,6 @@ class StoreTest : public ::testing::Test {
   std::unique_ptr<SqliteNetworkStore> store_;
 };
 
-TEST(Rfc3339, FormatsUtcSeconds) {
-  EXPECT_EQ(format_rfc3339_utc(std::chrono::system_clock::time_point(std::chrono::seconds(1795970873))),
-            "2026-11-29T16:47:53Z");
-  EXPECT_EQ(format_rfc3339_utc(std::chrono::system_clock::time_point(std::chrono::milliseconds(999))),
-            "1970-01-01T00:00:00Z");
-}
-
 TEST_F(StoreTest, PutHostCreatesThenBumpsOnlyOnChange) {
   auto h = ok(store_->put_host(registration("node-a", 2))).host;
   EXPECT_EQ(h.name, "node-a");

@@ -5,8 +5,14 @@
 #include <nlohmann/json.hpp>
 
 #include "hsns/json_fields.h"
+#include "hsns/proto/agent.h"
+#include "services/ipam.h"
 
 namespace hsns::network {
+
+// A host registers at most as many NPUs as the wire contract carries.
+static_assert(kMaxNpusPerHost == static_cast<int>(proto::kMaxRegisteredNpus));
+
 namespace {
 
 bool is_alnum(char c) {
@@ -23,29 +29,6 @@ std::optional<std::string> check_token(std::string_view s, std::size_t max_len) 
     }
   }
   return std::nullopt;
-}
-
-// A MAC as six colon-separated hex octets; returned lower-case.
-std::optional<std::string> normalise_mac(std::string_view s) {
-  if (s.size() != 17) return std::nullopt;
-  std::string out(s);
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    if (i % 3 == 2) {
-      if (out[i] != ':') return std::nullopt;
-    } else {
-      if (!std::isxdigit(static_cast<unsigned char>(out[i]))) return std::nullopt;
-      out[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(out[i])));
-    }
-  }
-  return out;
-}
-
-// The kernel's dev_valid_name(): 1..15 bytes, not "." or "..", no '/', ':', whitespace or NUL.
-bool valid_netdev(std::string_view s) {
-  if (s.empty() || s.size() > 15 || s == "." || s == "..") return false;
-  return std::none_of(s.begin(), s.end(), [](char c) {
-    return c == '/' || c == ':' || c == '\0' || std::isspace(static_cast<unsigned char>(c)) != 0;
-  });
 }
 
 // Reads a string field that must be an IP address; records the error on the reader.
@@ -108,98 +91,21 @@ std::optional<std::string> check_name(std::string_view name) {
 tl::expected<HostRegistration, Problem> parse_host_registration(std::string_view host,
                                                                 const nlohmann::json& body) {
   if (auto why = check_host_name(host)) return tl::unexpected(Problem::invalid("host", *why));
+  // The body is the wire contract's host registration (hsns/proto/agent.h), read with this reader so
+  // that the answer is one Problem.
+  FieldReader r(body);
+  auto read = proto::read_host_registration_fields(r);
+  if (auto p = r.finish()) return tl::unexpected(*p);
   HostRegistration reg;
   reg.name = std::string(host);
-  FieldReader r(body);
-  const auto* npus = r.array("npus", true, kMaxNpusPerHost);
-  if (npus) {
-    for (std::size_t i = 0; i < npus->size(); ++i) {
-      const std::string path = "npus[" + std::to_string(i) + "]";
-      if (!(*npus)[i].is_object()) {
-        r.fail(path, "must be an object");
-        continue;
-      }
-      FieldReader nr = r.child((*npus)[i], path);
-      NpuInterface n;
-      auto index = nr.integer("index", true, 0, kMaxNpusPerHost - 1);
-      auto netdev = nr.string("netdev", true, 15);  // IFNAMSIZ - 1
-      auto mac = nr.string("mac", true, 32);
-      auto rdma = nr.string("rdma_device", false, 64);
-      auto speed = nr.integer("link_speed_mbps", false, 0, 10'000'000);
-      (void)nr.finish();
-      if (netdev && !valid_netdev(*netdev)) {
-        nr.fail("netdev",
-                "must be a Linux interface name (1..15 characters, not '.' or '..', no '/', ':' or space)");
-        netdev.reset();
-      }
-      std::optional<std::string> mac_norm;
-      if (mac) {
-        mac_norm = normalise_mac(*mac);
-        if (!mac_norm) nr.fail("mac", "must be six colon-separated hex octets, e.g. 02:00:00:00:00:01");
-      }
-      if (!index || !netdev || !mac_norm) continue;
-      n.index = static_cast<int>(*index);
-      n.netdev = *netdev;
-      n.mac = *mac_norm;
-      n.rdma_device = rdma.value_or("");
-      n.link_speed_mbps = speed.value_or(0);
-      const bool dup_index = std::any_of(reg.npus.begin(), reg.npus.end(),
-                                         [&](const NpuInterface& o) { return o.index == n.index; });
-      const bool dup_netdev = std::any_of(reg.npus.begin(), reg.npus.end(),
-                                          [&](const NpuInterface& o) { return o.netdev == n.netdev; });
-      if (dup_index) nr.fail("index", "NPU index " + std::to_string(n.index) + " is listed twice");
-      if (dup_netdev) nr.fail("netdev", "netdev " + n.netdev + " is listed twice");
-      if (!dup_index && !dup_netdev) reg.npus.push_back(std::move(n));
-    }
+  reg.npus.reserve(read->npus.size());
+  for (auto& n : read->npus) {
+    reg.npus.push_back(
+        {n.index, std::move(n.netdev), std::move(n.mac), std::move(n.rdma_device), n.link_speed_mbps});
   }
-  if (auto p = r.finish()) return tl::unexpected(*p);
   std::sort(reg.npus.begin(), reg.npus.end(),
             [](const NpuInterface& a, const NpuInterface& b) { return a.index < b.index; });
   return reg;
-}
-
-std::vector<InvalidParam> validate_pools(const IpPrefix& cidr, const std::optional<IpAddress>& gateway,
-                                         const std::vector<IpRange>& pools) {
-  std::vector<InvalidParam> errors;
-  // Both bounds must be usable host addresses. Then so is every address between them: the addresses of
-  // an accepted subnet that a host may not use are only its first and (IPv4) last one.
-  for (std::size_t i = 0; i < pools.size(); ++i) {
-    const std::string path = "allocation_pools[" + std::to_string(i) + "]";
-    const auto& p = pools[i];
-    if (auto why = check_host_address(cidr, p.first)) {
-      errors.push_back({path + ".start", std::move(*why)});
-      continue;
-    }
-    if (auto why = check_host_address(cidr, p.last)) {
-      errors.push_back({path + ".end", std::move(*why)});
-      continue;
-    }
-    if (p.last < p.first) {
-      errors.push_back({path + ".end", "must not be lower than start"});
-      continue;
-    }
-    if (gateway && p.contains(*gateway)) {
-      errors.push_back({path, "contains the gateway " + gateway->to_string()});
-      continue;
-    }
-    for (std::size_t j = 0; j < i; ++j) {
-      if (pools[j].overlaps(p)) {
-        errors.push_back({path, "overlaps allocation_pools[" + std::to_string(j) + "]"});
-        break;
-      }
-    }
-  }
-  return errors;
-}
-
-std::vector<IpRange> default_pools(const IpPrefix& cidr, const std::optional<IpAddress>& gateway) {
-  auto range = default_host_range(cidr);
-  if (!range) return {};
-  if (!gateway || !range->contains(*gateway)) return {*range};
-  std::vector<IpRange> pools;
-  if (*gateway > range->first) pools.push_back({range->first, *gateway->prev()});
-  if (*gateway < range->last) pools.push_back({*gateway->next(), range->last});
-  return pools;
 }
 
 tl::expected<SubnetSpec, Problem> parse_subnet_create(const nlohmann::json& body) {
@@ -241,7 +147,7 @@ tl::expected<SubnetSpec, Problem> parse_subnet_create(const nlohmann::json& body
   if (gateway) {
     if (auto why = check_host_address(*cidr, *gateway)) errors.push_back({"gateway_ip", std::move(*why)});
   }
-  for (auto& e : validate_pools(*cidr, gateway, pools)) errors.push_back(std::move(e));
+  for (auto& e : ipam::validate_pools(*cidr, gateway, pools)) errors.push_back({e.field, e.reason});
   if (!errors.empty()) return tl::unexpected(Problem::invalid(std::move(errors)));
 
   spec.name = *name;

@@ -42,15 +42,6 @@ tl::expected<PortSpec, Problem> parse_port_create(const nlohmann::json& body);
 // Subnet rules: parse_subnet_create refuses a cidr that check_subnet_prefix() refuses (hsns/ip.h:
 // multicast, loopback, link-local, IPv4-mapped, ... with the reason), and a gateway or pool bound that
 // check_host_address() refuses; parse_port_create refuses an ip_address check_unicast_address() refuses.
-//
-// Pools: both bounds must be usable host addresses of the CIDR (check_host_address: inside, not the
-// network/broadcast/Subnet-Router anycast address), first <= last, pools must not overlap each other nor
-// contain the gateway; an empty list is valid (the caller substitutes the default). Field names are
-// reported as "allocation_pools[i].start" etc. Returns the errors found (empty when valid).
-std::vector<InvalidParam> validate_pools(const IpPrefix& cidr, const std::optional<IpAddress>& gateway,
-                                         const std::vector<IpRange>& pools);
-
-// The pools a subnet gets when none are given: the usable host range, split around the gateway.
-std::vector<IpRange> default_pools(const IpPrefix& cidr, const std::optional<IpAddress>& gateway);
+// Its pools must pass ipam::validate_pools() (services/ipam.h; every finding is listed).
 
 }  // namespace hsns::network

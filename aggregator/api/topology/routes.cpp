@@ -1,12 +1,10 @@
 #include "api/topology/routes.h"
 
-#include <cmath>
 #include <limits>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -32,6 +30,7 @@ constexpr auto kMaxGenerateHosts = static_cast<std::uint32_t>(topo::kModelLimits
 constexpr std::uint32_t kMaxSwitchesPerPlane = 1024;
 constexpr std::size_t kMaxObservations = 65536;
 constexpr std::size_t kMaxNameLength = 253;
+constexpr std::size_t kMaxGeneratedName = 128;
 
 using http::problem;
 using services::TopologyService;
@@ -133,27 +132,17 @@ Response post_lldp(TopologyService& topology, RequestContext& ctx) {
   if (!body) return problem(ctx, body.error());
   FieldReader r(*body);
   std::vector<topo::LldpObservation> observations;
-  const auto* arr = r.array("observations", true, kMaxObservations);
-  if (arr) {
-    for (std::size_t i = 0; i < arr->size(); ++i) {
-      const std::string path = "observations[" + std::to_string(i) + "]";
-      if (!(*arr)[i].is_object()) {
-        r.fail(path, "must be an object");
-        continue;
-      }
-      FieldReader o = r.child((*arr)[i], path);
-      topo::LldpObservation obs;
-      obs.host = o.string("host", true, kMaxNameLength).value_or("");
-      obs.port = o.string("port", false, 15).value_or("");
-      if (auto npu = o.integer("npu", false, 0, network::kMaxNpusPerHost - 1)) {
-        obs.npu = static_cast<std::uint32_t>(*npu);
-      }
-      obs.neighbor_system = o.string("neighbor_system", true, 255).value_or("");
-      obs.neighbor_port = o.string("neighbor_port", true, 255).value_or("");
-      (void)o.finish();
-      observations.push_back(std::move(obs));
+  r.objects("observations", true, kMaxObservations, [&observations](FieldReader& o, std::size_t) {
+    topo::LldpObservation obs;
+    obs.host = o.string("host", true, kMaxNameLength).value_or("");
+    obs.port = o.string("port", false, 15).value_or("");
+    if (auto npu = o.integer("npu", false, 0, network::kMaxNpusPerHost - 1)) {
+      obs.npu = static_cast<std::uint32_t>(*npu);
     }
-  }
+    obs.neighbor_system = o.string("neighbor_system", true, 255).value_or("");
+    obs.neighbor_port = o.string("neighbor_port", true, 255).value_or("");
+    observations.push_back(std::move(obs));
+  });
   if (auto p = r.finish()) return problem(ctx, *p);
   auto merged = topology.merge_lldp(observations);
   if (!merged) return problem(ctx, merged.error());
@@ -211,80 +200,32 @@ Response patch_device(TopologyService& topology, RequestContext& ctx) {
   return http::json_ok(ctx, out);
 }
 
-// Strict reading of ClosParams: integers must be JSON integers, numbers finite.
-class ParamReader {
- public:
-  explicit ParamReader(const json& body) : body_(body) {}
-
-  void integer(const char* name, std::uint32_t& out, std::uint32_t min, std::uint32_t max) {
-    seen_.insert(name);
-    auto it = body_.find(name);
-    if (it == body_.end()) return;
-    if (!it->is_number_integer()) return fail(name, "must be an integer");
-    const bool negative = !it->is_number_unsigned() && it->get<std::int64_t>() < 0;
-    const std::uint64_t v = negative ? 0 : it->get<std::uint64_t>();
-    if (negative || v < min || v > max) {
-      return fail(name, "must be between " + std::to_string(min) + " and " + std::to_string(max));
-    }
-    out = static_cast<std::uint32_t>(v);
-  }
-  void number(const char* name, double& out, double min, double max, bool min_exclusive) {
-    seen_.insert(name);
-    auto it = body_.find(name);
-    if (it == body_.end()) return;
-    if (!it->is_number()) return fail(name, "must be a number");
-    const double v = it->get<double>();
-    if (!std::isfinite(v) || (min_exclusive ? v <= min : v < min) || v > max) {
-      std::ostringstream bounds;
-      bounds << (min_exclusive ? "> " : ">= ") << min << " and <= " << max;
-      return fail(name, "must be " + bounds.str());
-    }
-    out = v;
-  }
-  void string(const char* name, std::string& out, std::size_t max_len) {
-    seen_.insert(name);
-    auto it = body_.find(name);
-    if (it == body_.end()) return;
-    if (!it->is_string()) return fail(name, "must be a string");
-    const auto& s = it->get_ref<const std::string&>();
-    if (s.empty() || s.size() > max_len) {
-      return fail(name, "must be 1 to " + std::to_string(max_len) + " characters");
-    }
-    out = s;
-  }
-  void fail(std::string name, std::string reason) { errors_.push_back({std::move(name), std::move(reason)}); }
-  std::optional<Problem> finish() {
-    for (const auto& item : body_.items()) {
-      if (!seen_.contains(item.key())) fail(item.key(), "is not a known field");
-    }
-    if (errors_.empty()) return std::nullopt;
-    return Problem::invalid(errors_);
-  }
-
- private:
-  const json& body_;
-  std::set<std::string, std::less<>> seen_;
-  std::vector<InvalidParam> errors_;
-};
-
 }  // namespace
 
 tl::expected<topo::ClosParams, Problem> parse_clos_params(const json& body) {
   topo::ClosParams p;
-  ParamReader r(body);
-  r.integer("hosts", p.hosts, 1, kMaxGenerateHosts);
-  r.integer("npus_per_host", p.npus_per_host, 1, network::kMaxNpusPerHost);
-  r.integer("hosts_per_su", p.hosts_per_su, 1, kMaxGenerateHosts);
-  r.integer("spines_per_plane", p.spines_per_plane, 0, kMaxSwitchesPerPlane);
-  r.integer("superpods", p.superpods, 1, kMaxSwitchesPerPlane);
-  r.integer("cores", p.cores, 0, kMaxSwitchesPerPlane);
-  r.number("host_link_gbps", p.host_link_gbps, 0, 100'000, true);
-  r.number("fabric_link_gbps", p.fabric_link_gbps, 0, 100'000, false);
-  r.number("leaf_oversubscription", p.leaf_oversubscription, 0, 1000, true);
-  r.number("spine_oversubscription", p.spine_oversubscription, 0, 1000, true);
-  r.number("host_link_latency_us", p.host_link_latency_us, 0, 1e6, false);
-  r.number("fabric_link_latency_us", p.fabric_link_latency_us, 0, 1e6, false);
-  r.string("name", p.name, 128);
+  // Every parameter is optional (absent: the generator's default). The wording of the findings predates
+  // the shared reader and is kept: bare type names, and null is a value of the wrong type, not absent.
+  FieldReader r(body, FieldStyle{.null_is_a_value = true, .name_the_found_type = false});
+  auto count = [&r](std::string_view name, std::uint32_t& out, std::uint32_t min, std::uint32_t max) {
+    if (auto v = r.integer(name, false, min, max)) out = static_cast<std::uint32_t>(*v);
+  };
+  auto number = [&r](std::string_view name, double& out, double min, double max, bool min_exclusive) {
+    if (auto v = r.number(name, false, min, max, min_exclusive)) out = *v;
+  };
+  count("hosts", p.hosts, 1, kMaxGenerateHosts);
+  count("npus_per_host", p.npus_per_host, 1, network::kMaxNpusPerHost);
+  count("hosts_per_su", p.hosts_per_su, 1, kMaxGenerateHosts);
+  count("spines_per_plane", p.spines_per_plane, 0, kMaxSwitchesPerPlane);
+  count("superpods", p.superpods, 1, kMaxSwitchesPerPlane);
+  count("cores", p.cores, 0, kMaxSwitchesPerPlane);
+  number("host_link_gbps", p.host_link_gbps, 0, 100'000, true);
+  number("fabric_link_gbps", p.fabric_link_gbps, 0, 100'000, false);
+  number("leaf_oversubscription", p.leaf_oversubscription, 0, 1000, true);
+  number("spine_oversubscription", p.spine_oversubscription, 0, 1000, true);
+  number("host_link_latency_us", p.host_link_latency_us, 0, 1e6, false);
+  number("fabric_link_latency_us", p.fabric_link_latency_us, 0, 1e6, false);
+  if (auto name = r.sized_string("name", false, 1, kMaxGeneratedName)) p.name = std::move(*name);
   if (auto bad = r.finish()) return tl::unexpected(*bad);
   if (p.fabric_link_gbps > 0 && p.fabric_link_gbps < 1) {
     return tl::unexpected(Problem::invalid("fabric_link_gbps", "must be 0 or >= 1"));

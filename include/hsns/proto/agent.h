@@ -1,9 +1,8 @@
 // Documents hsnsd and hsns-aggregator exchange over the agent API (docs/agent-protocol.md):
-//   desired-state   GET /api/v1/agents/{host}/desired   aggregator → daemon   DesiredState
-//   status-report   PUT /api/v1/agents/{host}/status    daemon → aggregator   StatusReport
-// (Host registration, PUT /api/v1/hosts/{host}, is still read by aggregator/api/network/requests.cpp and
-// written by daemon/core/inventory.cpp; it joins this contract next. Telemetry batches (health reports)
-// are planned as the next kind and not defined yet.)
+//   host-registration  PUT /api/v1/hosts/{host}             daemon → aggregator   HostRegistration
+//   desired-state      GET /api/v1/agents/{host}/desired    aggregator → daemon   DesiredState
+//   status-report      PUT /api/v1/agents/{host}/status     daemon → aggregator   StatusReport
+// (Telemetry batches (health reports) are planned as the next kind and not defined yet.)
 //
 // Contract: the rules of hsns/proto/codec.h (strict, unknown members refused, version in the media type,
 // JSON and CBOR). read_*() take the strict DOM and return the typed value or an Error naming every bad
@@ -23,7 +22,41 @@
 #include "hsns/ip.h"
 #include "hsns/proto/codec.h"
 
+namespace hsns {
+class FieldReader;
+}
+
 namespace hsns::proto {
+
+// ---- host registration ----
+
+inline constexpr std::size_t kMaxRegisteredNpus = 64;  // indexes 0..63
+inline constexpr std::int64_t kMaxLinkSpeedMbps = 10'000'000;
+
+struct RegisteredNpu {
+  int index = 0;
+  std::string netdev;                // a Linux interface name (the kernel's dev_valid_name rules)
+  std::string mac;                   // six colon-separated hex octets; the reader returns it lower-case
+  std::string rdma_device;           // "" when the NPU has none (optional on read, always written)
+  std::int64_t link_speed_mbps = 0;  // 0 when unknown (likewise)
+  bool operator==(const RegisteredNpu&) const = default;
+};
+
+// The NPUs of one host, in the order sent; no index and no netdev twice. The host's name is not a member:
+// it is the request path's ({host}), checked by the aggregator.
+struct HostRegistration {
+  std::vector<RegisteredNpu> npus;
+  bool operator==(const HostRegistration&) const = default;
+};
+
+// Reads one registration with the caller's reader, so that a caller answering a Problem (the REST route)
+// lists these findings with its own; every NPU's findings come in the order of its members (types, unknown
+// members, netdev and MAC rules, repeats), then the caller's finish() adds the document's unknown members.
+// nullopt when any finding was recorded. The other form is the contract's strict reader (kind invalid).
+std::optional<HostRegistration> read_host_registration_fields(FieldReader& reader);
+Result<HostRegistration> read_host_registration(const nlohmann::json& document);
+// Every member of every NPU, rdma_device and link_speed_mbps included.
+nlohmann::json to_json(const HostRegistration& registration);
 
 // ---- desired state ----
 
@@ -102,6 +135,14 @@ struct StatusReport {
 
 Result<StatusReport> read_status_report(const nlohmann::json& document);
 nlohmann::json to_json(const StatusReport& report);
+
+template <>
+struct Kind<HostRegistration> {
+  static constexpr const char* kName = "host-registration";
+  static constexpr std::size_t kMaxBytes = 64 << 10;
+  static Result<HostRegistration> read(const nlohmann::json& d) { return read_host_registration(d); }
+  static nlohmann::json write(const HostRegistration& v) { return to_json(v); }
+};
 
 template <>
 struct Kind<DesiredState> {

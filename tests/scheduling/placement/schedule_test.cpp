@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "../fixtures.h"
 #include "topology/generator.h"
 
 namespace hsns::placement {
@@ -18,21 +19,15 @@ namespace {
 
 using topology::Tier;
 
-topology::Topology clos(topology::ClosParams p) {
+topology::Topology clos(const topology::ClosParams& p) {
   auto t = topology::generate_clos(p);
   EXPECT_TRUE(t) << (t ? "" : t.error().detail);
   return std::move(*t);
 }
 
-// 4 hosts x 4 NPUs, 2 hosts per scalable unit, 2 spines: SU0 = host001, host002; SU1 = host003, host004.
+// The shared small cluster (fixtures.h): SU0 = host001, host002; SU1 = host003, host004.
 topology::Topology small() {
-  topology::ClosParams p;
-  p.hosts = 4;
-  p.npus_per_host = 4;
-  p.hosts_per_su = 2;
-  p.spines_per_plane = 2;
-  p.fabric_link_gbps = 400;
-  return clos(p);
+  return clos(hsns::testing::small_cluster_params());
 }
 
 // NPU n of host h (1-based) gets 10.0.h.n+1; hosts get 192.168.0.h.
@@ -48,24 +43,12 @@ NpuIpMap ips_for(std::uint32_t hosts, std::uint32_t npus) {
   return m;
 }
 
-cost::ModelSpec model() {
-  cost::ModelSpec m;
-  m.parameters = 1'000'000'000;
-  m.layers = 8;
-  m.hidden = 1024;
-  m.heads = 16;
-  m.seq_len = 1024;
-  m.micro_batch = 1;
-  m.global_batch = 64;
-  return m;
-}
-
 ScheduleRequest request(std::vector<std::string> hosts, cost::ParallelSpec par, std::uint32_t n_hosts = 4,
                         std::uint32_t npus = 4) {
   ScheduleRequest r;
   r.job_name = "job-a";
   r.hosts = std::move(hosts);
-  r.model = model();
+  r.model = hsns::testing::small_model();
   r.parallel = par;
   r.npu_ips = ips_for(n_hosts, npus);
   r.ecmp_seeds = 3;
@@ -85,6 +68,7 @@ cost::ParallelSpec par(std::uint32_t tp, std::uint32_t cp, std::uint32_t dp, std
 
 std::vector<std::vector<std::uint32_t>> ranks_of(const std::vector<Group>& groups) {
   std::vector<std::vector<std::uint32_t>> out;
+  out.reserve(groups.size());
   for (const auto& g : groups) out.push_back(g.ranks);
   return out;
 }
@@ -170,13 +154,7 @@ TEST(Placement, ExpertGroupsAreConsecutiveInsideDataParallel) {
 
 // Hosts of two scalable units interleaved in the request: node ranks fill SU0 first.
 TEST(Placement, ConsecutiveRanksFillOneDomainFirst) {
-  topology::ClosParams p;
-  p.hosts = 8;
-  p.npus_per_host = 2;
-  p.hosts_per_su = 4;
-  p.spines_per_plane = 2;
-  p.fabric_link_gbps = 400;
-  const auto topo = clos(p);
+  const auto topo = clos(hsns::testing::clos_params(8, 2, 4, 2));
   auto req =
       request({"host008", "host001", "host006", "host003", "host005", "host002"}, par(2, 1, 3, 2), 8, 2);
   req.model.global_batch = 3;
@@ -415,12 +393,7 @@ TEST(RoutePlan, DpPairsPerAlgorithm) {
 // ---- route plan
 
 Schedule rail_aligned(double oversubscription, std::uint32_t spines) {
-  topology::ClosParams p;
-  p.hosts = 32;
-  p.npus_per_host = 8;
-  p.hosts_per_su = 16;
-  p.spines_per_plane = spines;
-  p.fabric_link_gbps = 400;
+  auto p = hsns::testing::clos_params(32, 8, 16, spines);
   p.leaf_oversubscription = oversubscription;
   const auto topo = clos(p);
   std::vector<std::string> hosts;
@@ -636,12 +609,7 @@ struct BigJob {
 // `total` hosts, `per_su` per scalable unit, 8 spines, 400G links; the job takes every `stride`-th host
 // skipped (stride 0: all hosts), 128 hosts in all.
 BigJob big_cluster(std::uint32_t total, std::uint32_t per_su, double oversubscription, std::uint32_t stride) {
-  topology::ClosParams p;
-  p.hosts = total;
-  p.npus_per_host = 8;
-  p.hosts_per_su = per_su;
-  p.spines_per_plane = 8;
-  p.fabric_link_gbps = 400;
+  auto p = hsns::testing::clos_params(total, 8, per_su, 8);
   p.leaf_oversubscription = oversubscription;
   BigJob out{clos(p), {}};
   for (std::uint32_t h = 1; h <= total && out.hosts.size() < 128; ++h) {
@@ -717,13 +685,7 @@ TEST(RoutePlan, ThousandNpuJobOnAFragmentedClusterReachesTheBound) {
 // them (a 10,000-host cluster would have taken billions). The wrapped-product siblings of the reported
 // pp x virtual_stages case are refused by cost::check first.
 TEST(Schedule, DerivedCountsAreBoundedBeforeAllocating) {
-  topology::ClosParams cp;
-  cp.hosts = 182;
-  cp.npus_per_host = 8;
-  cp.hosts_per_su = 26;
-  cp.spines_per_plane = 2;
-  cp.fabric_link_gbps = 400;
-  const topology::Topology t = clos(cp);
+  const topology::Topology t = clos(hsns::testing::clos_params(182, 8, 26, 2));
   std::vector<std::string> hosts;
   for (std::uint32_t h = 1; h <= 182; ++h) {
     char name[16];

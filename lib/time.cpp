@@ -1,0 +1,16 @@
+#include "hsns/time.h"
+
+#include <ctime>
+
+namespace hsns {
+
+std::string format_rfc3339_utc(std::chrono::system_clock::time_point t) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(t);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char buf[32];
+  const std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return {buf, n};
+}
+
+}  // namespace hsns
