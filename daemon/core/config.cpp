@@ -5,6 +5,8 @@
 
 #include <filesystem>
 #include <set>
+#include <string>
+#include <utility>
 
 namespace hsns::daemon {
 namespace {
@@ -15,7 +17,13 @@ Result check_keys(const YAML::Node& node, const std::string& where, const std::s
   if (!node.IsMap()) return tl::unexpected(where + ": must be a mapping");
   for (const auto& kv : node) {
     const auto key = kv.first.as<std::string>();
-    if (!allowed.count(key)) return tl::unexpected(where + ": unknown key '" + key + "'");
+    if (!allowed.count(key)) {
+      std::string message = where;
+      message += ": unknown key '";
+      message += key;
+      message += "'";
+      return tl::unexpected(std::move(message));
+    }
   }
   return {};
 }

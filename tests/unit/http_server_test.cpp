@@ -64,7 +64,7 @@ TEST(HttpServer, AcceptBacksOffWhileDescriptorsAreExhaustedAndResumesAfter) {
   };
   HttpServer server(
       ioc, nullptr, ServerLimits{},
-      [](Request&& req, Respond respond) {
+      [](Request&& req, const Respond& respond) {
         Response res{bhttp::status::ok, req.version()};
         res.prepare_payload();
         respond(std::move(res));
@@ -93,6 +93,7 @@ TEST(HttpServer, AcceptBacksOffWhileDescriptorsAreExhaustedAndResumesAfter) {
   // The clients' sockets exist before the exhaustion; they connect after it and wait in the kernel's
   // backlog until accepted.
   std::vector<int> clients;
+  clients.reserve(8);
   for (int i = 0; i < 8; ++i) clients.push_back(new_socket());
   // No descriptor left: every accept fails with EMFILE. (The cap was fixed at listen(), so this is the
   // path a process reaches when something else took its descriptors.)
@@ -131,7 +132,7 @@ TEST(HttpServer, AcceptBacksOffWhileDescriptorsAreExhaustedAndResumesAfter) {
 class LimitsServer {
  public:
   explicit LimitsServer(ServerLimits limits, std::size_t filler = 0)
-      : server_(ioc_, nullptr, std::move(limits), [this, filler](Request&& req, Respond respond) {
+      : server_(ioc_, nullptr, std::move(limits), [this, filler](Request&& req, const Respond& respond) {
           ++handled;
           Response res{bhttp::status::ok, req.version()};
           res.keep_alive(req.keep_alive());
