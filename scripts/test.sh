@@ -72,8 +72,28 @@ run_tests() {
 
 stage "tests (asan-ubsan)"
 run_tests asan-ubsan
+# One line per libFuzzer run from ctest's log: runs, seconds, executions per second, coverage (edges and
+# features) and corpus size at the end, peak RSS.
+fuzz_summary() {
+  local log=${1:-build/fuzz/Testing/Temporary/LastTest.log}
+  [ -f "$log" ] || return 0
+  awk '
+    / Testing: fuzz_.*_bounded$/ { name = $NF; sub(/_bounded$/, "", name) }
+    /[[:space:]]DONE +cov:/ { for (i = 1; i < NF; i++) { if ($i == "cov:") cov = $(i + 1); if ($i == "ft:") ft = $(i + 1);
+                                             if ($i == "corp:") corp = $(i + 1) } }
+    /^Done [0-9]+ runs in/ { runs = $2; secs = $5 }
+    /^stat::average_exec_per_sec:/ { eps = $2 }
+    /^stat::peak_rss_mb:/ { rss = $2 }
+    /_bounded" end time:/ {
+      printf "== fuzz %-22s %9s runs in %3s s, %6s exec/s, cov %5s ft %6s corp %-14s rss %s MB\n",
+             name, runs, secs, eps, cov, ft, corp, rss
+      name = runs = secs = eps = cov = ft = corp = rss = "?"
+    }' "$log"
+}
+
 stage "tests (bounded fuzzing)"
 run_tests fuzz
+fuzz_summary
 stage ""
 echo "== total: ${ran_total} tests in ${SECONDS} s; $([ $status -eq 0 ] && echo passed || echo FAILED)"
 exit $status

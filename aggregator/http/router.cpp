@@ -101,7 +101,9 @@ Response problem_response(const Request& req, const Problem& problem) {
   res.set(bhttp::field::content_type, "application/problem+json");
   res.set(bhttp::field::cache_control, "no-store");
   res.keep_alive(req.keep_alive());
-  res.body() = problem.to_json().dump();
+  // A problem may quote client text (a query parameter's name, a path segment) that is not UTF-8: replaced
+  // with U+FFFD rather than letting dump() throw (a 500; found by fuzz_api_routes).
+  res.body() = problem.to_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   res.prepare_payload();
   return res;
 }

@@ -5,6 +5,8 @@
 
 #include <filesystem>
 #include <set>
+#include <string>
+#include <utility>
 
 namespace hsns::daemon {
 namespace {
@@ -15,7 +17,13 @@ Result check_keys(const YAML::Node& node, const std::string& where, const std::s
   if (!node.IsMap()) return tl::unexpected(where + ": must be a mapping");
   for (const auto& kv : node) {
     const auto key = kv.first.as<std::string>();
-    if (!allowed.count(key)) return tl::unexpected(where + ": unknown key '" + key + "'");
+    if (!allowed.count(key)) {
+      std::string message = where;
+      message += ": unknown key '";
+      message += key;
+      message += "'";
+      return tl::unexpected(std::move(message));
+    }
   }
   return {};
 }
@@ -120,23 +128,38 @@ bool valid_netdev_name(const std::string& name) {
 
 }  // namespace
 
-tl::expected<DaemonConfig, std::string> load_config(const std::string& path, bool required) {
+namespace {
+
+// One reading for a file and for text: `load` yields the YAML root; errors are prefixed with `origin`.
+template <typename Load>
+tl::expected<DaemonConfig, std::string> read_config(const Load& load, const std::string& origin) {
   DaemonConfig c;
+  try {
+    const YAML::Node root = load();
+    if (auto r = parse(root, c); !r) return tl::unexpected(origin + ": " + r.error());
+  } catch (const YAML::Exception& e) {
+    return tl::unexpected(origin + ": " + e.what());
+  } catch (const std::invalid_argument& e) {
+    return tl::unexpected(origin + ": " + e.what());
+  }
+  if (auto r = validate(c); !r) return tl::unexpected(origin + ": " + r.error());
+  return c;
+}
+
+}  // namespace
+
+tl::expected<DaemonConfig, std::string> load_config(const std::string& path, bool required) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
     if (required) return tl::unexpected("config file " + path + " does not exist");
-    return c;
+    return DaemonConfig{};
   }
-  try {
-    const YAML::Node root = YAML::LoadFile(path);
-    if (auto r = parse(root, c); !r) return tl::unexpected(path + ": " + r.error());
-  } catch (const YAML::Exception& e) {
-    return tl::unexpected(path + ": " + e.what());
-  } catch (const std::invalid_argument& e) {
-    return tl::unexpected(path + ": " + e.what());
-  }
-  if (auto r = validate(c); !r) return tl::unexpected(path + ": " + r.error());
-  return c;
+  return read_config([&path] { return YAML::LoadFile(path); }, path);
+}
+
+tl::expected<DaemonConfig, std::string> parse_config_text(const std::string& yaml,
+                                                          const std::string& origin) {
+  return read_config([&yaml] { return YAML::Load(yaml); }, origin);
 }
 
 tl::expected<void, std::string> validate(const DaemonConfig& c) {

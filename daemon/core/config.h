@@ -1,9 +1,10 @@
 // hsnsd configuration: the YAML file (/etc/hsns/hsnsd.yaml by default) merged with command-line overrides.
 //
 // Contract:
-// - load_config() reads and validates one file; unknown keys, wrong types and out-of-range values are
-//   errors naming the key (returned as a value; yaml-cpp exceptions never escape). A missing file is an
-//   error only when required (an explicit --config); otherwise the defaults apply.
+// - load_config() reads and validates one file (parse_config_text() the same from text); unknown keys,
+//   wrong types and out-of-range values are errors naming the key (returned as a value; yaml-cpp
+//   exceptions never escape). A missing file is an error only when required (an explicit --config);
+//   otherwise the defaults apply.
 // - validate() checks a config assembled from file + flags (called again after overrides).
 // - The `flow_probe:` section is parsed by parse_flow_probe_config (daemon/flows/flow_probe_config.h), so
 //   its errors name the key the same way ("flow_probe.interfaces[0].attach: expected tc or xdp"). An absent
@@ -63,6 +64,8 @@ bool same_flow_probe(const FlowProbeConfig& a, const FlowProbeConfig& b);
 bool same_flow_probe_attachment(const FlowProbeConfig& a, const FlowProbeConfig& b);
 
 tl::expected<DaemonConfig, std::string> load_config(const std::string& path, bool required);
+// The same reading and validation of a configuration file's text; errors start with "<origin>: ".
+tl::expected<DaemonConfig, std::string> parse_config_text(const std::string& yaml, const std::string& origin);
 tl::expected<void, std::string> validate(const DaemonConfig& config);
 // The host name to use: config.host, else the kernel's host name.
 std::string effective_host(const DaemonConfig& config);
