@@ -57,10 +57,10 @@ std::uint64_t fnv1a(std::string_view s) {
   return h;
 }
 
-std::string revision_tag(const DocumentVersion& v) {
+std::string revision_tag(const DocumentVersion& v, std::int64_t revision) {
   std::array<char, 20> digits{};
   std::string tag = "l";
-  tag.append(digits.data(), std::to_chars(digits.data(), digits.data() + digits.size(), *v.revision).ptr);
+  tag.append(digits.data(), std::to_chars(digits.data(), digits.data() + digits.size(), revision).ptr);
   tag += '-';
   tag += v.instance;
   tag += '-';
@@ -185,7 +185,7 @@ Response conditional_get(const RequestContext& ctx, ResponseCache& cache, const 
     if (validated(ctx, tag)) return not_modified(ctx, quoted(tag, gzip));
     return body_response(ctx, gzip ? gzip_compress(*body) : *body, quoted(tag, gzip), gzip);
   }
-  const auto tag = revision_tag(version);
+  const auto tag = revision_tag(version, *version.revision);
   if (validated(ctx, tag)) return not_modified(ctx, quoted(tag, gzip));
   auto entry = cache.find(version.key, *version.revision);
   if (!entry) {
