@@ -9,4 +9,6 @@ while(pos LESS length)
   string(APPEND chunks "R\"hsns_embed(${piece})hsns_embed\"\n")
   math(EXPR pos "${pos} + 8192")
 endwhile()
-file(WRITE ${OUTPUT} "// Generated from ${INPUT}; do not edit.\n#include <string_view>\nnamespace hsns::embedded {\nstd::string_view openapi_document() {\n  static constexpr std::string_view text =\n${chunks};\n  return text;\n}\n}  // namespace hsns::embedded\n")
+# The length comes from sizeof, not from a constexpr strlen: that one's loop has a compile-time step limit
+# (GCC: 262,144) a large document exceeds.
+file(WRITE ${OUTPUT} "// Generated from ${INPUT}; do not edit.\n#include <string_view>\nnamespace hsns::embedded {\nstd::string_view openapi_document() {\n  static constexpr char data[] =\n${chunks};\n  return std::string_view(data, sizeof data - 1);\n}\n}  // namespace hsns::embedded\n")
