@@ -135,6 +135,7 @@ int main(int argc, char** argv) {
   }
   std::atomic<int> phase{0};  // 0 warm-up (first fetch), 1 measure, 2 fan-out, 3 stop
   std::atomic<double> change_at_ms{-1};
+  std::atomic<int> tagged{0};  // hosts holding their tag
   const auto start = Clock::now();
   const double interval_s = period_s * connections / hosts;  // between two requests of one thread
 
@@ -168,6 +169,7 @@ int main(int argc, char** argv) {
         }
         if (r->status == 200) {
           if (ph >= 1) ++me.ok_200;
+          if (me.etags[k].empty()) ++tagged;
           me.etags[k] = r->etag;
           const double changed = change_at_ms.load();
           if (changed >= 0 && me.seen_change_at_ms[k] < 0 &&
@@ -179,8 +181,9 @@ int main(int argc, char** argv) {
     });
   }
 
-  // Warm-up: one full period, so every host holds its tag.
-  std::this_thread::sleep_for(std::chrono::duration<double>(period_s + 1));
+  // Warm-up: until every host holds its tag (at least one period).
+  std::this_thread::sleep_for(std::chrono::duration<double>(period_s));
+  while (tagged.load() < hosts) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   phase = 1;
   const double cpu0 = process_cpu_seconds(pid);
   const auto m0 = Clock::now();
