@@ -37,10 +37,13 @@
     }                                                             \
   } while (false)
 
-// Declares var as the result of a StoreResult-returning expression, returning its error.
+// Declares var as the result of a StoreResult-returning expression, returning its error. var is a name
+// being declared: it cannot be parenthesised.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define HSNS_STORE_ASSIGN(var, expr) \
   auto var = (expr);                 \
   if (!var) return tl::unexpected(std::move(var).error())
+// NOLINTEND(bugprone-macro-parentheses)
 
 namespace hsns::store::sql {
 
