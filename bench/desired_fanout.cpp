@@ -93,12 +93,14 @@ int main(int argc, char** argv) {
   }
   const auto setup_start = Clock::now();
   {
+    constexpr int kSetupConnections = 4;
     std::vector<std::thread> workers;
+    workers.reserve(kSetupConnections);
     std::atomic<bool> failed{false};
-    for (int t = 0; t < 4; ++t) {
+    for (int t = 0; t < kSetupConnections; ++t) {
       workers.emplace_back([&, t] {
         hsns::HttpClient c(url, token);
-        for (int i = t; i < hosts && !failed; i += 4) {
+        for (int i = t; i < hosts && !failed; i += kSetupConnections) {
           char mac[18];
           std::snprintf(mac, sizeof mac, "02:00:00:%02x:%02x:00", (i >> 8) & 0xFF, i & 0xFF);
           const auto npus = nlohmann::json::array({{{"index", 0}, {"netdev", "eth2"}, {"mac", mac}}});
@@ -140,6 +142,7 @@ int main(int argc, char** argv) {
   const double interval_s = period_s * connections / hosts;  // between two requests of one thread
 
   std::vector<std::thread> threads;
+  threads.reserve(static_cast<std::size_t>(connections));
   for (int t = 0; t < connections; ++t) {
     threads.emplace_back([&, t] {
       auto& me = pollers[static_cast<std::size_t>(t)];
