@@ -14,7 +14,7 @@ packages=(
   # node daemon: eBPF (libbpf, bpftool, clang above), rtnetlink, rdma-core verbs
   libbpf-dev bpftool libnl-route-3-dev libibverbs-dev linux-libc-dev
   # test and benchmark tools
-  prometheus wrk curl jq sqlite3 ca-certificates python3 systemd openssl
+  prometheus wrk nginx-light curl jq sqlite3 ca-certificates python3 systemd openssl
   iproute2 iputils-ping ethtool tshark
 )
 

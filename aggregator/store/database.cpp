@@ -3,7 +3,10 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <ctime>
+#include <string_view>
 #include <utility>
 
 #include "hsns/time.h"
@@ -131,12 +134,48 @@ CREATE TABLE job_revision (
 INSERT INTO job_revision (id, revision) VALUES (1, 0);
 )sql";
 
+namespace {
+
+// Store revisions (store/revision.h): one counter per domain, bumped by a trigger on every row written to
+// the domain's tables, inside the writing transaction; and the random instance name of this database.
+struct RevisionTables {
+  const char* domain;
+  std::vector<const char*> tables;
+};
+
+std::string schema_v5() {
+  const std::vector<RevisionTables> domains = {
+      {"network", {"hosts", "host_npus", "subnets", "allocation_pools", "ports"}},
+      {"agents", {"agent_status"}},
+      {"lldp", {"lldp_observations"}},
+  };
+  std::string sql =
+      "CREATE TABLE store_revisions (domain TEXT PRIMARY KEY, revision INTEGER NOT NULL);\n"
+      "CREATE TABLE store_instance (id INTEGER PRIMARY KEY CHECK (id = 1), name TEXT NOT NULL);\n"
+      "INSERT INTO store_instance (id, name) VALUES (1, lower(hex(randomblob(6))));\n";
+  for (const auto& d : domains) {
+    sql += std::string("INSERT INTO store_revisions (domain, revision) VALUES ('") + d.domain + "', 0);\n";
+    for (const char* table : d.tables) {
+      for (const char* event : {"INSERT", "UPDATE", "DELETE"}) {
+        sql += std::string("CREATE TRIGGER ") + table + "_" + event + "_revision AFTER " + event + " ON " +
+               table + " BEGIN UPDATE store_revisions SET revision = revision + 1 WHERE domain = '" +
+               d.domain + "'; END;\n";
+      }
+    }
+  }
+  return sql;
+}
+
+}  // namespace
+
 const std::vector<Migration>& builtin_migrations() {
+  static const std::string v5 = schema_v5();
   static const std::vector<Migration> migrations = {
       {1, "hosts, NPUs, subnets, allocation pools, ports", kSchemaV1},
       {2, "agent status reports", kSchemaV2},
       {3, "cluster topology and LLDP observations", kSchemaV3},
       {4, "registered jobs and the NPUs they hold", kSchemaV4},
+      {5, "store revisions bumped by every write of hosts, subnets, ports, agent status, LLDP", v5.c_str()},
   };
   return migrations;
 }
@@ -375,6 +414,8 @@ Database::Database(DatabaseOptions options) : options_(std::move(options)) {
   pragma("PRAGMA foreign_keys=ON");
 
   migrate(options_.migrations != nullptr ? *options_.migrations : builtin_migrations());
+  load_instance();
+  refresh_revisions(*writer_);
 
   const std::size_t readers = std::max<std::size_t>(1, options_.read_connections);
   for (std::size_t i = 0; i < readers; ++i) {
@@ -445,6 +486,35 @@ void Database::migrate(const std::vector<Migration>& migrations) {
     version = m.version;
   }
   schema_version_ = current_version();
+}
+
+void Database::load_instance() {
+  auto stmt = writer_->prepare("SELECT name FROM store_instance WHERE id = 1");
+  if (!stmt) return;  // a schema without revisions (custom migrations): no instance name
+  if (auto row = stmt->step(); row && *row) instance_ = stmt->column_text(0);
+}
+
+void Database::refresh_revisions(Connection& connection) {
+  static constexpr std::array<std::string_view, kRevisionDomains> kNames = {"network", "agents", "lldp"};
+  auto stmt = connection.prepare("SELECT domain, revision FROM store_revisions");
+  if (!stmt) return;  // a schema without revisions (custom migrations): the mirror stays 0
+  for (;;) {
+    auto row = stmt->step();
+    if (!row || !*row) return;
+    const std::string domain = stmt->column_text(0);
+    const auto it = std::find(kNames.begin(), kNames.end(), domain);
+    if (it == kNames.end()) continue;
+    auto& mirror = revisions_.at(static_cast<std::size_t>(it - kNames.begin()));
+    // Monotonic: a value read later never replaces a newer one.
+    const std::int64_t value = stmt->column_int64(1);
+    std::int64_t seen = mirror.load();
+    while (seen < value && !mirror.compare_exchange_weak(seen, value)) {
+    }
+  }
+}
+
+std::int64_t Database::revision(RevisionDomain domain) const {
+  return revisions_.at(static_cast<std::size_t>(domain)).load(std::memory_order_acquire);
 }
 
 DbResult<Database::WriteLease> Database::writer() {

@@ -16,11 +16,15 @@
 // - Ownership: a Statement belongs to the Connection that prepared it and must be destroyed before the
 //   connection is returned (i.e. before the lease ends); a Transaction likewise. Leases must end before
 //   close() can finish (close() waits for borrowed read connections).
+// - Store revisions (store/revision.h): the Database is the RevisionSource of its stores; the writer
+//   refreshes the in-process mirror after each commit (refresh_revisions, called by sql::write).
 // - close() (also run by the destructor) closes the readers, checkpoints the WAL into the main file with
 //   PRAGMA wal_checkpoint(TRUNCATE) and closes the writer. Afterwards writer()/reader()/check() return
 //   an error instead of blocking.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -33,6 +37,8 @@
 #include <string_view>
 #include <tl/expected.hpp>
 #include <vector>
+
+#include "store/revision.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -161,7 +167,7 @@ struct DatabaseOptions {
   const std::vector<Migration>* migrations = nullptr;  // null: builtin_migrations()
 };
 
-class Database {
+class Database final : public RevisionSource {
  public:
   // Exclusive use of the writer connection; holds the writer mutex until destroyed.
   class WriteLease {
@@ -198,7 +204,7 @@ class Database {
 
   // Opens (creating if needed) and migrates the database. Throws DatabaseOpenError.
   explicit Database(DatabaseOptions options);
-  ~Database();
+  ~Database() override;
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
 
@@ -216,12 +222,23 @@ class Database {
   int schema_version() const { return schema_version_; }
   const std::string& path() const { return options_.path; }
 
+  // RevisionSource: the random name of this database and the mirrors of its revision counters ("" and 0
+  // for a schema without them).
+  const std::string& instance() const override { return instance_; }
+  std::int64_t revision(RevisionDomain domain) const override;
+  // Reads the stored counters into the mirror (never lowering it). Called on the writer connection, under
+  // the writer lease, after a commit.
+  void refresh_revisions(Connection& connection);
+
  private:
   void migrate(const std::vector<Migration>& migrations);
+  void load_instance();
   void release_reader(std::unique_ptr<Connection> connection);
 
   DatabaseOptions options_;
   int schema_version_ = 0;
+  std::string instance_;
+  std::array<std::atomic<std::int64_t>, kRevisionDomains> revisions_{};
 
   std::mutex writer_mutex_;
   std::unique_ptr<Connection> writer_;  // null once closed

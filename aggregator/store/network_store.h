@@ -19,6 +19,8 @@
 //   check_host_address() refuses (invalid "cidr"/"gateway_ip"); a fixed IP and every allocated address
 //   pass check_host_address() for the subnet (fixed: invalid "ip_address"; allocation from a subnet
 //   stored before these rules, in a range they refuse: conflict "subnet_id").
+// - revisions(): the backend's revision counters (store/revision.h), for caches keyed by them; null when
+//   the backend keeps none (callers then render every answer).
 // - Implementations: SqliteNetworkStore (embedded default), made by store/factory.h. The address rules
 //   are not the implementation's: every backend delegates them to the IPAM service (services/ipam.h) and
 //   implements only its storage primitives (ipam::AddressBook), so a PostgreSQL one follows the same
@@ -32,6 +34,7 @@
 
 #include "hsns/error.h"
 #include "model/network.h"
+#include "store/revision.h"
 
 namespace hsns::store {
 
@@ -86,6 +89,8 @@ class NetworkStore {
 
   // The host, its ports and their subnets in one read snapshot; not_found for an unknown host.
   virtual StoreResult<network::HostView> host_view(const std::string& host) = 0;
+
+  virtual const RevisionSource* revisions() const { return nullptr; }
 };
 
 }  // namespace hsns::store

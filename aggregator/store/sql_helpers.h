@@ -8,7 +8,8 @@
 //   everything fn reads); write takes the writer connection under the Database's writer mutex and opens
 //   BEGIN IMMEDIATE (the write lock is held from the start, so writers are serialised and a decision fn
 //   makes on what it read stays true until the commit). fn's result decides: a value commits, an error
-//   rolls back, so a failed operation stores nothing. Statements fn prepares die with fn's locals,
+//   rolls back, so a failed operation stores nothing. After a commit, still under the writer lease, write
+//   refreshes the Database's revision mirror (store/revision.h). Statements fn prepares die with fn's locals,
 //   before the commit.
 // - Failures of the database itself become StoreError::unavailable carrying SQLite's message: the
 //   write lock still held by another process after the busy timeout (SQLITE_BUSY), a full disk
@@ -103,7 +104,9 @@ template <typename F>
 detail::TransactionResult<F> write(Database& db, F&& fn) {
   auto lease = db.writer();
   if (!lease) return tl::unexpected(from_db(lease.error()));
-  return detail::run_in_transaction(lease->connection(), Transaction::Mode::write, fn);
+  auto result = detail::run_in_transaction(lease->connection(), Transaction::Mode::write, fn);
+  if (result) db.refresh_revisions(lease->connection());
+  return result;
 }
 
 }  // namespace hsns::store::sql

@@ -67,6 +67,7 @@ class SqliteNetworkStore : public NetworkStore {
       const std::vector<std::string>& ids) override;
 
   StoreResult<network::HostView> host_view(const std::string& host) override;
+  const RevisionSource* revisions() const override { return &db_; }
 
  private:
   std::string now() const;

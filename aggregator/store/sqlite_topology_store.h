@@ -20,6 +20,7 @@ class SqliteTopologyStore final : public TopologyStore {
                                              const std::string& source,
                                              const std::vector<LldpRecord>& observations) override;
   StoreResult<std::vector<LldpRecord>> list_observations() override;
+  const RevisionSource* revisions() const override { return &db_; }
 
  private:
   Database& db_;

@@ -51,6 +51,9 @@ class TopologyStore {
                                                      const std::string& source,
                                                      const std::vector<LldpRecord>& observations) = 0;
   virtual StoreResult<std::vector<LldpRecord>> list_observations() = 0;
+  // The backend's revision counters (store/revision.h; LLDP observations are domain lldp); null when the
+  // backend keeps none.
+  virtual const RevisionSource* revisions() const { return nullptr; }
 };
 
 }  // namespace hsns::store

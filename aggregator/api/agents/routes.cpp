@@ -1,13 +1,16 @@
 #include "api/agents/routes.h"
 
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "api/network/requests.h"
 #include "hsns/json_fields.h"
 #include "hsns/proto/agent.h"
+#include "http/conditional.h"
 #include "http/errors.h"
 #include "http/json_io.h"
+#include "http/json_stream.h"
 #include "services/store_errors.h"
 
 namespace hsns::network {
@@ -93,20 +96,33 @@ Response get_status(store::NetworkStore& network, store::AgentStore& agents, Req
   return http::json_response(ctx.request, bhttp::status::ok, summary(host, h->generation, &*s, true).dump());
 }
 
-Response list_agents(store::NetworkStore& network, store::AgentStore& agents, RequestContext& ctx) {
-  if (auto p = check_query(ctx, {})) return problem(ctx, *p);
+// {"items":[summary...]}, one summary (a small object) serialised at a time.
+tl::expected<std::string, Response> agents_body(store::NetworkStore& network, store::AgentStore& agents,
+                                                const RequestContext& ctx) {
   auto hosts = network.list_hosts();
-  if (!hosts) return problem(ctx, services::from_store(hosts.error()));
+  if (!hosts) return tl::unexpected(problem(ctx, services::from_store(hosts.error())));
   auto statuses = agents.list_status();
-  if (!statuses) return problem(ctx, services::from_store(statuses.error()));
+  if (!statuses) return tl::unexpected(problem(ctx, services::from_store(statuses.error())));
   std::map<std::string, const store::AgentStatus*> by_host;
   for (const auto& s : *statuses) by_host[s.host] = &s;
-  auto items = nlohmann::json::array();
+  std::string out;
+  http::JsonWriter w(out);
+  w.begin_object().key("items").begin_array();
   for (const auto& h : *hosts) {
     const auto it = by_host.find(h.name);
-    items.push_back(summary(h.name, h.generation, it == by_host.end() ? nullptr : it->second, false));
+    w.raw(summary(h.name, h.generation, it == by_host.end() ? nullptr : it->second, false).dump());
   }
-  return http::json_response(ctx.request, bhttp::status::ok, nlohmann::json({{"items", items}}).dump());
+  w.end_array().end_object();
+  return out;
+}
+
+// The list depends on the hosts (their generations) and on the reports: both revisions version it.
+Response list_agents(store::NetworkStore& network, store::AgentStore& agents, http::ResponseCache& cache,
+                     RequestContext& ctx) {
+  if (auto p = check_query(ctx, {})) return problem(ctx, *p);
+  const auto version = http::document_version(
+      network.revisions(), "/api/v1/agents", {store::RevisionDomain::network, store::RevisionDomain::agents});
+  return http::conditional_get(ctx, cache, version, [&] { return agents_body(network, agents, ctx); });
 }
 
 }  // namespace
@@ -123,7 +139,10 @@ void register_agent_routes(http::Router& router, store::NetworkStore& network, s
   auto bind = [&network, &agents](Response (*fn)(store::NetworkStore&, store::AgentStore&, RequestContext&)) {
     return [&network, &agents, fn](RequestContext& ctx) { return fn(network, agents, ctx); };
   };
-  router.add(V::get, "/api/v1/agents", http::permits(Permission::read), bind(list_agents));
+  auto lists = std::make_shared<http::ResponseCache>();
+  router.add(
+      V::get, "/api/v1/agents", http::permits(Permission::read),
+      [&network, &agents, lists](RequestContext& ctx) { return list_agents(network, agents, *lists, ctx); });
   router.add(V::put, "/api/v1/agents/{host}/status", Permission::agent_report | Permission::manage_network,
              bind(put_status));
   router.add(V::get, "/api/v1/agents/{host}/status", http::permits(Permission::read), bind(get_status));

@@ -1,15 +1,19 @@
 #include "api/network/routes.h"
 
-#include <openssl/sha.h>
-
 #include <algorithm>
 #include <initializer_list>
+#include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <unordered_map>
 
 #include "api/network/requests.h"
 #include "hsns/json_fields.h"
 #include "hsns/proto/agent.h"
+#include "http/conditional.h"
 #include "http/json_io.h"
+#include "http/json_stream.h"
 #include "services/store_errors.h"
 
 namespace hsns::network {
@@ -31,40 +35,117 @@ Response store_problem(const RequestContext& ctx, store::StoreError e) {
   return problem(ctx, services::from_store(std::move(e)));
 }
 
-template <typename T>
-nlohmann::json items(const std::vector<T>& v) {
-  auto arr = nlohmann::json::array();
-  for (const auto& x : v) arr.push_back(to_json(x));
-  return {{"items", std::move(arr)}};
+using store::RevisionDomain;
+
+// ---- list bodies, streamed (http/json_stream.h) ----
+// Each writer emits what to_json (model/network.h) gives dumped, keys in nlohmann's (sorted) order; the
+// list tests compare the two byte for byte.
+
+void write_npu(http::JsonWriter& w, const NpuInterface& n) {
+  w.begin_object();
+  w.key("index").integer(n.index);
+  w.key("link_speed_mbps").integer(n.link_speed_mbps);
+  w.key("mac").string(n.mac);
+  w.key("netdev").string(n.netdev);
+  w.key("rdma_device").string(n.rdma_device);
+  w.end_object();
 }
 
-std::string hex(const unsigned char* p, std::size_t n) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string s;
-  s.reserve(n * 2);
-  for (std::size_t i = 0; i < n; ++i) {
-    s.push_back(kHex[p[i] >> 4]);
-    s.push_back(kHex[p[i] & 0xF]);
-  }
-  return s;
+void write_host(http::JsonWriter& w, const Host& h) {
+  w.begin_object();
+  w.key("created_at").string(h.created_at);
+  w.key("generation").integer(h.generation);
+  w.key("name").string(h.name);
+  w.key("npus").begin_array();
+  for (const auto& n : h.npus) write_npu(w, n);
+  w.end_array();
+  w.key("updated_at").string(h.updated_at);
+  w.end_object();
 }
 
-// RFC 9110 If-None-Match: "*" or a list of (possibly weak) entity tags; weak comparison for GET.
-bool etag_matches(std::string_view header, std::string_view etag) {
-  if (header.find('*') != std::string_view::npos && header.find('"') == std::string_view::npos) return true;
-  std::size_t pos = 0;
-  while (pos < header.size()) {
-    auto comma = header.find(',', pos);
-    if (comma == std::string_view::npos) comma = header.size();
-    auto tag = header.substr(pos, comma - pos);
-    while (!tag.empty() && tag.front() == ' ') tag.remove_prefix(1);
-    while (!tag.empty() && tag.back() == ' ') tag.remove_suffix(1);
-    if (tag.starts_with("W/")) tag.remove_prefix(2);
-    if (tag == etag) return true;
-    pos = comma + 1;
+void write_subnet(http::JsonWriter& w, const Subnet& s) {
+  w.begin_object();
+  w.key("allocation_pools").begin_array();
+  for (const auto& p : s.allocation_pools) {
+    w.begin_object()
+        .key("end")
+        .string(p.last.to_string())
+        .key("start")
+        .string(p.first.to_string())
+        .end_object();
   }
-  return false;
+  w.end_array();
+  w.key("cidr").string(s.cidr.to_string());
+  w.key("created_at").string(s.created_at);
+  w.key("gateway_ip");
+  if (s.gateway) {
+    w.string(s.gateway->to_string());
+  } else {
+    w.null();
+  }
+  w.key("id").string(s.id);
+  w.key("ip_version").integer(s.cidr.family() == IpFamily::v4 ? 4 : 6);
+  w.key("mtu").integer(s.mtu);
+  w.key("name").string(s.name);
+  w.key("port_count").integer(s.port_count);
+  w.key("tenant").string(s.tenant);
+  w.key("updated_at").string(s.updated_at);
+  w.end_object();
 }
+
+void write_port(http::JsonWriter& w, const Port& p) {
+  w.begin_object();
+  w.key("created_at").string(p.created_at);
+  w.key("fixed_ip").boolean(p.fixed_ip);
+  w.key("host").string(p.host);
+  w.key("id").string(p.id);
+  w.key("ip_address").string(p.ip_address.to_string());
+  w.key("name").string(p.name);
+  w.key("npu").integer(p.npu);
+  w.key("subnet_id").string(p.subnet_id);
+  w.key("tenant").string(p.tenant);
+  w.end_object();
+}
+
+// {"items":[...]} of a store list, or the store's problem.
+template <typename T, typename Write>
+tl::expected<std::string, Response> items_body(const RequestContext& ctx,
+                                               const store::StoreResult<std::vector<T>>& list, Write write) {
+  if (!list) return tl::unexpected(store_problem(ctx, list.error()));
+  std::string out;
+  constexpr std::size_t kBytesPerItemGuess = 256;
+  out.reserve(16 + list->size() * kBytesPerItemGuess);
+  http::JsonWriter w(out);
+  w.begin_object().key("items").begin_array();
+  for (const auto& x : *list) write(w, x);
+  w.end_array().end_object();
+  return out;
+}
+
+// What the network routes keep between requests: rendered lists per store revision, and the desired
+// state's generation per host at the network revision it was read (the 304 path reads neither the store
+// nor renders while nothing changed).
+struct RouteState {
+  explicit RouteState(store::NetworkStore& s) : store(s) {}
+
+  store::NetworkStore& store;
+  http::ResponseCache lists;
+
+  std::optional<std::int64_t> cached_generation(const std::string& host, std::int64_t revision) {
+    std::lock_guard<std::mutex> lock(mutex);
+    const auto it = generations.find(host);
+    if (it == generations.end() || it->second.first != revision) return std::nullopt;
+    return it->second.second;
+  }
+  void remember_generation(const std::string& host, std::int64_t revision, std::int64_t generation) {
+    std::lock_guard<std::mutex> lock(mutex);
+    generations[host] = {revision, generation};
+  }
+
+ private:
+  std::mutex mutex;
+  std::unordered_map<std::string, std::pair<std::int64_t, std::int64_t>> generations;
+};
 
 nlohmann::json port_summary(const Port& p, const Subnet& s) {
   return {{"port_id", p.id},
@@ -79,11 +160,12 @@ nlohmann::json port_summary(const Port& p, const Subnet& s) {
 
 // ---- hosts ----
 
-Response list_hosts(store::NetworkStore& store, RequestContext& ctx) {
+Response list_hosts(RouteState& state, RequestContext& ctx) {
   if (auto p = check_query(ctx, {})) return problem(ctx, *p);
-  auto hosts = store.list_hosts();
-  if (!hosts) return store_problem(ctx, hosts.error());
-  return http::json_ok(ctx, items(*hosts));
+  const auto version = http::document_version(state.store.revisions(), std::string(kApi) + "/hosts",
+                                              {RevisionDomain::network});
+  return http::conditional_get(ctx, state.lists, version,
+                               [&] { return items_body(ctx, state.store.list_hosts(), write_host); });
 }
 
 Response get_host(store::NetworkStore& store, RequestContext& ctx) {
@@ -117,12 +199,15 @@ Response create_subnet(store::NetworkStore& store, RequestContext& ctx) {
   return http::json_created(ctx, to_json(*subnet), std::string(kApi) + "/subnets/" + subnet->id);
 }
 
-Response list_subnets(store::NetworkStore& store, RequestContext& ctx) {
+Response list_subnets(RouteState& state, RequestContext& ctx) {
   if (auto p = check_query(ctx, {"tenant", "name"})) return problem(ctx, *p);
-  SubnetFilter f{ctx.query("tenant"), ctx.query("name")};
-  auto subnets = store.list_subnets(f);
-  if (!subnets) return store_problem(ctx, subnets.error());
-  return http::json_ok(ctx, items(*subnets));
+  const auto version = http::document_version(
+      state.store.revisions(), http::normalised_key(ctx, std::string(kApi) + "/subnets", {"tenant", "name"}),
+      {RevisionDomain::network});
+  return http::conditional_get(ctx, state.lists, version, [&] {
+    const SubnetFilter f{ctx.query("tenant"), ctx.query("name")};
+    return items_body(ctx, state.store.list_subnets(f), write_subnet);
+  });
 }
 
 Response get_subnet(store::NetworkStore& store, RequestContext& ctx) {
@@ -159,12 +244,16 @@ Response create_port(store::NetworkStore& store, RequestContext& ctx) {
   return http::json_created(ctx, to_json(*port), std::string(kApi) + "/ports/" + port->id);
 }
 
-Response list_ports(store::NetworkStore& store, RequestContext& ctx) {
+Response list_ports(RouteState& state, RequestContext& ctx) {
   if (auto p = check_query(ctx, {"host", "subnet_id", "tenant"})) return problem(ctx, *p);
-  PortFilter f{ctx.query("host"), ctx.query("subnet_id"), ctx.query("tenant")};
-  auto ports = store.list_ports(f);
-  if (!ports) return store_problem(ctx, ports.error());
-  return http::json_ok(ctx, items(*ports));
+  const auto version = http::document_version(
+      state.store.revisions(),
+      http::normalised_key(ctx, std::string(kApi) + "/ports", {"host", "subnet_id", "tenant"}),
+      {RevisionDomain::network});
+  return http::conditional_get(ctx, state.lists, version, [&] {
+    const PortFilter f{ctx.query("host"), ctx.query("subnet_id"), ctx.query("tenant")};
+    return items_body(ctx, state.store.list_ports(f), write_port);
+  });
 }
 
 Response get_port(store::NetworkStore& store, RequestContext& ctx) {
@@ -225,25 +314,51 @@ Response reachability(store::NetworkStore& store, RequestContext& ctx) {
 
 // ---- desired state ----
 
-Response desired_state(store::NetworkStore& store, RequestContext& ctx) {
+Response desired_state(RouteState& state, RequestContext& ctx) {
   if (auto p = check_query(ctx, {})) return problem(ctx, *p);
-  auto view = store.host_view(std::string(ctx.path_param("host")));
-  if (!view) return store_problem(ctx, view.error());
-  const auto doc = render_desired_state(*view);
-  if (const auto inm = ctx.request[bhttp::field::if_none_match];
-      !inm.empty() && etag_matches(inm, doc.etag)) {
-    auto res = http::empty_response(ctx.request, bhttp::status::not_modified);
-    res.set(bhttp::field::etag, doc.etag);
-    return res;
+  const std::string host(ctx.path_param("host"));
+  const auto* revisions = state.store.revisions();
+  const std::string instance = revisions != nullptr ? revisions->instance() : std::string();
+  const auto inm = ctx.request[bhttp::field::if_none_match];
+  if (!inm.empty()) {
+    // The generation check: the host's generation names its document (every change of the document bumps
+    // it in the writing transaction), so a poll that still holds it is answered without rendering, and
+    // while the network revision stands, without reading the store either.
+    std::optional<std::int64_t> generation;
+    const auto revision =
+        revisions != nullptr ? std::optional(revisions->revision(RevisionDomain::network)) : std::nullopt;
+    if (revision) generation = state.cached_generation(host, *revision);
+    if (!generation) {
+      if (auto h = state.store.get_host(host)) {
+        generation = h->generation;
+        if (revision) state.remember_generation(host, *revision, *generation);
+      }
+    }
+    if (generation) {
+      const auto etag = desired_etag(instance, *generation);
+      if (http::if_none_match_matches(inm, etag)) return http::not_modified(ctx, etag);
+    }
   }
-  auto res = http::json_response(ctx.request, bhttp::status::ok, doc.body);
-  res.set(bhttp::field::etag, doc.etag);
-  return res;
+  auto view = state.store.host_view(host);
+  if (!view) return store_problem(ctx, view.error());
+  const auto etag = desired_etag(instance, view->host.generation);
+  if (!inm.empty() && http::if_none_match_matches(inm, etag)) return http::not_modified(ctx, etag);
+  return http::tagged_json(ctx, render_desired_state(*view), etag);
 }
 
 }  // namespace
 
-DesiredDocument render_desired_state(const HostView& view) {
+std::string desired_etag(std::string_view instance, std::int64_t generation) {
+  std::string tag = "\"d" + std::to_string(generation);
+  if (!instance.empty()) {
+    tag += '-';
+    tag += instance;
+  }
+  tag += '"';
+  return tag;
+}
+
+std::string render_desired_state(const HostView& view) {
   proto::DesiredState doc{view.host.name, view.host.generation, {}};
   for (const auto& p : view.ports) {
     const auto subnet = std::find_if(view.subnets.begin(), view.subnets.end(),
@@ -269,12 +384,7 @@ DesiredDocument render_desired_state(const HostView& view) {
     port.allowed_prefixes = {subnet->cidr};
     doc.ports.push_back(std::move(port));
   }
-  DesiredDocument out;
-  out.body = proto::encode(doc);
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(out.body.data()), out.body.size(), digest);
-  out.etag = "\"" + hex(digest, 16) + "\"";
-  return out;
+  return proto::encode(doc);
 }
 
 void register_network_routes(http::Router& router, store::NetworkStore& store) {
@@ -285,21 +395,25 @@ void register_network_routes(http::Router& router, store::NetworkStore& store) {
   auto bind = [&store](Response (*fn)(store::NetworkStore&, RequestContext&)) {
     return [&store, fn](RequestContext& ctx) { return fn(store, ctx); };
   };
+  auto state = std::make_shared<RouteState>(store);
+  auto bind_state = [state](Response (*fn)(RouteState&, RequestContext&)) {
+    return [state, fn](RequestContext& ctx) { return fn(*state, ctx); };
+  };
   const std::string api(kApi);
-  router.add(V::get, api + "/hosts", read, bind(list_hosts));
+  router.add(V::get, api + "/hosts", read, bind_state(list_hosts));
   router.add(V::get, api + "/hosts/{host}", read, bind(get_host));
   router.add(V::put, api + "/hosts/{host}", host_write, bind(put_host));
   router.add(V::post, api + "/subnets", manage, bind(create_subnet));
-  router.add(V::get, api + "/subnets", read, bind(list_subnets));
+  router.add(V::get, api + "/subnets", read, bind_state(list_subnets));
   router.add(V::get, api + "/subnets/{subnet_id}", read, bind(get_subnet));
   router.add(V::patch, api + "/subnets/{subnet_id}", manage, bind(update_subnet));
   router.add(V::delete_, api + "/subnets/{subnet_id}", manage, bind(delete_subnet));
   router.add(V::post, api + "/ports", manage, bind(create_port));
-  router.add(V::get, api + "/ports", read, bind(list_ports));
+  router.add(V::get, api + "/ports", read, bind_state(list_ports));
   router.add(V::get, api + "/ports/{port_id}", read, bind(get_port));
   router.add(V::delete_, api + "/ports/{port_id}", manage, bind(delete_port));
   router.add(V::get, api + "/reachability", read, bind(reachability));
-  router.add(V::get, api + "/agents/{host}/desired", read, bind(desired_state));
+  router.add(V::get, api + "/agents/{host}/desired", read, bind_state(desired_state));
 }
 
 }  // namespace hsns::network

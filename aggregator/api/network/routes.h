@@ -9,7 +9,9 @@
 // router.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "http/router.h"
 #include "store/network_store.h"
@@ -18,11 +20,10 @@ namespace hsns::network {
 
 void register_network_routes(http::Router& router, store::NetworkStore& store);
 
-// The desired state document for one host, and its strong ETag (quoted), computed from the document.
-struct DesiredDocument {
-  std::string body;
-  std::string etag;
-};
-DesiredDocument render_desired_state(const HostView& view);
+// The desired state document for one host.
+std::string render_desired_state(const HostView& view);
+// Its strong ETag (quoted): the host's generation names the document (every change of it bumps the
+// generation in the writing transaction), the store's instance (store/revision.h) the database.
+std::string desired_etag(std::string_view instance, std::int64_t generation);
 
 }  // namespace hsns::network

@@ -10,8 +10,10 @@
 
 #include "api/network/requests.h"
 #include "hsns/json_fields.h"
+#include "http/conditional.h"
 #include "http/errors.h"
 #include "http/json_io.h"
+#include "http/json_stream.h"
 #include "services/topology_service.h"
 #include "topology/export.h"
 
@@ -155,21 +157,31 @@ Response post_lldp(TopologyService& topology, RequestContext& ctx) {
   return http::json_ok(ctx, out);
 }
 
-Response list_lldp(TopologyService& topology, RequestContext& ctx) {
+// GET /api/v1/topology/lldp: one observation serialised at a time, the body cached per lldp revision
+// (http/conditional.h).
+Response list_lldp(TopologyService& topology, const store::RevisionSource* revisions,
+                   http::ResponseCache& cache, RequestContext& ctx) {
   if (auto p = http::check_query(ctx, {})) return problem(ctx, *p);
-  auto records = topology.observations();
-  if (!records) return problem(ctx, records.error());
-  json items = json::array();
-  for (const auto& o : *records) {
-    json j = {{"host", o.host},
-              {"neighbor_system", o.neighbor_system},
-              {"neighbor_port", o.neighbor_port},
-              {"observed_at", o.observed_at}};
-    if (!o.port.empty()) j["port"] = o.port;
-    if (o.npu) j["npu"] = *o.npu;
-    items.push_back(std::move(j));
-  }
-  return http::json_ok(ctx, {{"items", items}});
+  const auto version =
+      http::document_version(revisions, "/api/v1/topology/lldp", {store::RevisionDomain::lldp});
+  return http::conditional_get(ctx, cache, version, [&]() -> tl::expected<std::string, Response> {
+    auto records = topology.observations();
+    if (!records) return tl::unexpected(problem(ctx, records.error()));
+    std::string out;
+    http::JsonWriter w(out);
+    w.begin_object().key("items").begin_array();
+    for (const auto& o : *records) {
+      json j = {{"host", o.host},
+                {"neighbor_system", o.neighbor_system},
+                {"neighbor_port", o.neighbor_port},
+                {"observed_at", o.observed_at}};
+      if (!o.port.empty()) j["port"] = o.port;
+      if (o.npu) j["npu"] = *o.npu;
+      w.raw(j.dump());
+    }
+    w.end_array().end_object();
+    return out;
+  });
 }
 
 Response patch_device(TopologyService& topology, RequestContext& ctx) {
@@ -289,6 +301,7 @@ void register_topology_routes(http::Router& router, store::TopologyStore& store)
 void register_topology_routes(http::Router& router, std::shared_ptr<services::TopologyCache> cache) {
   using V = bhttp::verb;
   using http::Permission;
+  const auto* revisions = cache->store().revisions();
   auto state = std::make_shared<TopologyService>(std::move(cache));
   auto bind = [state](Response (*fn)(TopologyService&, RequestContext&)) {
     return [state, fn](RequestContext& ctx) { return fn(*state, ctx); };
@@ -301,7 +314,10 @@ void register_topology_routes(http::Router& router, std::shared_ptr<services::To
   router.add(V::get, "/api/v1/topology/export", read, bind(export_topology), http::Cost::heavy);
   router.add(V::post, "/api/v1/topology/lldp", Permission::agent_report | Permission::manage_network,
              bind(post_lldp), http::Cost::heavy);
-  router.add(V::get, "/api/v1/topology/lldp", read, bind(list_lldp));
+  auto lists = std::make_shared<http::ResponseCache>();
+  router.add(V::get, "/api/v1/topology/lldp", read, [state, revisions, lists](RequestContext& ctx) {
+    return list_lldp(*state, revisions, *lists, ctx);
+  });
   router.add(V::patch, "/api/v1/topology/devices/{name}", manage, bind(patch_device));
 }
 
