@@ -9,7 +9,7 @@ packages=(
   build-essential cmake ninja-build pkg-config clang lld libclang-rt-dev clang-format clang-tidy
   # libraries
   libboost1.81-dev libboost-url1.81-dev prometheus-cpp-dev libcli11-dev libyaml-cpp-dev
-  nlohmann-json3-dev libsqlite3-dev libexpected-dev libsystemd-dev libssl-dev
+  nlohmann-json3-dev libsqlite3-dev libexpected-dev libsystemd-dev libssl-dev zlib1g-dev
   libgtest-dev libgmock-dev
   # node daemon: eBPF (libbpf, bpftool, clang above), rtnetlink, rdma-core verbs
   libbpf-dev bpftool libnl-route-3-dev libibverbs-dev linux-libc-dev
