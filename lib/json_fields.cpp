@@ -4,6 +4,8 @@
 #include <sstream>
 #include <unordered_set>
 
+#include "hsns/utf8.h"
+
 namespace hsns {
 namespace {
 
@@ -84,41 +86,6 @@ class DuplicateKeyFinder {
   std::vector<Frame> stack_;
   std::vector<InvalidParam> found_;
 };
-
-// RFC 3629 well-formed UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF): what the JSON
-// parser accepts and the JSON writer can write. CBOR text strings are not checked by from_cbor().
-bool valid_utf8(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::size_t n = 0;
-    unsigned char lo = 0x80;
-    unsigned char hi = 0xBF;  // the allowed range of the second byte
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if (c >= 0xC2 && c <= 0xDF) {
-      n = 1;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      n = 2;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      n = 3;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    } else {
-      return false;
-    }
-    if (s.size() - i <= n) return false;  // the sequence is cut short
-    for (std::size_t k = 1; k <= n; ++k) {
-      const auto b = static_cast<unsigned char>(s[i + k]);
-      if (k == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xBF)) return false;
-    }
-    i += n + 1;
-  }
-  return true;
-}
 
 // The checks parse_json_strict() makes before and while parsing text, made on CBOR by one SAX pass before
 // any value is built: nesting (the pass stops at the first container beyond kMaxJsonDepth, so neither

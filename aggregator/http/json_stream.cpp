@@ -4,33 +4,9 @@
 #include <charconv>
 #include <stdexcept>
 
+#include "hsns/utf8.h"
+
 namespace hsns::http {
-namespace {
-
-// Length of the UTF-8 sequence starting at s[i] when it is well formed (RFC 3629: no overlongs, no
-// surrogates, nothing above U+10FFFF), 0 otherwise.
-std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char b0 = byte(i);
-  const auto continuation = [&](std::size_t k, unsigned char lo = 0x80, unsigned char hi = 0xBF) {
-    return k < s.size() && byte(k) >= lo && byte(k) <= hi;
-  };
-  if (b0 < 0x80) return 1;
-  if (b0 >= 0xC2 && b0 <= 0xDF) return continuation(i + 1) ? 2 : 0;
-  if (b0 >= 0xE0 && b0 <= 0xEF) {
-    const unsigned char lo = b0 == 0xE0 ? 0xA0 : 0x80;
-    const unsigned char hi = b0 == 0xED ? 0x9F : 0xBF;
-    return continuation(i + 1, lo, hi) && continuation(i + 2) ? 3 : 0;
-  }
-  if (b0 >= 0xF0 && b0 <= 0xF4) {
-    const unsigned char lo = b0 == 0xF0 ? 0x90 : 0x80;
-    const unsigned char hi = b0 == 0xF4 ? 0x8F : 0xBF;
-    return continuation(i + 1, lo, hi) && continuation(i + 2) && continuation(i + 3) ? 4 : 0;
-  }
-  return 0;
-}
-
-}  // namespace
 
 void append_json_string(std::string& out, std::string_view s) {
   static constexpr std::string_view kHex = "0123456789abcdef";
