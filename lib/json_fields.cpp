@@ -20,6 +20,17 @@ const char* type_name(const nlohmann::json& v) {
   return "object";
 }
 
+// True for keys the naming can show bare: letters, digits, '_' and '-'.
+bool plain_key(std::string_view key) {
+  if (key.empty()) return false;
+  for (const char c : key) {
+    const bool word =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    if (!word) return false;
+  }
+  return true;
+}
+
 // Follows the parser's events to know, at every key, the path of the object being read and the keys that
 // object already had. Only the first kMaxDuplicateKeysReported repeats are kept.
 class DuplicateKeyFinder {
@@ -74,13 +85,12 @@ class DuplicateKeyFinder {
     for (std::size_t i = 0; i + 1 < stack_.size(); ++i) {
       const Frame& f = stack_[i];
       if (f.object) {
-        if (!path.empty()) path += '.';
-        path += f.key;
+        path = member_path(path, f.key);
       } else {
         path += "[" + std::to_string(f.elements - 1) + "]";
       }
     }
-    return path.empty() ? key : path + "." + key;
+    return member_path(path, key);
   }
 
   std::vector<Frame> stack_;
@@ -242,6 +252,20 @@ tl::expected<nlohmann::json, Problem> parse_cbor_strict(std::string_view bytes) 
   } catch (const nlohmann::json::exception&) {
     return tl::unexpected(Problem::malformed("body is not valid CBOR"));
   }
+}
+
+std::string member_path(std::string_view parent, std::string_view key) {
+  std::string path(parent);
+  if (plain_key(key)) {
+    if (!path.empty()) path += '.';
+    path += key;
+  } else {
+    // Quoted as a JSON string: an empty key, or one with '.', '[' or spaces, stays visible and unambiguous.
+    path += '[';
+    path += nlohmann::json(std::string(key)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    path += ']';
+  }
+  return path;
 }
 
 FieldReader::FieldReader(const nlohmann::json& object, std::string path)
@@ -447,7 +471,7 @@ void FieldReader::report_unknown() {
   for (const auto& [key, value] : object_.items()) {
     // Once reported, a field counts as seen: a second call (objects() after an element reader that
     // reported early, finish() after report_unknown()) finds nothing new.
-    if (seen_.emplace(key).second) fail(key, "is not a known field");
+    if (seen_.emplace(key).second) errors_->push_back({member_path(path_, key), "is not a known field"});
   }
 }
 

@@ -115,4 +115,11 @@ Response empty_response(const Request& req, bhttp::status status) {
   return res;
 }
 
+void omit_body_for_head(bhttp::verb method, Response& res) {
+  if (method != bhttp::verb::head) return;
+  const auto length = res.body().size();
+  res.body().clear();
+  res.content_length(length);
+}
+
 }  // namespace hsns::http

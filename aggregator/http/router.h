@@ -105,5 +105,9 @@ class Router {
 Response json_response(const Request& req, bhttp::status status, const std::string& body);
 Response problem_response(const Request& req, const Problem& problem);
 Response empty_response(const Request& req, bhttp::status status);
+// A response to HEAD keeps the headers of the answer, Content-Length included, and loses its body (RFC 9110
+// section 9.3.2); a client reads no body after it, so a body sent anyway would be read as the next response.
+// Every response path of the server and the service ends here.
+void omit_body_for_head(bhttp::verb method, Response& res);
 
 }  // namespace hsns::http

@@ -338,7 +338,11 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     deadline_.cancel();
     shared_->rejected(p.status);
     read_closed_ = true;
-    queue_.push_back(transport_problem(p));
+    auto res = transport_problem(p);
+    // Refused once its request line was read (framing, Content-Length over the limit, a bad or timed-out
+    // body): the parser holds the method from then on (verb::unknown before), and a HEAD gets no body.
+    if (parser_) omit_body_for_head(parser_->get().method(), res);
+    queue_.push_back(std::move(res));
     if (!writing_) do_write();
   }
 

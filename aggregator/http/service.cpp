@@ -184,11 +184,7 @@ void AggregatorService::handle(http::Request&& req, http::Respond respond) {
 
 void AggregatorService::finish(const http::Request& req, http::Response& res, std::string_view route_label,
                                std::chrono::steady_clock::time_point start) {
-  if (req.method() == bhttp::verb::head) {
-    const auto length = res.body().size();
-    res.body().clear();
-    res.content_length(length);
-  }
+  http::omit_body_for_head(req.method(), res);
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
   metrics_.observe_request(route_label, method_label(req.method()), static_cast<int>(res.result_int()),
                            elapsed.count());

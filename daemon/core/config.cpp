@@ -16,7 +16,9 @@ using Result = tl::expected<void, std::string>;
 Result check_keys(const YAML::Node& node, const std::string& where, const std::set<std::string>& allowed) {
   if (!node.IsMap()) return tl::unexpected(where + ": must be a mapping");
   for (const auto& kv : node) {
-    const auto key = kv.first.as<std::string>();
+    if (!kv.first.IsScalar())
+      return tl::unexpected(where + ": a key must be a plain name, not a mapping or list");
+    const auto& key = kv.first.Scalar();
     if (!allowed.count(key)) {
       std::string message = where;
       message += ": unknown key '";

@@ -38,12 +38,20 @@ tl::expected<bool, std::string> boolean(const YAML::Node& n, const std::string& 
   }
 }
 
+// A mapping key as text. YAML allows a mapping or a sequence as a key ("{a: 1}: x"), which names no setting.
+tl::expected<std::string, std::string> key_text(const YAML::Node& key, const std::string& where) {
+  if (!key.IsScalar()) return tl::unexpected(where + ": a key must be a plain name, not a mapping or list");
+  return key.Scalar();
+}
+
 tl::expected<FlowProbeInterface, std::string> parse_interface(const YAML::Node& n, const std::string& where) {
   if (!n.IsMap()) return tl::unexpected(where + ": expected a mapping");
   FlowProbeInterface i;
   std::string direction = "both";
   for (const auto& kv : n) {
-    const auto key = kv.first.as<std::string>();
+    const auto name = key_text(kv.first, where);
+    if (!name) return tl::unexpected(name.error());
+    const std::string& key = *name;
     const std::string at = where + "." + key;
     if (key == "name") {
       auto v = text(kv.second, at);
@@ -97,7 +105,9 @@ tl::expected<FlowProbeConfig, std::string> parse_flow_probe_config(const std::st
   if (!root.IsMap()) return tl::unexpected(std::string("flow_probe: expected a mapping"));
   FlowProbeConfig c;
   for (const auto& kv : root) {
-    const auto key = kv.first.as<std::string>();
+    const auto name = key_text(kv.first, "flow_probe");
+    if (!name) return tl::unexpected(name.error());
+    const std::string& key = *name;
     const std::string at = "flow_probe." + key;
     if (key == "interval_ms") {
       auto v = integer(kv.second, at, 100, 3600000);

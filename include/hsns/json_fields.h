@@ -54,6 +54,11 @@ tl::expected<nlohmann::json, Problem> parse_json_strict(std::string_view text);
 tl::expected<nlohmann::json, Problem> parse_json_object(std::string_view body);
 tl::expected<nlohmann::json, Problem> parse_cbor_strict(std::string_view bytes);
 
+// The name a problem gives to member `key` of the object at `parent` ("" for the top level): "parent.key"
+// for keys of letters, digits, '_' and '-', else the key quoted as a JSON string in brackets
+// (`parent[""]`, `["a.b"]`), so that every key a client sent, even an empty one, is named visibly.
+std::string member_path(std::string_view parent, std::string_view key);
+
 struct FieldStyle {
   // A member holding JSON null is a value of the wrong type ("must be an integer"), not an absent member.
   bool null_is_a_value = false;

@@ -127,8 +127,13 @@ TEST_F(FlowProbeSection, BadInputIsAnErrorNamingTheKeyAndTheFile) {
        "flow_probe.interfaces[0].mirror: expected true or false"},
       {"flow_probe: 3\n", "flow_probe: expected a mapping"},
       {"flow_probe: [a, b]\n", "flow_probe: expected a mapping"},
+      // YAML allows a mapping or a list as a key; no setting is named so (found by fuzz_daemon_inputs).
+      {"flow_probe: {interfaces: [{name: a0, {attach: tc}: x}]}\n",
+       "flow_probe.interfaces[0]: a key must be a plain name, not a mapping or list"},
+      {"flow_probe: {[a, b]: 1}\n", "flow_probe: a key must be a plain name"},
       // Still checked by hsnsd's own parser around the section.
       {"flow_probes: {}\n", "unknown key 'flow_probes'"},
+      {"{a: 1}: 2\n", "a key must be a plain name"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.yaml);

@@ -99,12 +99,15 @@ Received exchange(int fd, std::string_view stream, std::size_t step) {
 }
 
 // The methods of the requests in the stream, in order, as far as they parse (the server answers them in
-// this order; a response to HEAD has no body).
+// this order; a response to HEAD has no body). A request the server refuses as malformed is answered
+// too, last: its method counts once its request line was read (verb::unknown before), as in the server,
+// whose parser has the same header limit.
 std::vector<bhttp::verb> request_methods(std::string_view stream) {
   std::vector<bhttp::verb> methods;
   while (!stream.empty()) {
     bhttp::request_parser<bhttp::string_body> parser;
     parser.eager(true);
+    parser.header_limit(static_cast<std::uint32_t>(hsns::http::ServerLimits{}.header_limit));
     parser.body_limit(64 * 1024 * 1024);
     std::size_t used = 0;
     boost::system::error_code ec;
@@ -113,7 +116,8 @@ std::vector<bhttp::verb> request_methods(std::string_view stream) {
       used += n;
       if (n == 0 && !ec) break;
     }
-    if (parser.is_header_done()) methods.push_back(parser.get().method());
+    if (parser.is_header_done() || (ec && ec != bhttp::error::need_more))
+      methods.push_back(parser.get().method());
     if (!parser.is_done()) break;
     stream.remove_prefix(used);
   }

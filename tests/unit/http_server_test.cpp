@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "http/server.h"
@@ -209,6 +210,15 @@ class RawClient {
       if (!receive(deadline)) return std::nullopt;
     }
   }
+
+  // Every byte the server sends until it closes the connection or the timeout passes.
+  std::string read_until_closed(std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (receive(deadline)) {
+    }
+    return std::exchange(pending_, {});
+  }
+  bool closed() const { return closed_; }
 
   // True when the server closes the connection within `timeout` (bytes before the close are dropped).
   bool closed_within(std::chrono::milliseconds timeout) {
@@ -404,6 +414,31 @@ TEST(HttpServerLimits, BytesBeyondContentLengthAreTheNextRequest) {
     EXPECT_TRUE(c.closed_within(5s));
   }
   EXPECT_EQ(server.handled.load(), 3);
+}
+
+// A refusal made before any handler runs still answers HEAD without a body: the client reads no body after
+// a HEAD response, so a body would be read as the next response (found by fuzz_http_session).
+TEST(HttpServerLimits, RefusalsOfHeadRequestsCarryNoBody) {
+  ServerLimits limits = quick_limits();
+  limits.body_limit = 1024;
+  LimitsServer server(limits);
+  const std::pair<std::string, std::string> cases[] = {
+      {"HEAD /x HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", "HTTP/1.1 400 "},
+      {"HEAD /x HTTP/1.1\r\nHost: a\r\nContent-Length: 4096\r\n\r\n", "HTTP/1.1 413 "},
+      {"HEAD /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "HTTP/1.1 400 "},
+  };
+  for (const auto& [request, status_line] : cases) {
+    RawClient c(server.port());
+    ASSERT_TRUE(c.send(request));
+    const std::string bytes = c.read_until_closed(5s);
+    EXPECT_TRUE(c.closed()) << request;
+    EXPECT_EQ(bytes.rfind(status_line, 0), 0u) << bytes;
+    // The header announces the problem document's length; nothing follows the header.
+    EXPECT_NE(bytes.find("Content-Length: "), std::string::npos) << bytes;
+    EXPECT_EQ(bytes.find("Content-Length: 0\r\n"), std::string::npos) << bytes;
+    EXPECT_EQ(bytes.find("\r\n\r\n") + 4, bytes.size()) << bytes;
+  }
+  EXPECT_EQ(server.handled.load(), 0);
 }
 
 TEST(HttpServerLimits, BadChunkSizesGet400AndNothingIsHandled) {

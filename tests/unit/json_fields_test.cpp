@@ -155,7 +155,7 @@ TEST(ParseJsonStrict, DuplicateKeyAtTopLevel) {
   expect_duplicate(parse_json_object(R"({"a": null, "a": {"x": 1}})"), {"a"});
   // The same key written with an escape is the same key.
   expect_duplicate(parse_json_object(R"({"a": 1, "a": 2})"), {"a"});
-  expect_duplicate(parse_json_object(R"({"": 1, "": 2})"), {""});
+  expect_duplicate(parse_json_object(R"({"": 1, "": 2})"), {R"([""])"});
   expect_duplicate(parse_json_object(R"({"a": 1, "b": 2, "a": 3, "b": 4, "a": 5})"), {"a", "b", "a"});
   EXPECT_EQ(parse_json_object(R"({"a": 1, "b": 2, "a": 3})").error().detail,
             "field 'a': appears more than once in its object; each key may be given only once");
@@ -343,6 +343,27 @@ TEST(FieldReader, UnknownFields) {
   EXPECT_TRUE(names(*p, "extra", "is not a known field"));  // even when null
   EXPECT_TRUE(names(*p, "zzz", "is not a known field"));
   EXPECT_EQ(p->invalid_params.size(), 3u);
+}
+
+// A key that is empty or holds characters of the path syntax is named quoted, never as an empty name.
+TEST(FieldReader, UnknownKeysThatAreNotWordsAreNamedQuoted) {
+  const json j = json::parse(R"({"name": "a", "": 1, "a.b": 2, "x[0]": 3, "a\"q": 4, "_ok-1": 5,
+      "pools": [{"": 1}]})");
+  FieldReader r(j);
+  EXPECT_EQ(r.string("name", true), "a");
+  r.objects("pools", true, 4, [](FieldReader&, std::size_t) {});
+  const auto p = r.finish();
+  ASSERT_TRUE(p.has_value());
+  EXPECT_TRUE(names(*p, R"([""])", "is not a known field"));
+  EXPECT_TRUE(names(*p, R"(["a.b"])", "is not a known field"));
+  EXPECT_TRUE(names(*p, R"(["x[0]"])", "is not a known field"));
+  EXPECT_TRUE(names(*p, R"(["a\"q"])", "is not a known field"));
+  EXPECT_TRUE(names(*p, "_ok-1", "is not a known field"));
+  EXPECT_TRUE(names(*p, R"(pools[0][""])", "is not a known field"));
+  EXPECT_EQ(p->invalid_params.size(), 6u);
+  for (const auto& f : p->invalid_params) EXPECT_FALSE(f.name.empty());
+  expect_duplicate(parse_json_object(R"({"a": {"": 1, "": 2}})"), {R"(a[""])"});
+  expect_duplicate(parse_json_object(R"({"a b": {"c": 1, "c": 2}})"), {R"(["a b"].c)"});
 }
 
 TEST(FieldReader, FieldsAskedForButBadAreNotAlsoUnknown) {
