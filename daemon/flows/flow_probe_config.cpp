@@ -52,7 +52,9 @@ tl::expected<FlowProbeInterface, std::string> parse_interface(const YAML::Node& 
     const auto name = key_text(kv.first, where);
     if (!name) return tl::unexpected(name.error());
     const std::string& key = *name;
-    const std::string at = where + "." + key;
+    std::string at = where;
+    at += '.';
+    at += key;
     if (key == "name") {
       auto v = text(kv.second, at);
       if (!v) return tl::unexpected(v.error());
