@@ -16,6 +16,8 @@ packages=(
   # test and benchmark tools
   prometheus wrk nginx-light curl jq sqlite3 ca-certificates python3 systemd openssl
   iproute2 iputils-ping ethtool tshark
+  # host telemetry tests: property tests of the report spool, real LLDP announced inside test namespaces
+  librapidcheck-dev lldpd
 )
 
 missing=()
@@ -38,4 +40,20 @@ sudo_cmd=()
 echo "install-deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 "${sudo_cmd[@]}" apt-get update -qq
-"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# lldpd's package would start the daemon at once, announcing this machine on every interface: tests run
+# it only inside namespaces they create. A policy-rc.d that refuses service starts (Debian's mechanism,
+# honoured by invoke-rc.d and deb-systemd-invoke) covers the install; the unit is disabled afterwards.
+policy=/usr/sbin/policy-rc.d
+own_policy=0
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\nexit 101\n' | "${sudo_cmd[@]}" tee "$policy" >/dev/null
+  "${sudo_cmd[@]}" chmod 755 "$policy"
+  own_policy=1
+fi
+status=0
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || status=$?
+[ "$own_policy" -eq 0 ] || "${sudo_cmd[@]}" rm -f "$policy"
+[ "$status" -eq 0 ] || exit "$status"
+if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+  "${sudo_cmd[@]}" systemctl disable --now lldpd.service >/dev/null 2>&1 || true
+fi
