@@ -46,11 +46,11 @@ tl::expected<std::vector<NlMessage>, NlError> split_messages(Bytes buffer) {
                                    ", less than a netlink header");
     const auto len = load<std::uint32_t>(buffer, off);
     if (len < kMessageHeader)
-      return fail("bad_length", "message " + std::to_string(out.size()) + ": nlmsg_len " + std::to_string(len) +
-                                    " is shorter than its header");
+      return fail("bad_length", "message " + std::to_string(out.size()) + ": nlmsg_len " +
+                                    std::to_string(len) + " is shorter than its header");
     if (len > left)
-      return fail("truncated", "message " + std::to_string(out.size()) + ": nlmsg_len " + std::to_string(len) +
-                                   ", only " + std::to_string(left) + " bytes left");
+      return fail("truncated", "message " + std::to_string(out.size()) + ": nlmsg_len " +
+                                   std::to_string(len) + ", only " + std::to_string(left) + " bytes left");
     NlMessage m;
     m.type = load<std::uint16_t>(buffer, off + 4);
     m.flags = load<std::uint16_t>(buffer, off + 6);
@@ -87,15 +87,15 @@ tl::expected<std::vector<NlAttr>, NlError> split_attributes(Bytes region, std::s
 
 tl::expected<std::uint8_t, NlError> attr_u8(const NlAttr& a, std::string_view name) {
   if (a.payload.size() != 1)
-    return fail("bad_length", attr_where(name, a) + ": " + std::to_string(a.payload.size()) +
-                                  " bytes, expected a u8 (1)");
+    return fail("bad_length",
+                attr_where(name, a) + ": " + std::to_string(a.payload.size()) + " bytes, expected a u8 (1)");
   return a.payload[0];
 }
 
 tl::expected<std::uint32_t, NlError> attr_u32(const NlAttr& a, std::string_view name) {
   if (a.payload.size() != 4)
-    return fail("bad_length", attr_where(name, a) + ": " + std::to_string(a.payload.size()) +
-                                  " bytes, expected a u32 (4)");
+    return fail("bad_length",
+                attr_where(name, a) + ": " + std::to_string(a.payload.size()) + " bytes, expected a u32 (4)");
   return load<std::uint32_t>(a.payload, 0);
 }
 

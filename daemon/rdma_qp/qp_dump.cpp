@@ -24,7 +24,8 @@ std::int32_t load_s32(Bytes b) {
 
 tl::unexpected<NlError> kernel_error(std::int32_t status, const char* what) {
   const int e = -status;
-  if (status >= 0 || e > 4095) return fail("malformed", std::string(what) + " with status " + std::to_string(status));
+  if (status >= 0 || e > 4095)
+    return fail("malformed", std::string(what) + " with status " + std::to_string(status));
   return fail("kernel", std::string(what) + ": " + std::error_code(e, std::generic_category()).message(), e);
 }
 
@@ -42,7 +43,8 @@ tl::expected<bool, NlError> walk(Bytes buffer, std::uint32_t command, std::optio
     const std::string where = "message " + std::to_string(i);
     if (done) return fail("unexpected", where + " follows NLMSG_DONE");
     if (seq && m.seq != *seq)
-      return fail("unexpected", where + ": sequence " + std::to_string(m.seq) + ", expected " + std::to_string(*seq));
+      return fail("unexpected",
+                  where + ": sequence " + std::to_string(m.seq) + ", expected " + std::to_string(*seq));
     if (m.type == NLMSG_NOOP) continue;
     if (m.type == NLMSG_DONE) {
       // Since Linux 4.x NLMSG_DONE carries the dump's status (an int); older kernels may send none.
@@ -52,7 +54,8 @@ tl::expected<bool, NlError> walk(Bytes buffer, std::uint32_t command, std::optio
       continue;
     }
     if (m.type == NLMSG_ERROR) {
-      if (m.body.size() < sizeof(std::int32_t)) return fail("truncated", where + ": NLMSG_ERROR without its error code");
+      if (m.body.size() < sizeof(std::int32_t))
+        return fail("truncated", where + ": NLMSG_ERROR without its error code");
       const auto status = load_s32(m.body);
       if (status == 0) continue;  // an acknowledgement
       return kernel_error(status, "NLMSG_ERROR");
@@ -89,7 +92,8 @@ tl::expected<RdmaDevice, NlError> device_of(const std::vector<NlAttr>& attrs, co
 // The nest `table` of a message and every `entry` nest in it, each split into its attributes.
 template <typename OnEntry>
 tl::expected<void, NlError> for_each_entry(const std::vector<NlAttr>& attrs, std::uint16_t table,
-                                           std::uint16_t entry, const std::string& where, OnEntry&& on_entry) {
+                                           std::uint16_t entry, const std::string& where,
+                                           OnEntry&& on_entry) {
   for (const auto& a : attrs) {
     if (a.type != table) continue;
     auto entries = split_attributes(a.payload, where + " table");
@@ -163,7 +167,9 @@ tl::expected<void, NlError> read_qp_entry(const std::vector<NlAttr>& fields, con
   }
   if (!lqpn || !type || !state)
     return fail("malformed", where + ": QP entry without " +
-                                 (!lqpn ? "RES_LQPN" : !type ? "RES_TYPE" : "RES_STATE"));
+                                 (!lqpn   ? "RES_LQPN"
+                                  : !type ? "RES_TYPE"
+                                          : "RES_STATE"));
   q.port = port.value_or(0);
   q.lqpn = *lqpn;
   q.type = *type;
@@ -197,7 +203,6 @@ tl::expected<void, NlError> read_cm_id_entry(const std::vector<NlAttr>& fields, 
   return {};
 }
 
-
 }  // namespace
 
 std::uint16_t nldev_message_type(std::uint32_t command) {
@@ -206,39 +211,42 @@ std::uint16_t nldev_message_type(std::uint32_t command) {
 
 tl::expected<bool, NlError> parse_device_messages(Bytes buffer, std::optional<std::uint32_t> seq,
                                                   std::vector<RdmaDevice>& out) {
-  return walk(buffer, RDMA_NLDEV_CMD_GET, seq,
-              [&out](const std::vector<NlAttr>& attrs, const std::string& where) -> tl::expected<void, NlError> {
-                auto dev = device_of(attrs, where);
-                if (!dev) return tl::unexpected(std::move(dev.error()));
-                out.push_back(std::move(*dev));
-                return {};
-              });
+  return walk(
+      buffer, RDMA_NLDEV_CMD_GET, seq,
+      [&out](const std::vector<NlAttr>& attrs, const std::string& where) -> tl::expected<void, NlError> {
+        auto dev = device_of(attrs, where);
+        if (!dev) return tl::unexpected(std::move(dev.error()));
+        out.push_back(std::move(*dev));
+        return {};
+      });
 }
 
 tl::expected<bool, NlError> parse_qp_messages(Bytes buffer, std::optional<std::uint32_t> seq,
                                               std::vector<QpEntry>& out) {
-  return walk(buffer, RDMA_NLDEV_CMD_RES_QP_GET, seq,
-              [&out](const std::vector<NlAttr>& attrs, const std::string& where) -> tl::expected<void, NlError> {
-                auto dev = device_of(attrs, where);
-                if (!dev) return tl::unexpected(std::move(dev.error()));
-                return for_each_entry(attrs, RDMA_NLDEV_ATTR_RES_QP, RDMA_NLDEV_ATTR_RES_QP_ENTRY, where,
-                                      [&](const std::vector<NlAttr>& fields, const std::string& entry_where) {
-                                        return read_qp_entry(fields, entry_where, *dev, out);
-                                      });
-              });
+  return walk(
+      buffer, RDMA_NLDEV_CMD_RES_QP_GET, seq,
+      [&out](const std::vector<NlAttr>& attrs, const std::string& where) -> tl::expected<void, NlError> {
+        auto dev = device_of(attrs, where);
+        if (!dev) return tl::unexpected(std::move(dev.error()));
+        return for_each_entry(attrs, RDMA_NLDEV_ATTR_RES_QP, RDMA_NLDEV_ATTR_RES_QP_ENTRY, where,
+                              [&](const std::vector<NlAttr>& fields, const std::string& entry_where) {
+                                return read_qp_entry(fields, entry_where, *dev, out);
+                              });
+      });
 }
 
 tl::expected<bool, NlError> parse_cm_id_messages(Bytes buffer, std::optional<std::uint32_t> seq,
                                                  std::vector<CmIdEntry>& out) {
-  return walk(buffer, RDMA_NLDEV_CMD_RES_CM_ID_GET, seq,
-              [&out](const std::vector<NlAttr>& attrs, const std::string& where) -> tl::expected<void, NlError> {
-                auto dev = device_of(attrs, where);
-                if (!dev) return tl::unexpected(std::move(dev.error()));
-                return for_each_entry(attrs, RDMA_NLDEV_ATTR_RES_CM_ID, RDMA_NLDEV_ATTR_RES_CM_ID_ENTRY, where,
-                                      [&](const std::vector<NlAttr>& fields, const std::string&) {
-                                        return read_cm_id_entry(fields, *dev, out);
-                                      });
-              });
+  return walk(
+      buffer, RDMA_NLDEV_CMD_RES_CM_ID_GET, seq,
+      [&out](const std::vector<NlAttr>& attrs, const std::string& where) -> tl::expected<void, NlError> {
+        auto dev = device_of(attrs, where);
+        if (!dev) return tl::unexpected(std::move(dev.error()));
+        return for_each_entry(attrs, RDMA_NLDEV_ATTR_RES_CM_ID, RDMA_NLDEV_ATTR_RES_CM_ID_ENTRY, where,
+                              [&](const std::vector<NlAttr>& fields, const std::string&) {
+                                return read_cm_id_entry(fields, *dev, out);
+                              });
+      });
 }
 
 namespace {
@@ -279,9 +287,9 @@ void join_cm_addresses(std::vector<QpEntry>& qps, const std::vector<CmIdEntry>& 
 }
 
 std::string qp_type_name(std::uint8_t type) {
-  static constexpr std::array<const char*, 11> kNames = {"SMI", "GSI",           "RC",      "UC",
-                                                         "UD",  "RAW_IPV6",      "RAW_ETHERTYPE",
-                                                         "UNKNOWN", "RAW_PACKET", "XRC_INI", "XRC_TGT"};
+  static constexpr std::array<const char*, 11> kNames = {
+      "SMI",           "GSI",     "RC",         "UC",      "UD",     "RAW_IPV6",
+      "RAW_ETHERTYPE", "UNKNOWN", "RAW_PACKET", "XRC_INI", "XRC_TGT"};
   if (type == 0xff) return "DRIVER";
   return type < kNames.size() ? kNames[type] : "UNKNOWN";
 }

@@ -36,7 +36,8 @@ class Socket {
     if (fd_ < 0) {
       const int e = errno;
       if (e == EPROTONOSUPPORT)
-        return tl::unexpected(NlError{"absent", "no RDMA netlink in this kernel (the RDMA core is not loaded)", e});
+        return tl::unexpected(
+            NlError{"absent", "no RDMA netlink in this kernel (the RDMA core is not loaded)", e});
       return socket_error("socket(NETLINK_RDMA)", e);
     }
     const timeval timeout{2, 0};

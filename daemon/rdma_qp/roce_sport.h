@@ -23,7 +23,8 @@ constexpr std::uint32_t rocev2_flow_label(std::uint32_t lqpn, std::uint32_t rqpn
   return static_cast<std::uint32_t>(v & 0xFFFFF);
 }
 
-constexpr std::uint16_t rocev2_source_port(std::uint32_t lqpn, std::uint32_t rqpn, std::uint32_t flow_label = 0) {
+constexpr std::uint16_t rocev2_source_port(std::uint32_t lqpn, std::uint32_t rqpn,
+                                           std::uint32_t flow_label = 0) {
   const std::uint32_t fl = flow_label != 0 ? flow_label & 0xFFFFF : rocev2_flow_label(lqpn, rqpn);
   return static_cast<std::uint16_t>(((fl & 0x3FFF) ^ ((fl & 0xFC000) >> 14)) | 0xC000);
 }

@@ -27,8 +27,8 @@
 namespace hsns::proto {
 
 inline constexpr std::array<const char*, 12> kQpTypeNames = {
-    "SMI", "GSI", "RC", "UC", "UD", "RAW_IPV6", "RAW_ETHERTYPE", "RAW_PACKET", "XRC_INI", "XRC_TGT", "DRIVER",
-    "UNKNOWN"};
+    "SMI",           "GSI",        "RC",      "UC",      "UD",     "RAW_IPV6",
+    "RAW_ETHERTYPE", "RAW_PACKET", "XRC_INI", "XRC_TGT", "DRIVER", "UNKNOWN"};
 inline constexpr std::array<const char*, 8> kQpStateNames = {"RESET", "INIT", "RTR", "RTS",
                                                              "SQD",   "SQE",  "ERR", "UNKNOWN"};
 inline constexpr std::uint32_t kMaxQpn = 0xFFFFFF;
