@@ -23,9 +23,10 @@ std::int32_t load_s32(Bytes b) {
 }
 
 tl::unexpected<NlError> kernel_error(std::int32_t status, const char* what) {
-  const int e = -status;
-  if (status >= 0 || e > 4095)
+  // An errno is 1..4095 (MAX_ERRNO); checked before negating, which INT32_MIN would overflow.
+  if (status >= 0 || status < -4095)
     return fail("malformed", std::string(what) + " with status " + std::to_string(status));
+  const int e = -status;
   return fail("kernel", std::string(what) + ": " + std::error_code(e, std::generic_category()).message(), e);
 }
 

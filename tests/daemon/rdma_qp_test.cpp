@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -211,6 +213,13 @@ TEST(QpDump, RefusalsNameTheirReason) {
   ASSERT_FALSE(einval);
   EXPECT_EQ(einval.error().reason, "kernel");
   EXPECT_EQ(einval.error().errno_value, EINVAL);
+  // An error code that is no errno (INT32_MIN, which negating would overflow; found by the fuzzer).
+  Buffer int_min = load_fixture("nlmsgerr-eperm");
+  const std::int32_t min = INT32_MIN;
+  std::memcpy(int_min.data() + 16, &min, sizeof min);
+  auto no_errno = rdma::parse_qp_dump(bytes(int_min));
+  ASSERT_FALSE(no_errno);
+  EXPECT_EQ(no_errno.error().reason, "malformed") << no_errno.error().detail;
   // Another command's answer, a dump without its NLMSG_DONE, a message after it.
   EXPECT_EQ(reason("cm-id-mlx5_0").rfind("unexpected: message 0: type 5131, expected 5130", 0), 0u);
   auto all = load_fixture("qp-rxe0");
