@@ -14,8 +14,9 @@
 namespace hsns::daemon::rdma {
 namespace {
 
-constexpr std::size_t kReceiveBuffer = 64 * 1024;  // the kernel's dump datagrams are at most 32 KiB
-constexpr int kMaxReads = 1 << 16;                 // bounds a dump that never ends
+constexpr std::size_t kReceiveBuffer =
+    std::size_t{64} * 1024;         // the kernel's dump datagrams are at most 32 KiB
+constexpr int kMaxReads = 1 << 16;  // bounds a dump that never ends
 
 tl::unexpected<NlError> socket_error(const std::string& what, int e) {
   return tl::unexpected(

@@ -247,7 +247,7 @@ TEST(QpDump, EveryTruncationAndFlippedByte) {
   for (const auto& name : kFixtures) {
     const auto all = load_fixture(name);
     ASSERT_FALSE(all.empty()) << name;
-    for (std::size_t n = 0; n < all.size(); ++n, ++cases) check(Buffer(all.begin(), all.begin() + n));
+    for (std::size_t n = 0; n < all.size(); ++n, ++cases) check(Buffer(all.data(), all.data() + n));
     for (std::size_t i = 0; i < all.size(); ++i, ++cases) {
       Buffer flipped = all;
       flipped[i] ^= 0xA5;
