@@ -110,30 +110,27 @@ tl::expected<std::string, NlError> attr_string(const NlAttr& a, std::string_view
 }
 
 tl::expected<std::optional<SockAddr>, NlError> attr_sockaddr(const NlAttr& a, std::string_view name) {
-  if (a.payload.size() < sizeof(sa_family_t))
-    return fail("bad_length", attr_where(name, a) + ": " + std::to_string(a.payload.size()) +
-                                  " bytes, less than a socket address family");
+  const auto too_short = [&](const char* what) {
+    return fail("bad_length",
+                attr_where(name, a) + ": " + std::to_string(a.payload.size()) + " bytes, less than " + what);
+  };
+  if (a.payload.size() < sizeof(sa_family_t)) return too_short("a socket address family");
   const auto family = load<sa_family_t>(a.payload, 0);
-  SockAddr out;
+  if (family != AF_INET && family != AF_INET6) return std::nullopt;
+  const bool v4 = family == AF_INET;
+  if (a.payload.size() < (v4 ? sizeof(sockaddr_in) : sizeof(sockaddr_in6)))
+    return too_short(v4 ? "a sockaddr_in" : "a sockaddr_in6");
   char text[INET6_ADDRSTRLEN] = {};
-  if (family == AF_INET) {
-    if (a.payload.size() < sizeof(sockaddr_in))
-      return fail("bad_length", attr_where(name, a) + ": " + std::to_string(a.payload.size()) +
-                                    " bytes, less than a sockaddr_in");
+  SockAddr out;
+  out.family = v4 ? 4 : 6;
+  if (v4) {
     const auto sin = load<sockaddr_in>(a.payload, 0);
     inet_ntop(AF_INET, &sin.sin_addr, text, sizeof text);
-    out.family = 4;
     out.port = ntohs(sin.sin_port);
-  } else if (family == AF_INET6) {
-    if (a.payload.size() < sizeof(sockaddr_in6))
-      return fail("bad_length", attr_where(name, a) + ": " + std::to_string(a.payload.size()) +
-                                    " bytes, less than a sockaddr_in6");
+  } else {
     const auto sin6 = load<sockaddr_in6>(a.payload, 0);
     inet_ntop(AF_INET6, &sin6.sin6_addr, text, sizeof text);
-    out.family = 6;
     out.port = ntohs(sin6.sin6_port);
-  } else {
-    return std::nullopt;
   }
   out.address = text;
   return out;
