@@ -147,9 +147,10 @@ void CountersComponent::read_netdev(const std::string& netdev, double interval_s
       errors.push_back({"ethtool", netdev, std::move(reason)});
     } else {
       std::set<std::string> first;  // statistics read for the first time: their metric adds the value
+      const auto key_prefix = prefix + "ethtool/";
       for (const auto& [name, value] : *stats) {
         if (!proto::is_counter_name(name) || n.ethtool.count(name) != 0) continue;
-        n.ethtool.emplace(name, tracker_.update(prefix + "ethtool/" + name, value, 64, 1, interval_s));
+        n.ethtool.emplace(name, tracker_.update(key_prefix + name, value, 64, 1, interval_s));
         if (tracker_.last_was_first()) first.insert(name);
       }
       // Only the pause counters become metrics (see the header).
