@@ -378,5 +378,36 @@ TEST(CountersComponent, StartTriggerAndAHostWithNothingToRead) {
             2.0);
 }
 
+TEST(CountersComponent, RealEthtoolStatisticsOfAVethAndReload) {
+  ASSERT_EQ(geteuid(), 0U) << "the veth pair needs a network namespace: run as root";
+  hsns::testing::run_in_fresh_netns([] {
+    // The fixture's eth1 (under rxe0) exists here as a veth end: sysfs from the fixture, ethtool real.
+    hsns::testing::must("ip link add eth1 type veth peer name hsnsct9");
+    DaemonConfig config;
+    config.sysfs_root = fixture("sysfs-counters");
+    config.npus = {{1, "eth1"}};
+    prometheus::Registry registry;
+    CountersComponent component(config, registry);
+    ASSERT_TRUE(component.start());
+    const auto& s = component.snapshot();
+    EXPECT_TRUE(s.read_errors.empty()) << s.read_errors.begin()->first;
+    ASSERT_EQ(s.netdevs.size(), 1U);
+    EXPECT_EQ(s.netdevs[0].ethtool.count("peer_ifindex"), 1U);
+    EXPECT_TRUE(s.netdevs[0].pause.empty());  // veth has no PFC
+    ASSERT_EQ(s.rdma.size(), 1U);
+    EXPECT_EQ(s.rdma[0].device, "rxe0");
+
+    // reload(): the new NPUs from the next reading on; the netdev that does not exist here is counted.
+    config.npus = {{0, "ens1f0np0"}, {1, "eth1"}};
+    component.reload(config);
+    component.trigger();
+    component.tick(Component::Clock::now());
+    EXPECT_EQ(component.snapshot().rdma.size(), 2U);
+    EXPECT_EQ(component.snapshot().read_errors, (std::map<std::string, std::uint64_t>{{"ethtool", 1}}));
+    EXPECT_EQ(component.snapshot().netdevs[1].ethtool.at("peer_ifindex").delta, 0U);
+    hsns::testing::must("ip link del eth1");
+  });
+}
+
 }  // namespace
 }  // namespace hsns::daemon::counters
