@@ -7,6 +7,7 @@
 
 #include "agent_link.h"
 #include "config.h"
+#include "counters_component.h"
 #include "daemon.h"
 #include "flow_harvester.h"
 #include "hsns/log.h"
@@ -58,8 +59,8 @@ tl::expected<DaemonConfig, std::string> assemble(const std::string& path, bool r
 
 // hsnsd's components in start and tick order: isolation before the reconciler that applies it, the agent
 // link before the reconciler so a fetched desired state is applied in the same loop turn, the QoS check
-// and the status report after the pass they describe, the flow probe (never before the ports), then the
-// RDMA QP inventory (read-only telemetry).
+// and the status report after the pass they describe, then the ports' counters, the flow probe (never before
+// the ports), then the RDMA QP inventory (read-only telemetry).
 void add_components(hsns::daemon::Daemon& d) {
   using namespace hsns::daemon;
   const auto& config = d.config();
@@ -68,6 +69,7 @@ void add_components(hsns::daemon::Daemon& d) {
   auto& reconciler = d.add<ReconcilerComponent>(config, d.node(), isolation, d.registry());
   auto& qos = d.add<QosCheck>(config, d.node(), reconciler, d.registry());
   d.add<StatusReporter>(d.node(), reconciler, qos, agent, d.registry());
+  d.add<counters::CountersComponent>(config, d.registry());
   d.add<FlowHarvester>(config.flow_probe, d.node().host, d.registry());
   d.add<RdmaQpComponent>(config, d.node().host, d.registry());
 }
