@@ -88,6 +88,14 @@ Result<std::optional<Page>> find_page(const EepromPages& pages, const PageAddres
   return std::optional<Page>(Page(a, it->second));
 }
 
+// A page decoding cannot do without: an Error when absent or not 128 bytes.
+Result<Page> require_page(const EepromPages& pages, const PageAddress& a) {
+  auto p = find_page(pages, a, true);
+  if (!p) return tl::unexpected(std::move(p.error()));
+  if (!p->has_value()) return tl::unexpected(page_error(a, "missing"));
+  return p->value();
+}
+
 std::string hex(unsigned v) {
   static constexpr char kDigits[] = "0123456789ABCDEF";
   return std::string{'0', 'x', kDigits[(v >> 4) & 0xF], kDigits[v & 0xF]};
@@ -342,9 +350,9 @@ std::vector<PageAddress> pages_to_read(const EepromPages& pages) {
   auto missing = [&](const PageAddress& a) {
     if (!pages.contains(a)) want.push_back(a);
   };
-  const auto lower = find_page(pages, kLowerPage, true);
+  const auto lower = require_page(pages, kLowerPage);
   if (!lower) return pages.contains(kLowerPage) ? want : std::vector<PageAddress>{kLowerPage};
-  const Page& lp = **lower;
+  const Page& lp = *lower;
   switch (family_of(lp.u8(0))) {
     case Family::sff8472:
       if (sff8472_has_diagnostics(lp)) missing(kA2Lower);
@@ -359,8 +367,8 @@ std::vector<PageAddress> pages_to_read(const EepromPages& pages) {
       missing(upper_page(0x01));
       missing(upper_page(0x02));
       const auto p01 = find_page(pages, upper_page(0x01), false);
-      if (!p01 || !*p01) break;
-      const auto banks = cmis_banks(**p01);
+      if (!p01 || !p01->has_value()) break;
+      const auto banks = cmis_banks(p01->value());
       for (std::size_t b = 0; banks && b < *banks; ++b) {
         missing(upper_page(0x10, static_cast<std::uint8_t>(b)));
         missing(upper_page(0x11, static_cast<std::uint8_t>(b)));
@@ -374,9 +382,9 @@ std::vector<PageAddress> pages_to_read(const EepromPages& pages) {
 }
 
 Result<ModuleDiagnostics> decode_sff8472(const EepromPages& pages) {
-  auto a0 = find_page(pages, kLowerPage, true);
+  auto a0 = require_page(pages, kLowerPage);
   if (!a0) return tl::unexpected(std::move(a0.error()));
-  const Page& lp = **a0;
+  const Page& lp = *a0;
   if (lp.u8(0) != kIdSfp)
     return tl::unexpected(page_error(kLowerPage, "byte 0: identifier " + hex(lp.u8(0)) + " is not an SFP"));
   auto m = start(ModuleStandard::sff8472, lp.u8(0));
@@ -388,21 +396,21 @@ Result<ModuleDiagnostics> decode_sff8472(const EepromPages& pages) {
                                               " copper cable without diagnostics (A0h byte 8)");
     return no_diagnostics(std::move(m), "no digital diagnostics (A0h byte 92 bit 6 clear)");
   }
-  auto a2 = find_page(pages, kA2Lower, true);
+  auto a2 = require_page(pages, kA2Lower);
   if (!a2) return tl::unexpected(std::move(a2.error()));
-  sff8472_monitors(lp, **a2, m);
+  sff8472_monitors(lp, *a2, m);
   return m;
 }
 
 Result<ModuleDiagnostics> decode_sff8636(const EepromPages& pages) {
-  auto lower = find_page(pages, kLowerPage, true);
+  auto lower = require_page(pages, kLowerPage);
   if (!lower) return tl::unexpected(std::move(lower.error()));
-  const Page& lp = **lower;
+  const Page& lp = *lower;
   if (family_of(lp.u8(0)) != Family::sff8636)
     return tl::unexpected(page_error(kLowerPage, "byte 0: identifier " + hex(lp.u8(0)) + " is not SFF-8636"));
-  auto p00 = find_page(pages, upper_page(0x00), true);
+  auto p00 = require_page(pages, upper_page(0x00));
   if (!p00) return tl::unexpected(std::move(p00.error()));
-  const Page& id = **p00;
+  const Page& id = *p00;
   if (auto same = same_identifier(lp, id); !same) return tl::unexpected(std::move(same.error()));
   auto m = start(ModuleStandard::sff8636, lp.u8(0));
   m.revision = sff8636_revision(lp.u8(1));
@@ -415,9 +423,9 @@ Result<ModuleDiagnostics> decode_sff8636(const EepromPages& pages) {
     return no_diagnostics(std::move(m),
                           "copper cable (page 00h byte 147: transmitter technology " + hex(technology) + ")");
   if (sff8636_flat(lp)) return no_diagnostics(std::move(m), "flat memory (lower page byte 2 bit 2)");
-  auto p03 = find_page(pages, upper_page(0x03), true);
+  auto p03 = require_page(pages, upper_page(0x03));
   if (!p03) return tl::unexpected(std::move(p03.error()));
-  const Page& thr = **p03;
+  const Page& thr = *p03;
   const bool tx_power = bit(id.u8(220), 2);
 
   auto temperature = [](double raw) { return raw * kTemperatureUnit; };
@@ -454,14 +462,14 @@ Result<ModuleDiagnostics> decode_sff8636(const EepromPages& pages) {
 }
 
 Result<ModuleDiagnostics> decode_cmis(const EepromPages& pages) {
-  auto lower = find_page(pages, kLowerPage, true);
+  auto lower = require_page(pages, kLowerPage);
   if (!lower) return tl::unexpected(std::move(lower.error()));
-  const Page& lp = **lower;
+  const Page& lp = *lower;
   if (family_of(lp.u8(0)) != Family::cmis)
     return tl::unexpected(page_error(kLowerPage, "byte 0: identifier " + hex(lp.u8(0)) + " is not CMIS"));
-  auto p00 = find_page(pages, upper_page(0x00), true);
+  auto p00 = require_page(pages, upper_page(0x00));
   if (!p00) return tl::unexpected(std::move(p00.error()));
-  const Page& id = **p00;
+  const Page& id = *p00;
   if (auto same = same_identifier(lp, id); !same) return tl::unexpected(std::move(same.error()));
   auto m = start(ModuleStandard::cmis, lp.u8(0));
   m.revision = std::to_string(lp.u8(1) >> 4) + "." + std::to_string(lp.u8(1) & 0x0F);
@@ -473,12 +481,12 @@ Result<ModuleDiagnostics> decode_cmis(const EepromPages& pages) {
   if (lp.u8(85) == 0x03 || (technology >= 0x0A && technology <= 0x0F))
     return no_diagnostics(std::move(m), "copper cable (lower page byte 85, page 00h byte 212)");
   if (cmis_flat(lp)) return no_diagnostics(std::move(m), "flat memory (lower page byte 2 bit 7)");
-  auto p01 = find_page(pages, upper_page(0x01), true);
+  auto p01 = require_page(pages, upper_page(0x01));
   if (!p01) return tl::unexpected(std::move(p01.error()));
-  auto p02 = find_page(pages, upper_page(0x02), true);
+  auto p02 = require_page(pages, upper_page(0x02));
   if (!p02) return tl::unexpected(std::move(p02.error()));
-  const Page& adv = **p01;
-  const Page& thr = **p02;
+  const Page& adv = *p01;
+  const Page& thr = *p02;
   const auto banks = cmis_banks(adv);
   if (!banks) return tl::unexpected(page_error(adv.address(), "byte 142: bank count code 3 is reserved"));
   const std::uint8_t module_monitors = adv.u8(160);
@@ -510,12 +518,12 @@ Result<ModuleDiagnostics> decode_cmis(const EepromPages& pages) {
 
   for (std::size_t b = 0; b < *banks; ++b) {
     const auto bank = static_cast<std::uint8_t>(b);
-    auto p10 = find_page(pages, upper_page(0x10, bank), true);
+    auto p10 = require_page(pages, upper_page(0x10, bank));
     if (!p10) return tl::unexpected(std::move(p10.error()));
-    auto p11 = find_page(pages, upper_page(0x11, bank), true);
+    auto p11 = require_page(pages, upper_page(0x11, bank));
     if (!p11) return tl::unexpected(std::move(p11.error()));
-    const Page& control = **p10;
-    const Page& status = **p11;
+    const Page& control = *p10;
+    const Page& status = *p11;
     for (std::size_t i = 0; i < kCmisLanesPerBank; ++i) {
       const auto n = static_cast<unsigned>(i);
       LaneDiagnostics lane;
@@ -548,10 +556,10 @@ Result<ModuleDiagnostics> decode_cmis(const EepromPages& pages) {
 }
 
 Result<ModuleDiagnostics> decode_module(const std::string& netdev, const EepromPages& pages) {
-  auto lower = find_page(pages, kLowerPage, true);
+  auto lower = require_page(pages, kLowerPage);
   if (!lower) return tl::unexpected(std::move(lower.error()));
   Result<ModuleDiagnostics> m = tl::unexpected(Error::internal("unreachable"));
-  const std::uint8_t identifier = (**lower).u8(0);
+  const std::uint8_t identifier = (*lower).u8(0);
   switch (family_of(identifier)) {
     case Family::sff8472:
       m = decode_sff8472(pages);

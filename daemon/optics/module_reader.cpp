@@ -180,7 +180,7 @@ tl::expected<EepromPages, ReadError> ioctl_pages(const std::string& netdev) {
   const Fd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
   if (fd.get() < 0) return tl::unexpected(read_error(netdev, "ioctl socket", errno));
   ifreq ifr{};
-  std::memcpy(ifr.ifr_name, netdev.c_str(), netdev.size());
+  netdev.copy(ifr.ifr_name, IFNAMSIZ - 1);  // valid_netdev: shorter than IFNAMSIZ; ifr is zeroed
   ethtool_modinfo info{};
   info.cmd = ETHTOOL_GMODULEINFO;
   ifr.ifr_data = reinterpret_cast<char*>(&info);

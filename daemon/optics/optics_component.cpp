@@ -89,22 +89,23 @@ void OpticsMetrics::set(const proto::ModuleDiagnostics& m) {
   if (m.temperature_celsius) add(nd, temperature_, {{"netdev", nd}}, *m.temperature_celsius);
   if (m.voltage_volts) add(nd, voltage_, {{"netdev", nd}}, *m.voltage_volts);
   for (std::size_t k = 0; k < proto::kMeasures; ++k) {
-    if (!m.thresholds[k]) continue;
+    const auto& levels = m.thresholds[k];
+    if (!levels) continue;
     for (std::size_t l = 0; l < proto::kAlarmLevels; ++l)
-      add(nd, *thresholds_[k], {{"netdev", nd}, {"level", proto::kAlarmLevelNames[l]}},
-          (*m.thresholds[k])[l]);
+      add(nd, *thresholds_[k], {{"netdev", nd}, {"level", proto::kAlarmLevelNames[l]}}, (*levels)[l]);
   }
   auto flags = [&](const std::string& lane,
                    const std::array<std::optional<proto::AlarmFlags>, proto::kMeasures>& f) {
     for (std::size_t k = 0; k < proto::kMeasures; ++k) {
-      if (!f[k]) continue;
+      const auto& set = f[k];
+      if (!set) continue;
       for (std::size_t l = 0; l < proto::kAlarmLevels; ++l)
         add(nd, alarm_,
             {{"netdev", nd},
              {"lane", lane},
              {"kind", proto::kMeasureNames[k]},
              {"level", proto::kAlarmLevelNames[l]}},
-            (*f[k])[l] ? 1 : 0);
+            (*set)[l] ? 1 : 0);
     }
   };
   flags("", m.flags);

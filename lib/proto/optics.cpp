@@ -61,8 +61,10 @@ template <std::size_t N>
 void write_flags(json& j, const std::array<Measure, N>& allowed,
                  const std::array<std::optional<AlarmFlags>, kMeasures>& flags) {
   json out = json::object();
-  for (const Measure m : allowed)
-    if (flags[index(m)]) out[kMeasureNames[index(m)]] = levels_to_json(*flags[index(m)]);
+  for (const Measure m : allowed) {
+    const auto& set = flags[index(m)];
+    if (set) out[kMeasureNames[index(m)]] = levels_to_json(*set);
+  }
   if (!out.empty()) j["flags"] = std::move(out);
 }
 
@@ -178,8 +180,10 @@ json to_json(const ModuleDiagnostics& m) {
   if (m.temperature_celsius) j["temperature_celsius"] = *m.temperature_celsius;
   if (m.voltage_volts) j["voltage_volts"] = *m.voltage_volts;
   json thresholds = json::object();
-  for (std::size_t k = 0; k < kMeasures; ++k)
-    if (m.thresholds[k]) thresholds[kMeasureNames[k]] = levels_to_json(*m.thresholds[k]);
+  for (std::size_t k = 0; k < kMeasures; ++k) {
+    const auto& levels = m.thresholds[k];
+    if (levels) thresholds[kMeasureNames[k]] = levels_to_json(*levels);
+  }
   if (!thresholds.empty()) j["thresholds"] = std::move(thresholds);
   write_flags(j, kModuleFlagMeasures, m.flags);
   if (!m.lanes.empty()) {

@@ -119,33 +119,33 @@ TEST(Sff8472, InternallyCalibratedModule) {
   EXPECT_EQ(m->part_number, "SFP-10G-SR");
   EXPECT_EQ(m->vendor_revision, "A1");
   EXPECT_EQ(m->serial, "SN12345");
-  EXPECT_DOUBLE_EQ(*m->temperature_celsius, 26.5);
-  EXPECT_DOUBLE_EQ(*m->voltage_volts, 3.3076);
-  EXPECT_EQ(*m->thresholds[kTemp], (proto::AlarmThresholds{80.0, -10.0, 75.0, -5.0}));
-  const auto& vcc = *m->thresholds[kVcc];
+  EXPECT_DOUBLE_EQ(m->temperature_celsius.value(), 26.5);
+  EXPECT_DOUBLE_EQ(m->voltage_volts.value(), 3.3076);
+  EXPECT_EQ(m->thresholds[kTemp].value(), (proto::AlarmThresholds{80.0, -10.0, 75.0, -5.0}));
+  const auto& vcc = m->thresholds[kVcc].value();
   EXPECT_DOUBLE_EQ(vcc[0], 3.6);
   EXPECT_DOUBLE_EQ(vcc[1], 3.0);
   EXPECT_DOUBLE_EQ(vcc[2], 3.5);
   EXPECT_DOUBLE_EQ(vcc[3], 3.1);
-  EXPECT_DOUBLE_EQ((*m->thresholds[kBias])[0], 0.030);
-  EXPECT_DOUBLE_EQ((*m->thresholds[kBias])[1], 0.001);
-  EXPECT_DOUBLE_EQ((*m->thresholds[kTx])[0], 0.002);
-  EXPECT_DOUBLE_EQ((*m->thresholds[kTx])[3], 20e-6);
-  EXPECT_DOUBLE_EQ((*m->thresholds[kRx])[2], 0.0016);
+  EXPECT_DOUBLE_EQ((m->thresholds[kBias].value())[0], 0.030);
+  EXPECT_DOUBLE_EQ((m->thresholds[kBias].value())[1], 0.001);
+  EXPECT_DOUBLE_EQ((m->thresholds[kTx].value())[0], 0.002);
+  EXPECT_DOUBLE_EQ((m->thresholds[kTx].value())[3], 20e-6);
+  EXPECT_DOUBLE_EQ((m->thresholds[kRx].value())[2], 0.0016);
   ASSERT_EQ(m->lanes.size(), 1u);
   const auto& lane = m->lanes[0];
   EXPECT_EQ(lane.lane, 1u);
-  EXPECT_DOUBLE_EQ(*lane.bias_amperes, 0.012);
-  EXPECT_DOUBLE_EQ(*lane.tx_power_watts, 0.0005);
-  EXPECT_DOUBLE_EQ(*lane.rx_power_watts, 0.0004);
+  EXPECT_DOUBLE_EQ(lane.bias_amperes.value(), 0.012);
+  EXPECT_DOUBLE_EQ(lane.tx_power_watts.value(), 0.0005);
+  EXPECT_DOUBLE_EQ(lane.rx_power_watts.value(), 0.0004);
   EXPECT_EQ(lane.rx_los, true);
   EXPECT_EQ(lane.tx_fault, false);
   EXPECT_EQ(lane.tx_disabled, false);
   EXPECT_FALSE(lane.tx_los);  // SFF-8472 has no Tx LOS
-  EXPECT_EQ(*m->flags[kTemp], (proto::AlarmFlags{true, false, true, false}));
-  EXPECT_EQ(*m->flags[kVcc], (proto::AlarmFlags{false, false, true, false}));
-  EXPECT_EQ(*lane.flags[kRx], (proto::AlarmFlags{false, true, false, true}));
-  EXPECT_EQ(*lane.flags[kBias], (proto::AlarmFlags{}));
+  EXPECT_EQ(m->flags[kTemp].value(), (proto::AlarmFlags{true, false, true, false}));
+  EXPECT_EQ(m->flags[kVcc].value(), (proto::AlarmFlags{false, false, true, false}));
+  EXPECT_EQ(lane.flags[kRx].value(), (proto::AlarmFlags{false, true, false, true}));
+  EXPECT_EQ(lane.flags[kBias].value(), (proto::AlarmFlags{}));
   EXPECT_FALSE(m->flags[kBias]);
   EXPECT_FALSE(lane.flags[kTemp]);
 }
@@ -169,16 +169,16 @@ TEST(Sff8472, ExternalCalibrationAppliesSlopesOffsetsAndTheRxPolynomial) {
       .u16(90, 100);           // Vcc offset +100
   const auto m = decode_module("eth0", {{kLowerPage, a0.bytes()}, {kA2, a2.bytes()}});
   ASSERT_TRUE(m) << m.error().message();
-  EXPECT_DOUBLE_EQ(*m->temperature_celsius, 52.0);         // (2 * 6784 - 256) / 256
-  EXPECT_DOUBLE_EQ(*m->voltage_volts, 3.3176);             // (33076 + 100) x 100 µV
-  EXPECT_DOUBLE_EQ(*m->lanes[0].bias_amperes, 0.006);      // 0.5 * 6000 x 2 µA
-  EXPECT_DOUBLE_EQ(*m->lanes[0].tx_power_watts, 0.00049);  // (5000 - 100) x 0.1 µW
+  EXPECT_DOUBLE_EQ(m->temperature_celsius.value(), 52.0);         // (2 * 6784 - 256) / 256
+  EXPECT_DOUBLE_EQ(m->voltage_volts.value(), 3.3176);             // (33076 + 100) x 100 µV
+  EXPECT_DOUBLE_EQ(m->lanes[0].bias_amperes.value(), 0.006);      // 0.5 * 6000 x 2 µA
+  EXPECT_DOUBLE_EQ(m->lanes[0].tx_power_watts.value(), 0.00049);  // (5000 - 100) x 0.1 µW
   // 4000^2 / 1024 + 2 * 4000 - 100 = 15625 + 7900 = 23525 x 0.1 µW = 2.3525 mW
-  EXPECT_DOUBLE_EQ(*m->lanes[0].rx_power_watts, 0.0023525);
+  EXPECT_DOUBLE_EQ(m->lanes[0].rx_power_watts.value(), 0.0023525);
   // Thresholds are calibrated the same way: temperature high alarm (2 * 20480 - 256) / 256 = 159 °C.
-  EXPECT_DOUBLE_EQ((*m->thresholds[kTemp])[0], 159.0);
+  EXPECT_DOUBLE_EQ((m->thresholds[kTemp].value())[0], 159.0);
   // Rx low alarm: 100^2/1024 + 200 - 100 = 109.765625 x 0.1 µW
-  EXPECT_DOUBLE_EQ((*m->thresholds[kRx])[1], 109.765625 * 0.1e-6);
+  EXPECT_DOUBLE_EQ((m->thresholds[kRx].value())[1], 109.765625 * 0.1e-6);
 }
 
 TEST(Sff8472, NonFiniteCalibrationLeavesTheValuesOut) {
@@ -194,7 +194,7 @@ TEST(Sff8472, NonFiniteCalibrationLeavesTheValuesOut) {
   ASSERT_TRUE(m) << m.error().message();
   EXPECT_FALSE(m->lanes[0].rx_power_watts);
   EXPECT_FALSE(m->thresholds[kRx]);
-  EXPECT_DOUBLE_EQ(*m->temperature_celsius, 26.5);
+  EXPECT_DOUBLE_EQ(m->temperature_celsius.value(), 26.5);
 }
 
 TEST(Sff8472, CopperAndNoDdmAreNoDiagnosticsWithTheReason) {
@@ -293,34 +293,34 @@ TEST(Sff8636, FourLanesThresholdsAndLatchedFlags) {
   EXPECT_EQ(m->part_number, "QSFP28-100G-SR4");
   EXPECT_EQ(m->serial, "QSN0001");
   EXPECT_EQ(m->vendor_revision, "B0");
-  EXPECT_DOUBLE_EQ(*m->temperature_celsius, 26.5);
-  EXPECT_DOUBLE_EQ(*m->voltage_volts, 3.3);
-  EXPECT_EQ(*m->thresholds[kTemp], (proto::AlarmThresholds{75.0, -5.0, 70.0, 0.0}));
-  EXPECT_DOUBLE_EQ((*m->thresholds[kRx])[0], 0.0035);
-  EXPECT_DOUBLE_EQ((*m->thresholds[kRx])[1], 5e-6);
-  EXPECT_DOUBLE_EQ((*m->thresholds[kBias])[2], 0.035);
-  EXPECT_DOUBLE_EQ((*m->thresholds[kTx])[3], 10e-6);
-  EXPECT_EQ(*m->flags[kTemp], (proto::AlarmFlags{true, false, false, false}));
-  EXPECT_EQ(*m->flags[kVcc], (proto::AlarmFlags{false, false, false, true}));
+  EXPECT_DOUBLE_EQ(m->temperature_celsius.value(), 26.5);
+  EXPECT_DOUBLE_EQ(m->voltage_volts.value(), 3.3);
+  EXPECT_EQ(m->thresholds[kTemp].value(), (proto::AlarmThresholds{75.0, -5.0, 70.0, 0.0}));
+  EXPECT_DOUBLE_EQ((m->thresholds[kRx].value())[0], 0.0035);
+  EXPECT_DOUBLE_EQ((m->thresholds[kRx].value())[1], 5e-6);
+  EXPECT_DOUBLE_EQ((m->thresholds[kBias].value())[2], 0.035);
+  EXPECT_DOUBLE_EQ((m->thresholds[kTx].value())[3], 10e-6);
+  EXPECT_EQ(m->flags[kTemp].value(), (proto::AlarmFlags{true, false, false, false}));
+  EXPECT_EQ(m->flags[kVcc].value(), (proto::AlarmFlags{false, false, false, true}));
   ASSERT_EQ(m->lanes.size(), 4u);
   const double rx[] = {0.001, 0.0008, 0.0, 0.0001};
   const double bias[] = {0.014, 0.012, 0.008, 0.004};
   for (std::size_t i = 0; i < 4; ++i) {
     const auto& l = m->lanes[i];
     EXPECT_EQ(l.lane, i + 1);
-    EXPECT_DOUBLE_EQ(*l.rx_power_watts, rx[i]) << i;
-    EXPECT_DOUBLE_EQ(*l.bias_amperes, bias[i]) << i;
-    EXPECT_DOUBLE_EQ(*l.tx_power_watts, 0.0009) << i;
+    EXPECT_DOUBLE_EQ(l.rx_power_watts.value(), rx[i]) << i;
+    EXPECT_DOUBLE_EQ(l.bias_amperes.value(), bias[i]) << i;
+    EXPECT_DOUBLE_EQ(l.tx_power_watts.value(), 0.0009) << i;
     EXPECT_EQ(l.rx_los, i == 0) << i;
     EXPECT_EQ(l.tx_los, i == 1) << i;
     EXPECT_EQ(l.tx_fault, i == 3) << i;
     EXPECT_EQ(l.tx_disabled, i == 2) << i;
   }
-  EXPECT_EQ(*m->lanes[0].flags[kRx], (proto::AlarmFlags{false, true, false, false}));
-  EXPECT_EQ(*m->lanes[1].flags[kRx], (proto::AlarmFlags{}));
-  EXPECT_EQ(*m->lanes[3].flags[kRx], (proto::AlarmFlags{false, false, true, false}));
-  EXPECT_EQ(*m->lanes[3].flags[kTx], (proto::AlarmFlags{false, false, false, true}));
-  EXPECT_EQ(*m->lanes[2].flags[kBias], (proto::AlarmFlags{}));
+  EXPECT_EQ(m->lanes[0].flags[kRx].value(), (proto::AlarmFlags{false, true, false, false}));
+  EXPECT_EQ(m->lanes[1].flags[kRx].value(), (proto::AlarmFlags{}));
+  EXPECT_EQ(m->lanes[3].flags[kRx].value(), (proto::AlarmFlags{false, false, true, false}));
+  EXPECT_EQ(m->lanes[3].flags[kTx].value(), (proto::AlarmFlags{false, false, false, true}));
+  EXPECT_EQ(m->lanes[2].flags[kBias].value(), (proto::AlarmFlags{}));
 }
 
 TEST(Sff8636, NoTxPowerMonitorLeavesItOut) {
@@ -452,41 +452,41 @@ TEST(Cmis, AllAdvertisedBanksAndNothingElse) {
   EXPECT_EQ(m->part_number, "QDD-400G-DR4");
   EXPECT_EQ(m->serial, "CSN42");
   EXPECT_EQ(m->banks, 2u);
-  EXPECT_DOUBLE_EQ(*m->temperature_celsius, 26.5);
-  EXPECT_DOUBLE_EQ(*m->voltage_volts, 3.3);
-  EXPECT_EQ(*m->flags[kTemp], (proto::AlarmFlags{true, false, false, false}));
-  EXPECT_EQ(*m->flags[kVcc], (proto::AlarmFlags{true, false, false, false}));
-  EXPECT_EQ(*m->thresholds[kTemp], (proto::AlarmThresholds{75.0, -5.0, 70.0, 0.0}));
-  EXPECT_DOUBLE_EQ((*m->thresholds[kBias])[0], 0.040);
-  EXPECT_DOUBLE_EQ((*m->thresholds[kBias])[2], 0.036);
-  EXPECT_DOUBLE_EQ((*m->thresholds[kTx])[1], 50e-6);
-  EXPECT_DOUBLE_EQ((*m->thresholds[kRx])[3], 100e-6);
+  EXPECT_DOUBLE_EQ(m->temperature_celsius.value(), 26.5);
+  EXPECT_DOUBLE_EQ(m->voltage_volts.value(), 3.3);
+  EXPECT_EQ(m->flags[kTemp].value(), (proto::AlarmFlags{true, false, false, false}));
+  EXPECT_EQ(m->flags[kVcc].value(), (proto::AlarmFlags{true, false, false, false}));
+  EXPECT_EQ(m->thresholds[kTemp].value(), (proto::AlarmThresholds{75.0, -5.0, 70.0, 0.0}));
+  EXPECT_DOUBLE_EQ((m->thresholds[kBias].value())[0], 0.040);
+  EXPECT_DOUBLE_EQ((m->thresholds[kBias].value())[2], 0.036);
+  EXPECT_DOUBLE_EQ((m->thresholds[kTx].value())[1], 50e-6);
+  EXPECT_DOUBLE_EQ((m->thresholds[kRx].value())[3], 100e-6);
   ASSERT_EQ(m->lanes.size(), 16u);
   for (std::size_t i = 0; i < 16; ++i) {
     const auto& l = m->lanes[i];
     const std::size_t in_bank = i % 8;
     EXPECT_EQ(l.lane, i + 1);
     if (i < 8) {
-      EXPECT_DOUBLE_EQ(*l.tx_power_watts, (5000 + 100.0 * in_bank) * 0.1e-6) << i;
-      EXPECT_DOUBLE_EQ(*l.bias_amperes, 0.012) << i;
-      EXPECT_DOUBLE_EQ(*l.rx_power_watts, 0.0004) << i;
+      EXPECT_DOUBLE_EQ(l.tx_power_watts.value(), (5000 + 100.0 * in_bank) * 0.1e-6) << i;
+      EXPECT_DOUBLE_EQ(l.bias_amperes.value(), 0.012) << i;
+      EXPECT_DOUBLE_EQ(l.rx_power_watts.value(), 0.0004) << i;
       EXPECT_EQ(l.tx_los, i == 1) << i;
       EXPECT_EQ(l.rx_los, i == 2) << i;
       EXPECT_EQ(l.tx_disabled, i == 7) << i;
       EXPECT_EQ(l.tx_fault, false) << i;
     } else {
-      EXPECT_DOUBLE_EQ(*l.tx_power_watts, (6000 + 100.0 * in_bank) * 0.1e-6) << i;
-      EXPECT_DOUBLE_EQ(*l.bias_amperes, 0.010) << i;
-      EXPECT_DOUBLE_EQ(*l.rx_power_watts, 0.0) << i;
+      EXPECT_DOUBLE_EQ(l.tx_power_watts.value(), (6000 + 100.0 * in_bank) * 0.1e-6) << i;
+      EXPECT_DOUBLE_EQ(l.bias_amperes.value(), 0.010) << i;
+      EXPECT_DOUBLE_EQ(l.rx_power_watts.value(), 0.0) << i;
       EXPECT_EQ(l.rx_los, true) << i;
       EXPECT_EQ(l.tx_fault, i == 12) << i;  // byte 135 bit 4 of bank 1: lane 13
     }
   }
-  EXPECT_EQ(*m->lanes[0].flags[kTx], (proto::AlarmFlags{true, false, false, false}));
-  EXPECT_EQ(*m->lanes[1].flags[kTx], (proto::AlarmFlags{}));
-  EXPECT_EQ(*m->lanes[7].flags[kRx], (proto::AlarmFlags{false, false, false, true}));
-  EXPECT_EQ(*m->lanes[8].flags[kRx], (proto::AlarmFlags{true, false, false, false}));
-  EXPECT_EQ(*m->lanes[9].flags[kRx], (proto::AlarmFlags{}));
+  EXPECT_EQ(m->lanes[0].flags[kTx].value(), (proto::AlarmFlags{true, false, false, false}));
+  EXPECT_EQ(m->lanes[1].flags[kTx].value(), (proto::AlarmFlags{}));
+  EXPECT_EQ(m->lanes[7].flags[kRx].value(), (proto::AlarmFlags{false, false, false, true}));
+  EXPECT_EQ(m->lanes[8].flags[kRx].value(), (proto::AlarmFlags{true, false, false, false}));
+  EXPECT_EQ(m->lanes[9].flags[kRx].value(), (proto::AlarmFlags{}));
 }
 
 TEST(Cmis, PlanFollowsWhatThePagesAdvertise) {
@@ -520,7 +520,7 @@ TEST(Cmis, OneBankAndTheBiasMultiplier) {
   ASSERT_TRUE(m) << m.error().message();
   EXPECT_EQ(m->banks, 1u);
   ASSERT_EQ(m->lanes.size(), 8u);
-  EXPECT_DOUBLE_EQ(*m->lanes[0].bias_amperes, 0.024);  // 3000 x 2 µA x 4
+  EXPECT_DOUBLE_EQ(m->lanes[0].bias_amperes.value(), 0.024);  // 3000 x 2 µA x 4
 }
 
 TEST(Cmis, FlatCopperNoMonitorsAndMissingBank) {
