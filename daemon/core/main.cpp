@@ -14,6 +14,7 @@
 #include "hsns/version.h"
 #include "inventory.h"
 #include "isolation_component.h"
+#include "optics_component.h"
 #include "qos_check.h"
 #include "rdma_qp_component.h"
 #include "reconciler_component.h"
@@ -61,6 +62,8 @@ tl::expected<DaemonConfig, std::string> assemble(const std::string& path, bool r
 // link before the reconciler so a fetched desired state is applied in the same loop turn, the QoS check
 // and the status report after the pass they describe, then the ports' counters, the flow probe (never before
 // the ports), then the RDMA QP inventory (read-only telemetry).
+// and the status report after the pass they describe, the flow probe after the ports, then the optical
+// modules' diagnostics.
 void add_components(hsns::daemon::Daemon& d) {
   using namespace hsns::daemon;
   const auto& config = d.config();
@@ -72,6 +75,7 @@ void add_components(hsns::daemon::Daemon& d) {
   d.add<counters::CountersComponent>(config, d.registry());
   d.add<FlowHarvester>(config.flow_probe, d.node().host, d.registry());
   d.add<RdmaQpComponent>(config, d.node().host, d.registry());
+  d.add<OpticsComponent>(config, d.registry());
 }
 
 }  // namespace
