@@ -13,6 +13,7 @@
 #include "hsns/version.h"
 #include "inventory.h"
 #include "isolation_component.h"
+#include "lldp_component.h"
 #include "qos_check.h"
 #include "reconciler_component.h"
 #include "status_reporter.h"
@@ -57,7 +58,8 @@ tl::expected<DaemonConfig, std::string> assemble(const std::string& path, bool r
 
 // hsnsd's components in start and tick order: isolation before the reconciler that applies it, the agent
 // link before the reconciler so a fetched desired state is applied in the same loop turn, the QoS check
-// and the status report after the pass they describe, the flow probe last (never before the ports).
+// and the status report after the pass they describe, the flow probe (never before the ports), then the
+// LLDP receiver.
 void add_components(hsns::daemon::Daemon& d) {
   using namespace hsns::daemon;
   const auto& config = d.config();
@@ -67,6 +69,7 @@ void add_components(hsns::daemon::Daemon& d) {
   auto& qos = d.add<QosCheck>(config, d.node(), reconciler, d.registry());
   d.add<StatusReporter>(d.node(), reconciler, qos, agent, d.registry());
   d.add<FlowHarvester>(config.flow_probe, d.node().host, d.registry());
+  d.add<LldpComponent>(config, d.node().host, d.registry());
 }
 
 }  // namespace
