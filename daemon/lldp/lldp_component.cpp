@@ -22,28 +22,6 @@ std::string describe(const lldp::Lldpdu& l) {
          " (chassis " + l.chassis_id + ", TTL " + std::to_string(l.ttl_s) + " s)";
 }
 
-proto::LldpNeighbor to_proto(const std::string& netdev, std::optional<int> npu, const lldp::Neighbor& n) {
-  const auto& l = n.lldpdu;
-  proto::LldpNeighbor out;
-  out.netdev = netdev;
-  out.npu = npu;
-  out.source_mac = n.source_mac;
-  out.chassis_id_subtype = lldp::to_string(l.chassis_id_subtype);
-  out.chassis_id = l.chassis_id;
-  out.port_id_subtype = lldp::to_string(l.port_id_subtype);
-  out.port_id = l.port_id;
-  out.ttl_s = l.ttl_s;
-  out.last_seen_ms = n.last_seen_unix_ms;
-  out.port_description = l.port_description;
-  out.system_name = l.system_name;
-  out.system_description = l.system_description;
-  if (l.capabilities)
-    out.capabilities = proto::LldpCapabilities{l.capabilities->system, l.capabilities->enabled};
-  for (const auto& a : l.management_addresses)
-    out.management_addresses.push_back({a.family, a.address, a.interface_subtype, a.interface_number});
-  return out;
-}
-
 }  // namespace
 
 LldpComponent::LldpComponent(const DaemonConfig& config, std::string host, prometheus::Registry& r)
@@ -232,7 +210,7 @@ proto::LldpNeighbors LldpComponent::neighbors() const {
   for (const auto& [netdev, neighbors] : table_.ports()) {
     const auto port = ports_.find(netdev);
     const std::optional<int> npu = port == ports_.end() ? std::nullopt : std::optional<int>(port->second.npu);
-    for (const auto& n : neighbors) out.neighbors.push_back(to_proto(netdev, npu, n));
+    for (const auto& n : neighbors) out.neighbors.push_back(lldp::to_proto(netdev, npu, n));
   }
   return out;
 }

@@ -66,6 +66,28 @@ std::size_t NeighborTable::remove_port(const std::string& netdev) {
   return n;
 }
 
+proto::LldpNeighbor to_proto(const std::string& netdev, std::optional<int> npu, const Neighbor& n) {
+  const auto& l = n.lldpdu;
+  proto::LldpNeighbor out;
+  out.netdev = netdev;
+  out.npu = npu;
+  out.source_mac = n.source_mac;
+  out.chassis_id_subtype = to_string(l.chassis_id_subtype);
+  out.chassis_id = l.chassis_id;
+  out.port_id_subtype = to_string(l.port_id_subtype);
+  out.port_id = l.port_id;
+  out.ttl_s = l.ttl_s;
+  out.last_seen_ms = n.last_seen_unix_ms;
+  out.port_description = l.port_description;
+  out.system_name = l.system_name;
+  out.system_description = l.system_description;
+  if (l.capabilities)
+    out.capabilities = proto::LldpCapabilities{l.capabilities->system, l.capabilities->enabled};
+  for (const auto& a : l.management_addresses)
+    out.management_addresses.push_back({a.family, a.address, a.interface_subtype, a.interface_number});
+  return out;
+}
+
 std::size_t NeighborTable::size(const std::string& netdev) const {
   const auto it = ports_.find(netdev);
   return it == ports_.end() ? 0 : it->second.size();

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "hsns/proto/lldp.h"
 #include "lldpdu.h"
 
 namespace hsns::lldp {
@@ -58,6 +59,9 @@ class NeighborTable {
  private:
   std::map<std::string, std::vector<Neighbor>> ports_;
 };
+
+// A neighbour as an entry of the lldp-neighbors section (hsns/proto/lldp.h).
+proto::LldpNeighbor to_proto(const std::string& netdev, std::optional<int> npu, const Neighbor& neighbor);
 
 // True when a and b advertise the same MSAP (chassis ID and port ID with their subtypes).
 bool same_msap(const Lldpdu& a, const Lldpdu& b);
