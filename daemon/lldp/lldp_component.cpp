@@ -158,7 +158,8 @@ void LldpComponent::receive(const std::string& netdev, std::span<const std::uint
     case Update::removed:
       shutdowns_.Increment();
       table_changed_ = true;
-      HSNS_LOG(info) << "lldp: " << netdev << ": neighbour " << describe(l) << " shut down";
+      HSNS_LOG(info) << "lldp: " << netdev << ": neighbour port " << l.port_id << " (chassis " << l.chassis_id
+                     << ") shut down";
       break;
     case Update::unknown_shutdown:
     case Update::table_full:

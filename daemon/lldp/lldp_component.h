@@ -11,8 +11,8 @@
 //   main loop), parses each frame (lldpdu.h), updates the NeighborTable (TTL expiry, TTL 0 removes at
 //   once), expires what ran out, and asks for its next tick after kLldpPoll or at the next expiry,
 //   whichever is sooner. Frames queue in the kernel between ticks (the socket's receive buffer).
-// - reload() follows the configuration's NPU list: a port that left it is closed and its neighbours
-//   and metric series dropped; a new one is opened at once.
+// - reload() follows the configuration's NPU list: a port that left it is closed, its neighbours and its
+//   hsns_lldp_neighbors series dropped (its counters stay); a new one is opened at once.
 // - Metrics (hsns_lldp_*): neighbors{netdev} (gauge), frames_total{netdev,result} (result "ok", a parse
 //   failure's reason_name(), "oversize" for a frame over kMaxFrameBytes, "table_full" for a neighbour
 //   refused by kMaxNeighborsPerPort), neighbor_info{netdev,chassis_id,port_id,system_name} (1 per

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -97,7 +98,7 @@ TEST_F(LldpReceiver, CountsMalformedFramesExpiresAndLintsItsMetrics) {
   const Bytes good = cat({chassis_mac(), port_ifname("swp1"), ttl(120), tlv(5, text("leaf-9")), end()});
   Bytes elsewhere = frame(good);
   elsewhere[5] = 0x03;  // 01:80:c2:00:00:03, not the nearest-bridge address: filtered by the socket
-  send({frame(good), frame(cat({chassis_mac(), port_ifname("swp1")})), frame({0x02, 0x07, 4, 1}), elsewhere,
+  send({frame(good), frame(cat({chassis_mac(), port_ifname("swp1")})), frame({0x03, 0xff, 4, 1}), elsewhere,
         frame(cat({tlv(1, text(7, "other")), port_ifname("x"), ttl(0)})),
         frame(cat({chassis_mac(), port_ifname("swp1"), ttl(1), tlv(127, {0, 0x12, 0x0f, 1, 3})}),
               {2, 0, 0, 0, 0, 9})});
@@ -141,6 +142,12 @@ TEST_F(LldpReceiver, CountsMalformedFramesExpiresAndLintsItsMetrics) {
 TEST_F(LldpReceiver, ReceivesRealLldpFromLldpd) {
   ASSERT_EQ(run_command({"sh", "-c", "command -v lldpd"}).status, 0) << "lldpd is not installed";
   TempDir dir("hsns-lldp");
+  // lldpd runs lldpcli as its unprivileged user (_lldpd) to apply the file: it must reach the socket.
+  namespace fs = std::filesystem;
+  fs::permissions(
+      dir.path(),
+      fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec,
+      fs::perm_options::add);
   std::ofstream(dir / "lldpd.conf") << "configure system hostname leaf-7\n"
                                        "configure lldp tx-interval 1\n"
                                        "configure lldp tx-hold 4\n"
