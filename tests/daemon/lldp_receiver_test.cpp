@@ -139,6 +139,37 @@ TEST_F(LldpReceiver, CountsMalformedFramesExpiresAndLintsItsMetrics) {
   EXPECT_FALSE(scrape().find("hsns_lldp_neighbor_info{") != std::string::npos) << scrape();
 }
 
+TEST_F(LldpReceiver, FollowsThePortThroughReloadAndRecreation) {
+  const Bytes good = cat({chassis_mac(), port_ifname("swp1"), ttl(120), tlv(5, text("leaf-9")), end()});
+  send({frame(good)});
+  ASSERT_TRUE(tick_until([&] { return neighbours() == 1; }, 5s)) << scrape();
+
+  // npu0 leaves the configuration: closed, its neighbours and its gauge series gone.
+  hsns::daemon::DaemonConfig none;
+  {
+    NetnsScope in(host_);
+    component_->reload(none);
+  }
+  EXPECT_EQ(neighbours(), 0U);
+  EXPECT_EQ(metric("hsns_lldp_ports_listening"), 0);
+  EXPECT_EQ(metric(R"(hsns_lldp_neighbors{netdev="npu0"})"), -1) << scrape();
+  EXPECT_EQ(scrape().find("hsns_lldp_neighbor_info{"), std::string::npos) << scrape();
+  {
+    NetnsScope in(host_);
+    component_->reload(config_);
+  }
+  EXPECT_EQ(metric("hsns_lldp_ports_listening"), 1);
+
+  // The netdev deleted: the socket is closed and the port retried until a netdev of that name is back.
+  Namespaces::ip(host_, {"link", "del", "npu0"});
+  ASSERT_TRUE(tick_until([&] { return metric("hsns_lldp_ports_listening") == 0; }, 5s)) << scrape();
+  EXPECT_GE(metric(R"(hsns_lldp_socket_errors_total{netdev="npu0"})"), 1);
+  nets_.veth({sw_, "swp1", {}}, {host_, "npu0", {}});
+  ASSERT_TRUE(tick_until([&] { return metric("hsns_lldp_ports_listening") == 1; }, 5s)) << scrape();
+  send({frame(good)});
+  ASSERT_TRUE(tick_until([&] { return neighbours() == 1; }, 5s)) << scrape();
+}
+
 TEST_F(LldpReceiver, ReceivesRealLldpFromLldpd) {
   ASSERT_EQ(run_command({"sh", "-c", "command -v lldpd"}).status, 0) << "lldpd is not installed";
   TempDir dir("hsns-lldp");
