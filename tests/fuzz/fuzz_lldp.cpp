@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "hsns/proto/lldp.h"
 #include "lldpdu.h"
@@ -50,7 +51,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   const auto& l = frame->lldpdu;
-  for (const auto* s : {&frame->source_mac, &l.chassis_id, &l.port_id}) check_printable(*s);
+  for (const std::string* s : {&std::as_const(frame->source_mac), &l.chassis_id, &l.port_id})
+    check_printable(*s);
   for (const auto* s : {&l.port_description, &l.system_name, &l.system_description})
     if (*s) check_printable(**s);
   check(!l.chassis_id.empty() && !l.port_id.empty());
