@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 
 #include <array>
+#include <utility>
 
 #include "hsns/proto/lldp.h"
 
@@ -100,20 +101,6 @@ std::optional<std::string> address_text(std::uint8_t family, Bytes address) {
   return "family-" + std::to_string(family) + ":" + hex(address);
 }
 
-// The ID value of a Chassis ID or Port ID TLV as text; nullopt when it does not fit its subtype.
-std::optional<std::string> id_text(bool mac, bool network, bool circuit, Bytes value) {
-  if (mac) {
-    if (value.size() != 6) return std::nullopt;
-    return format_mac(value.first<6>());
-  }
-  if (network) {
-    if (value.size() < 2) return std::nullopt;
-    return address_text(value[0], value.subspan(1));
-  }
-  if (circuit) return hex(value);
-  return escape_text(value);
-}
-
 struct Tlv {
   std::uint8_t type = 0;
   Bytes value;
@@ -136,41 +123,52 @@ tl::expected<Tlv, ParseFailure> next_tlv(Bytes bytes, std::size_t offset) {
   return Tlv{type, bytes.subspan(offset + 2, length), offset};
 }
 
-tl::expected<void, ParseFailure> read_chassis_id(const Tlv& t, Lldpdu& out) {
+// Which subtypes of an ID TLV hold a MAC address, a network address or an agent circuit ID (0: none);
+// the others hold text.
+struct IdSubtypes {
+  std::uint8_t mac;
+  std::uint8_t network;
+  std::uint8_t circuit;
+};
+
+// The subtype and value of a Chassis ID or Port ID TLV (subtype 1..7, value 1..255 bytes), the value as
+// text; `bad` when the subtype is reserved or the value does not fit it.
+tl::expected<std::pair<std::uint8_t, std::string>, ParseFailure> read_id(const Tlv& t, ParseError bad,
+                                                                         IdSubtypes kinds) {
   if (t.value.size() < 2 || t.value.size() > 256)
     return fail(ParseError::bad_length, t.type, t.offset,
                 "length " + std::to_string(t.value.size()) + " is outside 2..256");
   const std::uint8_t subtype = t.value[0];
   if (subtype < 1 || subtype > 7)
-    return fail(ParseError::bad_chassis_id, t.type, t.offset,
-                "subtype " + std::to_string(subtype) + " is reserved");
-  const auto s = static_cast<ChassisIdSubtype>(subtype);
-  auto text = id_text(s == ChassisIdSubtype::mac_address, s == ChassisIdSubtype::network_address, false,
-                      t.value.subspan(1));
-  if (!text)
-    return fail(ParseError::bad_chassis_id, t.type, t.offset,
-                std::string("the value does not fit subtype ") + to_string(s));
-  out.chassis_id_subtype = s;
-  out.chassis_id = std::move(*text);
+    return fail(bad, t.type, t.offset, "subtype " + std::to_string(subtype) + " is reserved");
+  const Bytes value = t.value.subspan(1);
+  std::optional<std::string> text;
+  if (subtype == kinds.mac) {
+    if (value.size() == 6) text = format_mac(value.first<6>());
+  } else if (subtype == kinds.network) {
+    if (value.size() >= 2) text = address_text(value[0], value.subspan(1));
+  } else if (subtype == kinds.circuit) {
+    text = hex(value);
+  } else {
+    text = escape_text(value);
+  }
+  if (!text) return fail(bad, t.type, t.offset, "the value does not fit subtype " + std::to_string(subtype));
+  return std::pair{subtype, std::move(*text)};
+}
+
+tl::expected<void, ParseFailure> read_chassis_id(const Tlv& t, Lldpdu& out) {
+  auto id = read_id(t, ParseError::bad_chassis_id, {4, 5, 0});
+  if (!id) return tl::unexpected(std::move(id.error()));
+  out.chassis_id_subtype = static_cast<ChassisIdSubtype>(id->first);
+  out.chassis_id = std::move(id->second);
   return {};
 }
 
 tl::expected<void, ParseFailure> read_port_id(const Tlv& t, Lldpdu& out) {
-  if (t.value.size() < 2 || t.value.size() > 256)
-    return fail(ParseError::bad_length, t.type, t.offset,
-                "length " + std::to_string(t.value.size()) + " is outside 2..256");
-  const std::uint8_t subtype = t.value[0];
-  if (subtype < 1 || subtype > 7)
-    return fail(ParseError::bad_port_id, t.type, t.offset,
-                "subtype " + std::to_string(subtype) + " is reserved");
-  const auto s = static_cast<PortIdSubtype>(subtype);
-  auto text = id_text(s == PortIdSubtype::mac_address, s == PortIdSubtype::network_address,
-                      s == PortIdSubtype::agent_circuit_id, t.value.subspan(1));
-  if (!text)
-    return fail(ParseError::bad_port_id, t.type, t.offset,
-                std::string("the value does not fit subtype ") + to_string(s));
-  out.port_id_subtype = s;
-  out.port_id = std::move(*text);
+  auto id = read_id(t, ParseError::bad_port_id, {3, 4, 6});
+  if (!id) return tl::unexpected(std::move(id.error()));
+  out.port_id_subtype = static_cast<PortIdSubtype>(id->first);
+  out.port_id = std::move(id->second);
   return {};
 }
 
