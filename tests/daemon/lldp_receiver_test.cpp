@@ -46,10 +46,21 @@ class LldpReceiver : public ::testing::Test {
     sw_ = nets_.add("sw");
     host_ = nets_.add("h");
     nets_.veth({sw_, "swp1", {"198.18.70.1/24"}}, {host_, "npu0", {"198.18.70.2/24"}});
+    wait_link_up();
     config_.npus = {{0, "npu0"}};
     component_ = std::make_unique<LldpComponent>(config_, "h1", registry_);
     NetnsScope in(host_);
     ASSERT_TRUE(component_->start());
+  }
+
+  // The kernel brings a new veth's carrier up asynchronously (linkwatch), and drops what is sent before:
+  // wait until both ends say so.
+  void wait_link_up() {
+    const auto up = [](const std::string& ns, const std::string& ifname) {
+      return Namespaces::ip(ns, {"link", "show", ifname}).find("state UP") != std::string::npos;
+    };
+    ASSERT_TRUE(wait_for([&] { return up(sw_, "swp1") && up(host_, "npu0"); }, 10s))
+        << Namespaces::ip(sw_, {"link", "show", "swp1"});
   }
 
   // One tick of the component inside the host namespace (its sockets were opened there).
@@ -165,6 +176,7 @@ TEST_F(LldpReceiver, FollowsThePortThroughReloadAndRecreation) {
   ASSERT_TRUE(tick_until([&] { return metric("hsns_lldp_ports_listening") == 0; }, 5s)) << scrape();
   EXPECT_GE(metric(R"(hsns_lldp_socket_errors_total{netdev="npu0"})"), 1);
   nets_.veth({sw_, "swp1", {}}, {host_, "npu0", {}});
+  wait_link_up();
   ASSERT_TRUE(tick_until([&] { return metric("hsns_lldp_ports_listening") == 1; }, 5s)) << scrape();
   send({frame(good)});
   ASSERT_TRUE(tick_until([&] { return neighbours() == 1; }, 5s)) << scrape();
