@@ -1,6 +1,6 @@
 // One part of hsnsd that the main loop (daemon.h) sequences: the agent link, isolation, the reconciler,
-// the QoS check, the status report, the flow harvester; the next ones (report uploader, telemetry readers)
-// implement the same interface.
+// the QoS check, the status report, the flow harvester and the telemetry readers (counters, RDMA QP
+// inventory, optical modules, LLDP); the next one (the report uploader) implements the same interface.
 //
 // Contract:
 // - The main loop calls start() once per component in the order they were added, tick() on every loop

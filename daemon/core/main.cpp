@@ -14,6 +14,7 @@
 #include "hsns/version.h"
 #include "inventory.h"
 #include "isolation_component.h"
+#include "lldp_component.h"
 #include "optics_component.h"
 #include "qos_check.h"
 #include "rdma_qp_component.h"
@@ -61,9 +62,8 @@ tl::expected<DaemonConfig, std::string> assemble(const std::string& path, bool r
 // hsnsd's components in start and tick order: isolation before the reconciler that applies it, the agent
 // link before the reconciler so a fetched desired state is applied in the same loop turn, the QoS check
 // and the status report after the pass they describe, then the ports' counters, the flow probe (never before
-// the ports), then the RDMA QP inventory (read-only telemetry).
-// and the status report after the pass they describe, the flow probe after the ports, then the optical
-// modules' diagnostics.
+// the ports), then the read-only telemetry: the RDMA QP inventory, the optical modules' diagnostics and the
+// LLDP receiver.
 void add_components(hsns::daemon::Daemon& d) {
   using namespace hsns::daemon;
   const auto& config = d.config();
@@ -76,6 +76,7 @@ void add_components(hsns::daemon::Daemon& d) {
   d.add<FlowHarvester>(config.flow_probe, d.node().host, d.registry());
   d.add<RdmaQpComponent>(config, d.node().host, d.registry());
   d.add<OpticsComponent>(config, d.registry());
+  d.add<LldpComponent>(config, d.node().host, d.registry());
 }
 
 }  // namespace

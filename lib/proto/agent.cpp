@@ -6,14 +6,41 @@
 #include <set>
 
 #include "hsns/json_fields.h"
+#include "names.h"
 
 namespace hsns::proto {
+
+// The kernel's dev_valid_name(): 1..15 bytes, not "." or "..", no '/', ':', whitespace or NUL.
+bool detail::valid_netdev(std::string_view s) {
+  if (s.empty() || s.size() > kMaxNetdevLength || s == "." || s == "..") return false;
+  return std::none_of(s.begin(), s.end(), [](char c) {
+    return c == '/' || c == ':' || c == '\0' || std::isspace(static_cast<unsigned char>(c)) != 0;
+  });
+}
+
+// A MAC as six colon-separated hex octets; returned lower-case.
+std::optional<std::string> detail::normalise_mac(std::string_view s) {
+  if (s.size() != 17) return std::nullopt;
+  std::string out(s);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (i % 3 == 2) {
+      if (out[i] != ':') return std::nullopt;
+    } else {
+      if (!std::isxdigit(static_cast<unsigned char>(out[i]))) return std::nullopt;
+      out[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(out[i])));
+    }
+  }
+  return out;
+}
+
 namespace {
+using detail::kMaxNetdevLength;
+using detail::normalise_mac;
+using detail::valid_netdev;
 
 using nlohmann::json;
 
 constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
-constexpr std::size_t kMaxNetdevLength = 15;  // IFNAMSIZ - 1
 constexpr std::size_t kMaxAddressLength = 64;
 
 json nullable(const std::optional<std::string>& s) {
@@ -31,29 +58,6 @@ std::optional<T> read_ip(FieldReader& r, std::string_view name, bool required) {
     return std::nullopt;
   }
   return *v;
-}
-
-// The kernel's dev_valid_name(): 1..15 bytes, not "." or "..", no '/', ':', whitespace or NUL.
-bool valid_netdev(std::string_view s) {
-  if (s.empty() || s.size() > kMaxNetdevLength || s == "." || s == "..") return false;
-  return std::none_of(s.begin(), s.end(), [](char c) {
-    return c == '/' || c == ':' || c == '\0' || std::isspace(static_cast<unsigned char>(c)) != 0;
-  });
-}
-
-// A MAC as six colon-separated hex octets; returned lower-case.
-std::optional<std::string> normalise_mac(std::string_view s) {
-  if (s.size() != 17) return std::nullopt;
-  std::string out(s);
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    if (i % 3 == 2) {
-      if (out[i] != ':') return std::nullopt;
-    } else {
-      if (!std::isxdigit(static_cast<unsigned char>(out[i]))) return std::nullopt;
-      out[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(out[i])));
-    }
-  }
-  return out;
 }
 
 // One element of "npus": its members, then the rules on their values; nullopt when anything was wrong.

@@ -371,7 +371,8 @@ TEST_F(DaemonTest, NotifiesSystemdServesMetricsAndReloadsOnSighup) {
   EXPECT_NE(metrics.find("hsns_daemon_info{version="), std::string::npos);
   EXPECT_NE(metrics.find("hsns_daemon_aggregator_up 1"), std::string::npos) << metrics;
   // Every component reported ready (READY=1 waits for all of them), on /metrics and in the log.
-  for (const char* component : {"isolation", "agent", "reconciler", "qos", "status", "flows"}) {
+  for (const char* component : {"isolation", "agent", "reconciler", "qos", "status", "counters", "flows",
+                                "rdma_qp", "optics", "lldp"}) {
     EXPECT_NE(metrics.find("hsnsd_component_ready{component=\"" + std::string(component) + "\"} 1"),
               std::string::npos)
         << component << "\n"
