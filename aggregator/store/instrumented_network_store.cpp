@@ -60,4 +60,8 @@ StoreResult<network::HostView> InstrumentedNetworkStore::host_view(const std::st
   return timed("host_view", [&] { return inner_.host_view(host); });
 }
 
+StoreResult<std::vector<network::HostView>> InstrumentedNetworkStore::host_views() {
+  return timed("host_views", [&] { return inner_.host_views(); });
+}
+
 }  // namespace hsns::store

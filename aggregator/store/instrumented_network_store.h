@@ -29,6 +29,7 @@ class InstrumentedNetworkStore final : public NetworkStore {
   StoreResult<std::vector<std::optional<PortPlacement>>> port_placements(
       const std::vector<std::string>& ids) override;
   StoreResult<network::HostView> host_view(const std::string& host) override;
+  StoreResult<std::vector<network::HostView>> host_views() override;
   const RevisionSource* revisions() const override { return inner_.revisions(); }
 
  private:

@@ -14,7 +14,7 @@
 //   the same transaction, so a daemon polling its desired state sees every change.
 // - Decisions that depend on stored state are made inside the transaction that acts on them, never by
 //   a read before the call: put_host says whether it created the host (the API's 201 vs 200), and
-//   port_placements reads ports and their subnets in one snapshot.
+//   port_placements reads ports and their subnets in one snapshot, host_views every host's view in one.
 // - Address rules (hsns/ip.h): create_subnet refuses a cidr check_subnet_prefix() refuses and a gateway
 //   check_host_address() refuses (invalid "cidr"/"gateway_ip"); a fixed IP and every allocated address
 //   pass check_host_address() for the subnet (fixed: invalid "ip_address"; allocation from a subnet
@@ -89,6 +89,10 @@ class NetworkStore {
 
   // The host, its ports and their subnets in one read snapshot; not_found for an unknown host.
   virtual StoreResult<network::HostView> host_view(const std::string& host) = 0;
+  // Every host's view, each exactly what host_view() gives for it, hosts ordered by name, all read in one
+  // snapshot: what the desired-state documents of one network revision are rendered from (one read for
+  // all hosts instead of one per host).
+  virtual StoreResult<std::vector<network::HostView>> host_views() = 0;
 
   virtual const RevisionSource* revisions() const { return nullptr; }
 };

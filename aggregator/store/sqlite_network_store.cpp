@@ -6,8 +6,8 @@
 #include <boost/uuid/random_generator.hpp>
 #include <boost/uuid/uuid_io.hpp>
 #include <limits>
-#include <map>
 #include <optional>
+#include <unordered_map>
 #include <utility>
 
 #include "api/network/requests.h"
@@ -145,6 +145,28 @@ StoreResult<std::optional<Host>> load_host(Connection& c, const std::string& nam
   HSNS_STORE_ASSIGN(npus, load_npus(c, name));
   h.npus = std::move(*npus);
   return std::optional<Host>(std::move(h));
+}
+
+// Every host with its NPUs, ordered by name (two queries, not one per host).
+StoreResult<std::vector<Host>> load_hosts(Connection& c) {
+  HSNS_STORE_ASSIGN(st, prepare(c, std::string("SELECT ") + kHostColumns + " FROM hosts h ORDER BY h.name"));
+  std::vector<Host> hosts;
+  std::unordered_map<std::string, std::size_t> index;
+  for (;;) {
+    HSNS_STORE_ASSIGN(row, step(*st));
+    if (!*row) break;
+    hosts.push_back(read_host_row(*st));
+    index.emplace(hosts.back().name, hosts.size() - 1);
+  }
+  HSNS_STORE_ASSIGN(npus, prepare(c, std::string("SELECT ") + kNpuColumns +
+                                         " FROM host_npus n ORDER BY n.host, n.npu_index"));
+  for (;;) {
+    HSNS_STORE_ASSIGN(row, step(*npus));
+    if (!*row) break;
+    const auto it = index.find(npus->column_text(0));
+    if (it != index.end()) hosts[it->second].npus.push_back(read_npu_row(*npus));
+  }
+  return hosts;
 }
 
 // Fills s.allocation_pools; pools is "SELECT first_key, last_key ... WHERE subnet_id = ?1", reused.
@@ -419,27 +441,7 @@ StoreResult<Host> SqliteNetworkStore::get_host(const std::string& name) {
 }
 
 StoreResult<std::vector<Host>> SqliteNetworkStore::list_hosts() {
-  return sql::read(db_, [](Connection& c) -> StoreResult<std::vector<Host>> {
-    HSNS_STORE_ASSIGN(st,
-                      prepare(c, std::string("SELECT ") + kHostColumns + " FROM hosts h ORDER BY h.name"));
-    std::vector<Host> hosts;
-    std::map<std::string, std::size_t> index;
-    for (;;) {
-      HSNS_STORE_ASSIGN(row, step(*st));
-      if (!*row) break;
-      hosts.push_back(read_host_row(*st));
-      index[hosts.back().name] = hosts.size() - 1;
-    }
-    HSNS_STORE_ASSIGN(npus, prepare(c, std::string("SELECT ") + kNpuColumns +
-                                           " FROM host_npus n ORDER BY n.host, n.npu_index"));
-    for (;;) {
-      HSNS_STORE_ASSIGN(row, step(*npus));
-      if (!*row) break;
-      const auto it = index.find(npus->column_text(0));
-      if (it != index.end()) hosts[it->second].npus.push_back(read_npu_row(*npus));
-    }
-    return hosts;
-  });
+  return sql::read(db_, [](Connection& c) { return load_hosts(c); });
 }
 
 // ---- subnets ----------------------------------------------------------------------------------------
@@ -621,6 +623,45 @@ StoreResult<HostView> SqliteNetworkStore::host_view(const std::string& host) {
                                              {host}));
     view.subnets = std::move(*subnets);
     return view;
+  });
+}
+
+StoreResult<std::vector<HostView>> SqliteNetworkStore::host_views() {
+  // One read transaction and one pass over each table: the views host_view() would give one by one,
+  // in the same orders (ports by npu, subnet name, id within a host; subnets by tenant, name).
+  return sql::read(db_, [](Connection& c) -> StoreResult<std::vector<HostView>> {
+    HSNS_STORE_ASSIGN(hosts, load_hosts(c));
+    std::vector<HostView> views(hosts->size());
+    std::unordered_map<std::string, std::size_t> index;
+    for (std::size_t i = 0; i < hosts->size(); ++i) {
+      views[i].host = std::move((*hosts)[i]);
+      index.emplace(views[i].host.name, i);
+    }
+    HSNS_STORE_ASSIGN(ports, query_ports(c, "", {}, "ORDER BY p.host, p.npu, s.name, p.id"));
+    HSNS_STORE_ASSIGN(subnets, query_subnets(c,
+                                             "WHERE s.id IN (SELECT subnet_id FROM ports) "
+                                             "ORDER BY s.tenant, s.name",
+                                             {}));
+    std::unordered_map<std::string, std::size_t> subnet_rank;
+    for (std::size_t i = 0; i < subnets->size(); ++i) subnet_rank.emplace((*subnets)[i].id, i);
+    // Per host, the ranks of the subnets its ports are in (distinct, in the subnets' order).
+    std::vector<std::vector<std::size_t>> host_subnets(views.size());
+    for (auto& p : *ports) {
+      const auto host = index.find(p.host);
+      const auto rank = subnet_rank.find(p.subnet_id);
+      if (host == index.end() || rank == subnet_rank.end())
+        return tl::unexpected(corrupt("host or subnet reference of port " + p.id));
+      host_subnets[host->second].push_back(rank->second);
+      views[host->second].ports.push_back(std::move(p));
+    }
+    for (std::size_t i = 0; i < views.size(); ++i) {
+      auto& ranks = host_subnets[i];
+      std::sort(ranks.begin(), ranks.end());
+      ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+      views[i].subnets.reserve(ranks.size());
+      for (const auto r : ranks) views[i].subnets.push_back((*subnets)[r]);
+    }
+    return views;
   });
 }
 

@@ -26,7 +26,8 @@
 //   hands the address to ipam::assign_address with a SqlitePortAddressBook (store/sqlite_address_book.h)
 //   in the same transaction: the fixed IP rules or the allocation of the lowest free address, and the
 //   insert of the port as the claim.
-// - port_placements reads in one read transaction.
+// - port_placements and host_views read in one read transaction each; host_views reads every table once
+//   (hosts, NPUs, ports, subnets with their pools), not once per host.
 // - update_subnet with allocation_pools == [] restores the default pools; existing ports keep their
 //   addresses even when the new pools no longer contain them.
 // - Lists are ordered: hosts by name; subnets by tenant, name; ports by host, npu, subnet name, id.
@@ -67,6 +68,7 @@ class SqliteNetworkStore : public NetworkStore {
       const std::vector<std::string>& ids) override;
 
   StoreResult<network::HostView> host_view(const std::string& host) override;
+  StoreResult<std::vector<network::HostView>> host_views() override;
   const RevisionSource* revisions() const override { return &db_; }
 
  private:

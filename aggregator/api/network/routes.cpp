@@ -1,11 +1,11 @@
 #include "api/network/routes.h"
 
 #include <algorithm>
+#include <condition_variable>
 #include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <unordered_map>
 
 #include "api/network/requests.h"
@@ -122,29 +122,128 @@ tl::expected<std::string, Response> items_body(const RequestContext& ctx,
   return out;
 }
 
-// What the network routes keep between requests: rendered lists per store revision, and the desired
-// state's generation per host at the network revision it was read (the 304 path reads neither the store
-// nor renders while nothing changed).
-struct RouteState {
-  explicit RouteState(store::NetworkStore& s) : store(s) {}
+// ---- desired documents per network revision ----
+// Every host's desired document (its body and tag) as of one network revision, rendered from one read of
+// the network data (store host_views) instead of one read per polling host: after a change that touches
+// every host, each host's next poll is served from memory as the 304s are.
+//
+// - Freshness: a request observes the network revision mirror (store/revision.h) and is answered from a
+//   snapshot read after the mirror showed at least that revision, never from an older one: a poll never
+//   gets a document older than the revision it observed.
+// - Built once per revision: the first request that needs a newer snapshot builds it on its own thread;
+//   every request arriving meanwhile waits for that build (or, if it observed a still newer revision,
+//   for the next one), so N polls after a change cost one read and one render per changed host.
+// - A host whose generation did not move since the previous snapshot keeps its rendered document (the
+//   generation names the document, network_store.h), so a change to one host renders one document.
+// - Memory: one snapshot is kept (plus those still held by requests being answered): per registered host
+//   its name, tag and rendered body, about 0.6 KB for a host with one port; 10,000 hosts about 6 MB.
+// - A failed read is answered to the requests that waited for that build; the next request tries again.
 
-  store::NetworkStore& store;
-  http::ResponseCache lists;
+struct DesiredDocument {
+  std::int64_t generation = 0;
+  std::string etag;
+  std::string body;
+};
 
-  std::optional<std::int64_t> cached_generation(const std::string& host, std::int64_t revision) {
-    std::lock_guard<std::mutex> lock(mutex);
-    const auto it = generations.find(host);
-    if (it == generations.end() || it->second.first != revision) return std::nullopt;
-    return it->second.second;
-  }
-  void remember_generation(const std::string& host, std::int64_t revision, std::int64_t generation) {
-    std::lock_guard<std::mutex> lock(mutex);
-    generations[host] = {revision, generation};
+struct DesiredSnapshot {
+  std::int64_t revision = 0;  // the mirror read before the data: the data is at least this new
+  std::unordered_map<std::string, std::shared_ptr<const DesiredDocument>> hosts;
+};
+using SnapshotPtr = std::shared_ptr<const DesiredSnapshot>;
+
+class DesiredDocuments {
+ public:
+  DesiredDocuments(store::NetworkStore& store, const store::RevisionSource& revisions)
+      : store_(store), revisions_(revisions) {}
+
+  // A snapshot of at least the given network revision.
+  store::StoreResult<SnapshotPtr> at_least(std::int64_t revision) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      if (current_ && current_->revision >= revision) return current_;
+      if (building_) {
+        const auto build = building_;
+        built_.wait(lock, [&] { return build->done; });
+        if (!build->result && build->revision >= revision) return tl::unexpected(build->result.error());
+        continue;
+      }
+      // This request builds, at the revision the mirror shows now (at least the one asked for).
+      const auto build = std::make_shared<Build>();
+      build->revision = revisions_.revision(RevisionDomain::network);
+      building_ = build;
+      const auto previous = current_;
+      lock.unlock();
+      store::StoreResult<SnapshotPtr> result = tl::unexpected(Error::internal("desired state: build failed"));
+      try {
+        result = read_and_render(build->revision, previous.get());
+      } catch (...) {
+        publish(lock, *build, std::move(result));  // the waiters must not wait for ever
+        throw;
+      }
+      publish(lock, *build, std::move(result));
+      if (!build->result) return tl::unexpected(build->result.error());
+    }
   }
 
  private:
-  std::mutex mutex;
-  std::unordered_map<std::string, std::pair<std::int64_t, std::int64_t>> generations;
+  struct Build {
+    std::int64_t revision = 0;
+    bool done = false;
+    store::StoreResult<SnapshotPtr> result;
+  };
+
+  void publish(std::unique_lock<std::mutex>& lock, Build& build, store::StoreResult<SnapshotPtr> result) {
+    lock.lock();
+    build.result = std::move(result);
+    build.done = true;
+    if (build.result && (!current_ || (*build.result)->revision > current_->revision))
+      current_ = *build.result;
+    building_.reset();
+    built_.notify_all();
+  }
+
+  store::StoreResult<SnapshotPtr> read_and_render(std::int64_t revision, const DesiredSnapshot* previous) {
+    auto views = store_.host_views();
+    if (!views) return tl::unexpected(views.error());
+    const auto& instance = revisions_.instance();
+    auto snapshot = std::make_shared<DesiredSnapshot>();
+    snapshot->revision = revision;
+    snapshot->hosts.reserve(views->size());
+    for (const auto& view : *views) {
+      const auto& name = view.host.name;
+      if (previous != nullptr) {
+        const auto kept = previous->hosts.find(name);
+        if (kept != previous->hosts.end() && kept->second->generation == view.host.generation) {
+          snapshot->hosts.emplace(name, kept->second);
+          continue;
+        }
+      }
+      snapshot->hosts.emplace(name, std::make_shared<const DesiredDocument>(DesiredDocument{
+                                        view.host.generation, desired_etag(instance, view.host.generation),
+                                        render_desired_state(view)}));
+    }
+    return SnapshotPtr(std::move(snapshot));
+  }
+
+  store::NetworkStore& store_;
+  const store::RevisionSource& revisions_;
+  std::mutex mutex_;
+  std::condition_variable built_;
+  SnapshotPtr current_;
+  std::shared_ptr<Build> building_;  // the build in progress, if any
+};
+
+// What the network routes keep between requests: rendered lists per store revision, and the desired
+// documents of every host per network revision (none when the store keeps no revisions: then every
+// desired-state request reads its host's view).
+struct RouteState {
+  explicit RouteState(store::NetworkStore& s)
+      : store(s),
+        desired(s.revisions() != nullptr ? std::make_unique<DesiredDocuments>(s, *s.revisions()) : nullptr) {}
+
+  store::NetworkStore& store;
+  http::ResponseCache lists;
+  std::unique_ptr<DesiredDocuments> desired;
 };
 
 nlohmann::json port_summary(const Port& p, const Subnet& s) {
@@ -317,33 +416,25 @@ Response reachability(store::NetworkStore& store, RequestContext& ctx) {
 Response desired_state(RouteState& state, RequestContext& ctx) {
   if (auto p = check_query(ctx, {})) return problem(ctx, *p);
   const std::string host(ctx.path_param("host"));
-  const auto* revisions = state.store.revisions();
-  const std::string instance = revisions != nullptr ? revisions->instance() : std::string();
   const auto inm = ctx.request[bhttp::field::if_none_match];
-  if (!inm.empty()) {
-    // The generation check: the host's generation names its document (every change of the document bumps
-    // it in the writing transaction), so a poll that still holds it is answered without rendering, and
-    // while the network revision stands, without reading the store either.
-    std::optional<std::int64_t> generation;
-    const auto revision =
-        revisions != nullptr ? std::optional(revisions->revision(RevisionDomain::network)) : std::nullopt;
-    if (revision) generation = state.cached_generation(host, *revision);
-    if (!generation) {
-      if (auto h = state.store.get_host(host)) {
-        generation = h->generation;
-        if (revision) state.remember_generation(host, *revision, *generation);
-      }
-    }
-    if (generation) {
-      const auto etag = desired_etag(instance, *generation);
-      if (http::if_none_match_matches(inm, etag)) return http::not_modified(ctx, etag);
-    }
+  // The generation check: the host's generation names its document (every change of the document bumps
+  // it in the writing transaction), so a poll that holds the current tag gets a 304.
+  if (!state.desired) {
+    auto view = state.store.host_view(host);
+    if (!view) return store_problem(ctx, view.error());
+    const auto etag = desired_etag(std::string(), view->host.generation);
+    if (!inm.empty() && http::if_none_match_matches(inm, etag)) return http::not_modified(ctx, etag);
+    return http::tagged_json(ctx, render_desired_state(*view), etag);
   }
-  auto view = state.store.host_view(host);
-  if (!view) return store_problem(ctx, view.error());
-  const auto etag = desired_etag(instance, view->host.generation);
-  if (!inm.empty() && http::if_none_match_matches(inm, etag)) return http::not_modified(ctx, etag);
-  return http::tagged_json(ctx, render_desired_state(*view), etag);
+  const auto snapshot = state.desired->at_least(state.store.revisions()->revision(RevisionDomain::network));
+  if (!snapshot) return store_problem(ctx, snapshot.error());
+  const auto it = (*snapshot)->hosts.find(host);
+  if (it == (*snapshot)->hosts.end())
+    return store_problem(ctx, store::StoreError::not_found("host " + host + " not found"));
+  const auto& document = *it->second;
+  if (!inm.empty() && http::if_none_match_matches(inm, document.etag))
+    return http::not_modified(ctx, document.etag);
+  return http::tagged_json(ctx, document.body, document.etag);
 }
 
 }  // namespace
