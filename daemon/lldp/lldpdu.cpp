@@ -97,7 +97,8 @@ std::optional<std::string> address_text(std::uint8_t family, Bytes address) {
       return std::nullopt;
     return std::string(text.data());
   }
-  if (address.empty()) return std::nullopt;
+  // IANA address family 0 is reserved: no address is written in it (and the wire contract refuses it).
+  if (address.empty() || family == 0) return std::nullopt;
   return "family-" + std::to_string(family) + ":" + hex(address);
 }
 

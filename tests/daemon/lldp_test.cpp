@@ -159,6 +159,11 @@ TEST(LldpParse, MalformedLldpdusNameTheirReason) {
   EXPECT_EQ(reason_of(with(tlv(8, {5, 1, 198, 18, 7, 1, 2, 0, 0, 0, 7, 3, 1}))),
             ParseError::bad_management_address);
   EXPECT_EQ(reason_of(with(tlv(8, {5, 1, 198, 18, 7}))), ParseError::bad_length);
+  // Address family 0 is reserved (found by fuzz_lldp: the neighbour could not be sent on the wire).
+  EXPECT_EQ(reason_of(with(tlv(8, {5, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0}))),
+            ParseError::bad_management_address);
+  EXPECT_EQ(reason_of(cat({tlv(1, {5, 0, 10, 0, 0, 1}), port_ifname("p"), ttl(1)})),
+            ParseError::bad_chassis_id);
   // Single-instance TLVs twice.
   EXPECT_EQ(reason_of(with(cat({tlv(5, text("a")), tlv(5, text("b"))}))), ParseError::duplicate_tlv);
   EXPECT_EQ(reason_of(with(cat({tlv(7, {0, 4, 0, 4}), tlv(7, {0, 4, 0, 4})}))), ParseError::duplicate_tlv);
