@@ -127,8 +127,10 @@ int main(int argc, char** argv) {
   pclose(child);
   std::remove(file.c_str());
 
-  hsns::HttpClient c(argv[1],
-                     hsns::HttpClientOptions{.bearer_token = argv[2], .timeout = std::chrono::minutes(5)});
+  hsns::HttpClientOptions options;
+  options.bearer_token = argv[2];
+  options.timeout = std::chrono::minutes(5);
+  hsns::HttpClient c(argv[1], options);
   const double rss_before = peak_rss_mb(pid);
   const auto put = timed(c, "PUT", "/api/v1/topology", text);
   const double rss_after = peak_rss_mb(pid);

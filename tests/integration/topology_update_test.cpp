@@ -5,6 +5,7 @@
 // with nothing changed).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -115,28 +116,18 @@ TEST_F(TopologyUpdate, PatchOfOneDeviceChangesOnlyThatDevice) {
   ASSERT_EQ(same.status, 200) << same.body;
   EXPECT_EQ(body_of(same)["revision"], rev + 3);
 
-  // Exactly these three states differ from the model before.
-  json expected = before;
-  for (auto& h : expected["hosts"]) {
-    if (h["name"] == "h3") h["state"] = "sub-health";
-    if (h["name"] == "h5") {
-      for (auto& n : h["npus"]) {
-        if (n["index"] == 2) n["state"] = "isolated";
-      }
-    }
-  }
-  for (auto& s : expected["switches"]) {
-    if (s["name"] == "leaf1") s["state"] = "isolated";
-  }
+  // Exactly three values differ from the model before, each a state.
   const json after = export_model(*ops_);
-  EXPECT_NE(after, before);
-  EXPECT_EQ(after.flatten().size(), before.flatten().size());
-  for (const auto& [path, value] : after.flatten().items()) {
-    const auto was = before.flatten().value(path, json());
-    if (value != was) {
-      EXPECT_TRUE(path.ends_with("/state")) << path;
-    }
+  const json flat_before = before.flatten();
+  const json flat_after = after.flatten();
+  EXPECT_EQ(flat_after.size(), flat_before.size());
+  int changed = 0;
+  for (const auto& [path, value] : flat_after.items()) {
+    if (value == flat_before.value(path, json())) continue;
+    ++changed;
+    EXPECT_TRUE(path.ends_with("/state")) << path << " " << value;
   }
+  EXPECT_EQ(changed, 3);
   const json s = summary(*ops_);
   EXPECT_EQ(s["revision"], rev + 3);
   EXPECT_EQ(s["source"], "state");
@@ -251,25 +242,30 @@ TEST_F(TopologyUpdate, BulkIsAllOrNothingNamesBadEntriesAndSurvivesRestart) {
   EXPECT_EQ(summary(third)["revision"], rev + 2);
 }
 
-// 1,500 hosts x 8 NPUs: about 1.7 MB of JSON, over the general 1 MiB body limit.
+// 2,500 hosts x 8 NPUs: about 1.35 MB of JSON, over the general 1 MiB body limit.
 TEST(TopologyImportLimit, LargeImportIsAcceptedAndOneOverTheTopologyLimitChangesNothing) {
-  const std::string large = cluster_document(1500, 8);
+  const std::string large = cluster_document(2500, 8);
   ASSERT_GT(large.size(), std::size_t{1} << 20);
   TempDir dir;
   // The flag lowers the topology routes' limit to 4 MiB so that a document over it stays small here.
   AggregatorProcess agg(dir.path(), {"--topology-body-limit", std::to_string(std::size_t{4} << 20)});
   agg.start();
-  auto ops = agg.client();
+  // An import of this size takes seconds in a sanitizer build on a busy machine.
+  HttpClientOptions options;
+  options.bearer_token = kOperatorToken;
+  options.timeout = std::chrono::minutes(5);
+  HttpClient ops(agg.url(), options);
   auto put = call(ops, "PUT", "/api/v1/topology", large);
   ASSERT_EQ(put.status, 200) << put.body;
-  EXPECT_EQ(body_of(put)["hosts"], 1500);
+  EXPECT_EQ(body_of(put)["hosts"], 2500);
   const json before = summary(ops);
 
   // Other routes keep the general 1 MiB limit.
-  auto other = call(agg.client(), "POST", "/api/v1/subnets", std::string(std::size_t{2} << 20, ' '));
+  auto plain = agg.client();
+  auto other = call(plain, "POST", "/api/v1/subnets", std::string(std::size_t{2} << 20, ' '));
   EXPECT_EQ(other.status, 413) << other.body;
 
-  const std::string over = cluster_document(3600, 8);
+  const std::string over = cluster_document(8500, 8);
   ASSERT_GT(over.size(), std::size_t{4} << 20);
   auto refused = call(ops, "PUT", "/api/v1/topology", over);
   EXPECT_EQ(refused.status, 413) << refused.body;
@@ -277,14 +273,17 @@ TEST(TopologyImportLimit, LargeImportIsAcceptedAndOneOverTheTopologyLimitChanges
   auto fresh = agg.client();
   EXPECT_EQ(summary(fresh), before);
 
-  // The configuration file's key sets the same limit.
+  // The configuration file's key sets the same limit (the flag, given above, would override it).
   EXPECT_EQ(agg.stop(), 0);
-  agg.set_config("http:\n  topology_body_limit_bytes: 1048576\n");
-  agg.start();
-  auto small = agg.client();
+  TempDir dir2;
+  AggregatorProcess configured(dir2.path());
+  configured.set_config("http:\n  topology_body_limit_bytes: 1048576\n");
+  configured.start();
+  auto small = configured.client();
   auto too_big = call(small, "PUT", "/api/v1/topology", large);
   EXPECT_EQ(too_big.status, 413) << too_big.body;
-  EXPECT_EQ(summary(agg.client()), before);
+  auto after = configured.client();
+  EXPECT_EQ(call(after, "GET", "/api/v1/topology").status, 404);
 }
 
 }  // namespace
