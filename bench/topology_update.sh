@@ -28,7 +28,7 @@ for hosts in "${sizes[@]}"; do
   for _ in $(seq 200); do [ -f "$work/ready" ] && break; sleep 0.05; done
   port=$(cut -d' ' -f2 "$work/ready")
   echo "== $hosts hosts"
-  build/release/bench/hsns_bench_topology_update "http://127.0.0.1:$port" "$token" "$hosts" "$agg"
+  build/release/bench/topology_update/hsns_bench_topology_update "http://127.0.0.1:$port" "$token" "$hosts" "$agg"
   kill -TERM "$agg"
   wait "$agg" || true
   agg=

@@ -136,7 +136,8 @@ INSERT INTO job_revision (id, revision) VALUES (1, 0);
 
 // Device states set after the topology document was stored (PATCH /api/v1/topology/devices): one row per
 // host or switch (npu -1) or NPU, applied on top of the document; a newly stored document carries every
-// state and clears them.
+// state and clears them. The document moves to a table of its own: SQLite rewrites a whole row on any
+// update, and a state change bumps the revision without touching a document of up to 256 MiB.
 constexpr const char* kSchemaV6 = R"sql(
 CREATE TABLE topology_device_states (
   device TEXT NOT NULL,
@@ -144,6 +145,12 @@ CREATE TABLE topology_device_states (
   state TEXT NOT NULL,
   PRIMARY KEY (device, npu)
 ) WITHOUT ROWID;
+CREATE TABLE topology_document (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  document TEXT NOT NULL
+);
+INSERT INTO topology_document (id, document) SELECT id, document FROM topology;
+ALTER TABLE topology DROP COLUMN document;
 )sql";
 
 namespace {

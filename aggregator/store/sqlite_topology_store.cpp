@@ -9,10 +9,12 @@ namespace {
 // The stored record; without_document leaves its document empty (writers answer with the record, and a
 // document is up to tens of megabytes).
 StoreResult<std::optional<TopologyRecord>> read_topology(Connection& c, bool with_document) {
-  HSNS_STORE_ASSIGN(st, sql::prepare(c, with_document ? "SELECT revision, source, updated_at, document "
-                                                        "FROM topology WHERE id = 1"
-                                                      : "SELECT revision, source, updated_at FROM topology "
-                                                        "WHERE id = 1"));
+  HSNS_STORE_ASSIGN(st,
+                    sql::prepare(c, with_document ? "SELECT t.revision, t.source, t.updated_at, d.document "
+                                                    "FROM topology t JOIN topology_document d ON d.id = t.id "
+                                                    "WHERE t.id = 1"
+                                                  : "SELECT revision, source, updated_at FROM topology "
+                                                    "WHERE id = 1"));
   HSNS_STORE_ASSIGN(row, sql::step(*st));
   if (!*row) return std::optional<TopologyRecord>();
   TopologyRecord record{st->column_int64(0), {}, st->column_text(1), st->column_text(2), {}};
@@ -44,17 +46,21 @@ std::string port_key(const LldpRecord& r) {
   return r.port.empty() ? "npu:" + std::to_string(r.npu.value_or(-1)) : "port:" + r.port;
 }
 
+// The record (revision, source, time) and the document are rows of their own tables (migration 6), so a
+// state change rewrites only the small one.
 StoreResult<void> write_document(Connection& c, const TopologyRecord& record, std::string_view document) {
   HSNS_STORE_ASSIGN(st, sql::prepare(c,
-                                     "INSERT INTO topology (id, revision, document, source, updated_at) "
-                                     "VALUES (1, ?1, ?2, ?3, ?4) ON CONFLICT(id) DO UPDATE SET "
-                                     "revision = excluded.revision, document = excluded.document, "
-                                     "source = excluded.source, updated_at = excluded.updated_at"));
-  st->bind_int64(1, record.revision)
-      .bind_text(2, document)
-      .bind_text(3, record.source)
-      .bind_text(4, record.updated_at);
-  return sql::run(*st);
+                                     "INSERT INTO topology (id, revision, source, updated_at) "
+                                     "VALUES (1, ?1, ?2, ?3) ON CONFLICT(id) DO UPDATE SET "
+                                     "revision = excluded.revision, source = excluded.source, "
+                                     "updated_at = excluded.updated_at"));
+  st->bind_int64(1, record.revision).bind_text(2, record.source).bind_text(3, record.updated_at);
+  HSNS_STORE_TRY(sql::run(*st));
+  HSNS_STORE_ASSIGN(doc, sql::prepare(c,
+                                      "INSERT INTO topology_document (id, document) VALUES (1, ?1) "
+                                      "ON CONFLICT(id) DO UPDATE SET document = excluded.document"));
+  doc->bind_text(1, document);
+  return sql::run(*doc);
 }
 
 StoreResult<void> write_observations(Connection& c, const std::vector<LldpRecord>& observations,

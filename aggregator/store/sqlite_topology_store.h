@@ -1,5 +1,6 @@
 // SQLite implementation of TopologyStore (tables topology and lldp_observations, schema
-// migration 3; topology_device_states, migration 6, with npu -1 for a host or switch).
+// migration 3; migration 6: topology_device_states, with npu -1 for a host or switch, and the document
+// in topology_document, apart from the revision a state change bumps).
 //
 // Contract: as TopologyStore; writes go through the Database's writer connection in one BEGIN IMMEDIATE
 // transaction (the revision check happens under the write lock; each statement is prepared once per
