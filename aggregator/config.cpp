@@ -53,6 +53,8 @@ void apply_http(const YAML::Node& node, AggregatorConfig& c) {
       l.header_limit = read_int<std::size_t>(v, where, 1024, 1 << 20);
     } else if (key == "body_limit_bytes") {
       l.body_limit = read_int<std::size_t>(v, where, 1024, 1LL << 30);
+    } else if (key == "topology_body_limit_bytes") {
+      l = with_topology_body_limit(std::move(l), read_int<std::size_t>(v, where, 1024, 1LL << 32));
     } else if (key == "idle_timeout_ms") {
       l.idle_timeout = std::chrono::milliseconds(read_int<long long>(v, where, 100, 3'600'000));
     } else if (key == "read_timeout_ms") {
@@ -90,6 +92,12 @@ bool is_loopback(const std::string& address) {
 }
 
 }  // namespace
+
+http::ServerLimits with_topology_body_limit(http::ServerLimits limits, std::size_t topology_body_limit) {
+  std::erase_if(limits.path_body_limits, [](const auto& p) { return p.prefix == kTopologyPathPrefix; });
+  limits.path_body_limits.push_back({kTopologyPathPrefix, topology_body_limit});
+  return limits;
+}
 
 tl::expected<AggregatorConfig, std::string> load_config_yaml(const std::string& text, AggregatorConfig c) {
   try {
@@ -163,6 +171,7 @@ tl::expected<CommandLine, std::string> parse_command_line(int argc, char** argv)
   std::string config_path = kDefaultConfigPath;
   std::optional<std::string> listen, database, tokens_file, tls_cert, tls_key, ready_file, log_level;
   std::optional<int> threads;
+  std::optional<std::size_t> topology_body_limit;
   bool no_auth = false;
   auto add_flags = [&](CLI::App* a) {
     a->add_option("-c,--config", config_path, "YAML configuration file")->capture_default_str();
@@ -173,6 +182,9 @@ tl::expected<CommandLine, std::string> parse_command_line(int argc, char** argv)
     a->add_option("--tls-cert", tls_cert, "TLS certificate chain (PEM)");
     a->add_option("--tls-key", tls_key, "TLS private key (PEM)");
     a->add_option("--ready-file", ready_file, "write '<address> <port>' here once listening");
+    a->add_option("--topology-body-limit", topology_body_limit,
+                  "body limit in bytes of the topology routes (imports; default 268435456)")
+        ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 32));
     a->add_flag("--insecure-no-auth", no_auth, "switch authentication off (loopback only; local demos)");
     a->add_option("--log-level", log_level, "error, warning, notice, info (default) or debug");
   };
@@ -228,6 +240,9 @@ tl::expected<CommandLine, std::string> parse_command_line(int argc, char** argv)
   if (tls_key) cl.config.tls_private_key = *tls_key;
   if (ready_file) cl.config.ready_file = *ready_file;
   if (no_auth) cl.config.insecure_no_auth = true;
+  if (topology_body_limit) {
+    cl.config.limits = with_topology_body_limit(std::move(cl.config.limits), *topology_body_limit);
+  }
   if (log_level && !log::parse_level(*log_level, cl.config.log_level))
     return tl::unexpected("--log-level: '" + *log_level +
                           "' is not one of error, warning, notice, info, debug");

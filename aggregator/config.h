@@ -24,6 +24,14 @@
 namespace hsns {
 
 inline constexpr const char* kDefaultConfigPath = "/etc/hsns/aggregator.yaml";
+// The topology routes (PUT /api/v1/topology and everything under it) have their own body limit, sized
+// for an import of 100,000 hosts x 8 NPUs (docs/configuration.md): http.topology_body_limit_bytes,
+// --topology-body-limit.
+inline constexpr const char* kTopologyPathPrefix = "/api/v1/topology";
+inline constexpr std::size_t kDefaultTopologyBodyLimit = std::size_t{256} << 20;
+
+// The HTTP limits with the topology routes' own body limit set to `topology_body_limit`.
+http::ServerLimits with_topology_body_limit(http::ServerLimits limits, std::size_t topology_body_limit);
 
 struct AggregatorConfig {
   std::string listen_address = "127.0.0.1";
@@ -34,7 +42,7 @@ struct AggregatorConfig {
   bool insecure_no_auth = false;  // only for local demos; forces a loopback listen address
   std::string tls_certificate;    // PEM chain; TLS is on when set
   std::string tls_private_key;    // PEM key
-  http::ServerLimits limits;
+  http::ServerLimits limits = with_topology_body_limit({}, kDefaultTopologyBodyLimit);
   int worker_threads = 2;              // threads for heavy requests (import, generate, search, schedule)
   std::size_t heavy_queue_limit = 16;  // heavy requests that may wait for a worker; more get 503
   int worker_nice = 10;                // added to the process's niceness for worker threads (0 = same)

@@ -177,7 +177,10 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     }
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(shared_->limits.header_limit));
-    parser_->body_limit(shared_->limits.body_limit);
+    // Content-Length is checked against the parser's limit while the header is parsed, before the path
+    // is known: the largest limit here, the path's own in on_header.
+    body_limit_ = shared_->limits.largest_body_limit();
+    parser_->body_limit(body_limit_);
     reading_ = true;
     arm_read_deadline(shared_->limits.idle_timeout);
     if (buffer_.size() > 0) return read_header();  // a pipelined request has begun already
@@ -207,12 +210,14 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       reading_ = false;
       return reject(*problem);
     }
-    // Refuse an announced oversized body before reading it.
-    if (const auto len = parser_->content_length(); len && *len > shared_->limits.body_limit) {
+    // Refuse an announced oversized body before reading it; a chunked one stops at the path's limit.
+    body_limit_ = shared_->limits.body_limit_for(parser_->get().target());
+    if (const auto len = parser_->content_length(); len && *len > body_limit_) {
       return reject(Problem::payload_too_large("request body of " + std::to_string(*len) +
-                                               " bytes exceeds the limit of " +
-                                               std::to_string(shared_->limits.body_limit) + " bytes"));
+                                               " bytes exceeds the limit of " + std::to_string(body_limit_) +
+                                               " bytes"));
     }
+    parser_->body_limit(body_limit_);
     arm_read_deadline(shared_->limits.read_timeout);
     bhttp::async_read(
         stream_, buffer_, *parser_,
@@ -315,7 +320,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     }
     if (ec == bhttp::error::body_limit) {
       return reject(Problem::payload_too_large("request body exceeds the limit of " +
-                                               std::to_string(shared_->limits.body_limit) + " bytes"));
+                                               std::to_string(body_limit_) + " bytes"));
     }
     if (ec == bhttp::error::header_limit) {
       Problem p{431,
@@ -401,6 +406,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   net::steady_timer deadline_{stream_.get_executor()};
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  std::size_t body_limit_ = 0;  // of the request being read
   std::deque<Response> queue_;  // responses in request order; front is being written
   std::optional<std::pair<Request, WebSocketStart>> pending_upgrade_;  // waits for queue_ to drain
   bool upgraded_ = false;  // stream_ now belongs to a WebSocket session
@@ -466,6 +472,27 @@ void refuse_connection(tcp::socket socket, bool tls) {
 }
 
 }  // namespace
+
+std::size_t ServerLimits::body_limit_for(std::string_view target) const {
+  const std::string_view path = target.substr(0, target.find('?'));
+  std::size_t limit = body_limit;
+  std::size_t matched = 0;
+  for (const auto& p : path_body_limits) {
+    const bool under =
+        path.starts_with(p.prefix) && (path.size() == p.prefix.size() || path[p.prefix.size()] == '/');
+    if (under && (matched == 0 || p.prefix.size() > matched)) {
+      limit = p.limit;
+      matched = p.prefix.size();
+    }
+  }
+  return limit;
+}
+
+std::size_t ServerLimits::largest_body_limit() const {
+  std::size_t largest = body_limit;
+  for (const auto& p : path_body_limits) largest = std::max(largest, p.limit);
+  return largest;
+}
 
 HttpServer::HttpServer(net::io_context& ioc, net::ssl::context* ssl, ServerLimits limits,
                        RequestHandler handler, ServerObserver observer)

@@ -4,7 +4,8 @@
 // - One io_context run by any number of threads; each connection runs on its own strand, so a session's
 //   handlers never run concurrently. The request handler is called on that strand and may block briefly
 //   (store calls); it must be thread-safe across connections.
-// - Limits per connection: header size (431), body size (413), idle timeout while waiting for the next
+// - Limits per connection: header size (431), body size (413; per path prefix where ServerLimits says so,
+//   known from the header before any body byte is read), idle timeout while waiting for the next
 //   request (silent close), read timeout for the rest of a request once its first byte arrived (408, then
 //   close), and a bounded number of pipelined requests whose responses are queued (reading pauses while
 //   the queue is full). Every problem the transport answers closes the connection afterwards.
@@ -42,21 +43,37 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <variant>
+#include <vector>
 
 #include "http/router.h"
 #include "http/websocket.h"
 
 namespace hsns::http {
 
+// The body limit of the requests whose path is `prefix` or lies below it ("/api/v1/topology" covers
+// "/api/v1/topology/devices", not "/api/v1/topologyx").
+struct PathBodyLimit {
+  std::string prefix;
+  std::size_t limit = 0;
+};
+
 struct ServerLimits {
   std::size_t header_limit = std::size_t{16} * 1024;
-  std::size_t body_limit = std::size_t{1024} * 1024;
+  std::size_t body_limit = std::size_t{1024} * 1024;  // every path without its own limit
+  std::vector<PathBodyLimit> path_body_limits;        // the longest matching prefix wins
   std::chrono::milliseconds idle_timeout{60'000};
   std::chrono::milliseconds read_timeout{30'000};
   std::size_t pipeline_limit = 8;
   std::size_t max_connections = 4096;
   WebSocketLimits websocket;
+
+  // The body limit of a request target (path and query).
+  std::size_t body_limit_for(std::string_view target) const;
+  // The largest limit of any path (the parser's limit until the path is known).
+  std::size_t largest_body_limit() const;
 };
 
 // Called for every complete request, on the connection's strand; `respond` (router.h) must be called

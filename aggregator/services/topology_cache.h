@@ -11,6 +11,15 @@
 //   need_current false means a missing topology is not an error (import, generate; the change then gets
 //   nullptr). Writes are serialised in-process and checked against the stored revision (conflict on
 //   "revision" if another process wrote meanwhile).
+// - replace() stores a model the caller built together with the document it was built from (an import of
+//   a JSON document: the client's text is stored as is, so it reads back to this very model) and caches
+//   the model as given: the model is built once, never re-parsed from the stored text.
+// - set_states() changes device states incrementally: the plan resolves the changes against the current
+//   model (under the writer lock, so nothing replaces the model meanwhile); the changes that differ from
+//   the model are stored as device state rows (store/topology_store.h) in one transaction as the next
+//   revision, and applied to the cached model itself, never by reloading the document: in place when no
+//   reader holds the snapshot (the cache is its only owner), else to a copy that replaces it, so a
+//   snapshot a reader holds never changes. Nothing changed: nothing stored, the revision stays.
 // - Locking: no lock a reader needs is held while a model is built. write() builds the new model, its
 //   stored document and the model read back from it before it takes any lock readers use; it then holds
 //   the load lock across the store commit and swaps the cached snapshot under the cache lock, so
@@ -31,6 +40,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -71,17 +81,35 @@ class TopologyCache {
   Result<TopologySnapshot> write(const std::string& source, bool need_current,
                                  const std::vector<store::LldpRecord>& observations, const Change& change);
 
+  // Stores `document` (the text `model` was imported from) as the next revision and caches `model`.
+  Result<TopologySnapshot> replace(const std::string& source, std::string_view document,
+                                   topology::Topology model);
+
+  // One device state change, resolved against the model: a host or switch, or (npu set) an NPU of a host.
+  struct StateChange {
+    topology::NodeId node = topology::kNoNode;
+    std::optional<std::uint32_t> npu;
+    topology::DeviceState state = topology::DeviceState::kHealthy;
+  };
+  using StatePlan = std::function<Result<std::vector<StateChange>>(const topology::Topology&)>;
+  Result<TopologySnapshot> set_states(const std::string& source, const StatePlan& plan);
+
   store::TopologyStore& store() { return store_; }
 
  private:
   // Parses the stored document the cache lacks (outside mutex_).
   Result<TopologySnapshot> load();
+  // Stores a new document (under load_mutex_) and caches the model built from it.
+  Result<TopologySnapshot> store_document(std::int64_t expected_revision, std::string_view document,
+                                          const std::string& source,
+                                          const std::vector<store::LldpRecord>& observations,
+                                          std::shared_ptr<topology::Topology> model);
 
   store::TopologyStore& store_;
   std::mutex write_mutex_;  // serialises writers; held while a change is built; readers never take it
   std::mutex load_mutex_;   // one parse of a stored document at a time; a writer holds it across its commit
   std::mutex mutex_;        // guards cache_ and overlay_; held only to compare or swap them
-  TopologySnapshot cache_;
+  TopologySnapshot cache_;  // its model is never created const: set_states may change it in place
   AllocatedSnapshot overlay_;
 };
 

@@ -1,5 +1,6 @@
 #include "services/topology_service.h"
 
+#include <map>
 #include <utility>
 
 #include "services/store_errors.h"
@@ -12,12 +13,13 @@ using Changed = Result<std::optional<topo::Topology>>;
 Result<TopologySnapshot> TopologyService::import_document(std::string_view text, topo::FileFormat format) {
   auto imported = topo::import_topology(text, format);
   if (!imported) return tl::unexpected(std::move(imported.error()));
+  if (format == topo::FileFormat::kJson) return cache_->replace("import", text, std::move(*imported));
   return cache_->write("import", false, {},
                        [&](const topo::Topology*) { return Changed(std::move(*imported)); });
 }
 
 Result<TopologySnapshot> TopologyService::generate(const topo::ClosParams& params) {
-  auto generated = topo::generate_clos(params);
+  auto generated = topo::generate_clos(params, topo::kGenerateLimits);
   if (!generated) return tl::unexpected(std::move(generated.error()));
   return cache_->write("generate", false, {},
                        [&](const topo::Topology*) { return Changed(std::move(*generated)); });
@@ -44,40 +46,81 @@ Result<LldpOutcome> TopologyService::merge_lldp(const std::vector<topo::LldpObse
   return outcome;
 }
 
+namespace {
+
+// Resolves one request against the model; `where` prefixes the field names ("" for the single route,
+// "devices[3]." for the bulk one). Errors as set_device_state documents them.
+Result<TopologyCache::StateChange> resolve(const topo::Topology& t, const DeviceStateRequest& d,
+                                           const std::string& where) {
+  auto id = t.find(d.name);
+  if (!id) {
+    const std::string detail = "no host or switch named '" + d.name + "'";
+    if (where.empty()) return tl::unexpected(Error::not_found(detail));
+    return tl::unexpected(Error::invalid(where + "name", detail));
+  }
+  const auto& node = t.node(*id);
+  if (d.npu) {
+    if (node.tier != topo::Tier::kHost) {
+      return tl::unexpected(Error::invalid(where + "npu", "'" + d.name + "' is a " +
+                                                              std::string(topo::to_string(node.tier)) +
+                                                              " switch; only hosts have NPUs"));
+    }
+    if (t.npu(topo::NpuRef{*id, *d.npu}) == nullptr) {
+      const std::string detail = "host '" + d.name + "' has no NPU " + std::to_string(*d.npu);
+      if (where.empty()) return tl::unexpected(Error::unprocessable("npu", detail));
+      return tl::unexpected(Error::invalid(where + "npu", detail));
+    }
+  }
+  return TopologyCache::StateChange{*id, d.npu, d.state};
+}
+
+}  // namespace
+
 Result<DeviceChange> TopologyService::set_device_state(const std::string& name,
                                                        std::optional<std::uint32_t> npu,
                                                        topo::DeviceState state) {
   DeviceChange change;
-  auto stored = cache_->write("state", true, {}, [&](const topo::Topology* current) -> Changed {
-    auto id = current->find(name);
-    if (!id) return tl::unexpected(Error::not_found("no host or switch named '" + name + "'"));
-    const auto& node = current->node(*id);
-    change.tier = node.tier;
-    if (npu) {
-      if (node.tier != topo::Tier::kHost) {
-        return tl::unexpected(Error::invalid("npu", "'" + name + "' is a " +
-                                                        std::string(topo::to_string(node.tier)) +
-                                                        " switch; only hosts have NPUs"));
-      }
-      const topo::NpuRef ref{*id, *npu};
-      const auto* existing = current->npu(ref);
-      if (!existing) {
-        return tl::unexpected(
-            Error::unprocessable("npu", "host '" + name + "' has no NPU " + std::to_string(*npu)));
-      }
-      if (existing->state == state) return std::optional<topo::Topology>();
-      topo::Topology next = *current;
-      (void)next.set_npu_state(ref, state);
-      return std::optional<topo::Topology>(std::move(next));
-    }
-    if (node.state == state) return std::optional<topo::Topology>();
-    topo::Topology next = *current;
-    next.set_node_state(*id, state);
-    return std::optional<topo::Topology>(std::move(next));
-  });
+  auto stored = cache_->set_states(
+      "state", [&](const topo::Topology& t) -> Result<std::vector<TopologyCache::StateChange>> {
+        auto c = resolve(t, {name, npu, state}, "");
+        if (!c) return tl::unexpected(std::move(c.error()));
+        change.tier = t.node(c->node).tier;
+        return std::vector<TopologyCache::StateChange>{*c};
+      });
   if (!stored) return tl::unexpected(std::move(stored.error()));
   change.revision = stored->revision;
   return change;
+}
+
+Result<DeviceChanges> TopologyService::set_device_states(const std::vector<DeviceStateRequest>& devices) {
+  DeviceChanges changes;
+  auto stored = cache_->set_states(
+      "state", [&](const topo::Topology& t) -> Result<std::vector<TopologyCache::StateChange>> {
+        std::vector<TopologyCache::StateChange> out;
+        std::vector<FieldError> errors;
+        // (node, npu or -1) -> the entry that named it first
+        std::map<std::pair<topo::NodeId, std::int64_t>, std::size_t> seen;
+        for (std::size_t i = 0; i < devices.size(); ++i) {
+          const std::string where = "devices[" + std::to_string(i) + "]";
+          auto c = resolve(t, devices[i], where + ".");
+          if (!c) {
+            for (auto& f : c.error().fields) errors.push_back(std::move(f));
+            continue;
+          }
+          const auto key = std::make_pair(c->node, c->npu ? std::int64_t{*c->npu} : std::int64_t{-1});
+          if (auto [it, fresh] = seen.emplace(key, i); !fresh) {
+            errors.push_back({where, "names the same device as devices[" + std::to_string(it->second) + "]"});
+            continue;
+          }
+          changes.tiers.push_back(t.node(c->node).tier);
+          out.push_back(*c);
+        }
+        if (!errors.empty()) return tl::unexpected(Error::invalid(std::move(errors)));
+        return out;
+      });
+  if (!stored) return tl::unexpected(std::move(stored.error()));
+  changes.revision = stored->revision;
+  return changes;
 }
 
 Result<std::vector<store::LldpRecord>> TopologyService::observations() {

@@ -9,11 +9,17 @@
 //   its observations; a state already set stores nothing) and the current revision is answered. A refused
 //   write stores nothing.
 // - import_document reads the text with the bounded reader (topology/import.h: size, values, depth,
-//   aliases) before any model exists; generate takes parameters already checked by clos_size.
+//   aliases) before any model exists and builds the model once; a JSON document is stored as received
+//   and that model cached (TopologyCache::replace), a YAML one is stored as the JSON file schema.
+//   generate takes parameters already checked by clos_size.
 // - merge_lldp: the observations are stored (conflicts are reported, never applied); the model changes
 //   only when links were added or leaf ports completed. not_found while no topology exists.
 // - set_device_state: a host or switch by name (not_found otherwise); with an NPU index only for a host
-//   (invalid "npu" for a switch, unprocessable "npu" for an index the host lacks).
+//   (invalid "npu" for a switch, unprocessable "npu" for an index the host lacks). set_device_states: the
+//   same for many devices, all or nothing: every bad entry is one field of one invalid Error
+//   ("devices[3].name", "devices[3].npu"; an entry naming the same device or NPU as an earlier one is
+//   "devices[3]"). Both are incremental (TopologyCache::set_states): one row per changed device, one
+//   transaction, one new revision; entries already in their state store nothing.
 // - Errors are hsns::Error (the libraries' and the cache's); thread-safe as the cache is.
 #pragma once
 
@@ -42,6 +48,17 @@ struct DeviceChange {
   topology::Tier tier = topology::Tier::kHost;  // of the device named
 };
 
+struct DeviceStateRequest {
+  std::string name;
+  std::optional<std::uint32_t> npu;
+  topology::DeviceState state = topology::DeviceState::kHealthy;
+};
+
+struct DeviceChanges {
+  std::int64_t revision = 0;
+  std::vector<topology::Tier> tiers;  // of each device named, in request order
+};
+
 class TopologyService {
  public:
   explicit TopologyService(std::shared_ptr<TopologyCache> cache) : cache_(std::move(cache)) {}
@@ -52,6 +69,7 @@ class TopologyService {
   Result<LldpOutcome> merge_lldp(const std::vector<topology::LldpObservation>& observations);
   Result<DeviceChange> set_device_state(const std::string& name, std::optional<std::uint32_t> npu,
                                         topology::DeviceState state);
+  Result<DeviceChanges> set_device_states(const std::vector<DeviceStateRequest>& devices);
   // The stored LLDP observations, as last merged.
   Result<std::vector<store::LldpRecord>> observations();
 

@@ -134,6 +134,25 @@ CREATE TABLE job_revision (
 INSERT INTO job_revision (id, revision) VALUES (1, 0);
 )sql";
 
+// Device states set after the topology document was stored (PATCH /api/v1/topology/devices): one row per
+// host or switch (npu -1) or NPU, applied on top of the document; a newly stored document carries every
+// state and clears them. The document moves to a table of its own: SQLite rewrites a whole row on any
+// update, and a state change bumps the revision without touching a document of up to 256 MiB.
+constexpr const char* kSchemaV6 = R"sql(
+CREATE TABLE topology_device_states (
+  device TEXT NOT NULL,
+  npu INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  PRIMARY KEY (device, npu)
+) WITHOUT ROWID;
+CREATE TABLE topology_document (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  document TEXT NOT NULL
+);
+INSERT INTO topology_document (id, document) SELECT id, document FROM topology;
+ALTER TABLE topology DROP COLUMN document;
+)sql";
+
 namespace {
 
 // Store revisions (store/revision.h): one counter per domain, bumped by a trigger on every row written to
@@ -176,6 +195,7 @@ const std::vector<Migration>& builtin_migrations() {
       {3, "cluster topology and LLDP observations", kSchemaV3},
       {4, "registered jobs and the NPUs they hold", kSchemaV4},
       {5, "store revisions bumped by every write of hosts, subnets, ports, agent status, LLDP", v5.c_str()},
+      {6, "topology device states stored as rows", kSchemaV6},
   };
   return migrations;
 }

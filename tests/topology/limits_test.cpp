@@ -269,7 +269,7 @@ TEST(GeneratorLimits, TheOldDocumentedMaximumIsRefused) {
   ClosParams p;
   p.hosts = 16384;
   p.npus_per_host = 64;
-  auto size = clos_size(p);
+  auto size = clos_size(p, kGenerateLimits);
   ASSERT_FALSE(size.has_value());
   EXPECT_TRUE(names(size.error(), "npus_per_host")) << size.error().detail;
   EXPECT_NE(size.error().detail.find("1048576 NPUs"), std::string::npos) << size.error().detail;

@@ -27,12 +27,14 @@ using nlohmann::json;
 namespace bhttp = boost::beast::http;
 
 // Input ranges of the generator's parameters; the derived counts (hosts x NPUs, switches, links with
-// parallel fabric links, index work) are checked by topology::clos_size against topology::kModelLimits.
-constexpr auto kMaxGenerateHosts = static_cast<std::uint32_t>(topo::kModelLimits.hosts);
+// parallel fabric links, index work) are checked by topology::clos_size against topology::kGenerateLimits.
+constexpr auto kMaxGenerateHosts = static_cast<std::uint32_t>(topo::kGenerateLimits.hosts);
 constexpr std::uint32_t kMaxSwitchesPerPlane = 1024;
 constexpr std::size_t kMaxObservations = 65536;
 constexpr std::size_t kMaxNameLength = 253;
 constexpr std::size_t kMaxGeneratedName = 128;
+// Entries of one bulk state change (docs/rest-api.md): a whole 10,000-host cluster's hosts at once.
+constexpr std::size_t kMaxBulkDevices = 10'000;
 
 using http::problem;
 using services::TopologyService;
@@ -184,6 +186,32 @@ Response list_lldp(TopologyService& topology, const store::RevisionSource* revis
   });
 }
 
+// The fields of one device state change ("state", optional "npu") from a request object.
+struct StateFields {
+  std::optional<topo::DeviceState> state;
+  std::optional<std::uint32_t> npu;
+};
+
+StateFields read_state_fields(FieldReader& r) {
+  StateFields f;
+  if (auto s = r.string("state", true, 32)) {
+    f.state = topo::parse_state(*s);
+    if (!f.state) r.fail("state", "must be one of healthy, sub-health, isolated, allocated");
+  }
+  if (auto npu = r.integer("npu", false, 0, std::numeric_limits<std::uint32_t>::max())) {
+    f.npu = static_cast<std::uint32_t>(*npu);
+  }
+  return f;
+}
+
+json device_json(const std::string& name, topo::Tier tier, const StateFields& f) {
+  json out = {{"device", name},
+              {"tier", std::string(topo::to_string(tier))},
+              {"state", std::string(topo::to_string(*f.state))}};
+  if (f.npu) out["npu"] = *f.npu;
+  return out;
+}
+
 Response patch_device(TopologyService& topology, RequestContext& ctx) {
   if (auto p = http::check_query(ctx, {})) return problem(ctx, *p);
   const std::string name(ctx.path_param("name"));
@@ -193,23 +221,39 @@ Response patch_device(TopologyService& topology, RequestContext& ctx) {
   auto body = http::json_request_body(ctx);
   if (!body) return problem(ctx, body.error());
   FieldReader r(*body);
-  std::optional<topo::DeviceState> device_state;
-  if (auto s = r.string("state", true, 32)) {
-    device_state = topo::parse_state(*s);
-    if (!device_state) r.fail("state", "must be one of healthy, sub-health, isolated, allocated");
-  }
-  const auto npu = r.integer("npu", false, 0, std::numeric_limits<std::uint32_t>::max());
+  const auto fields = read_state_fields(r);
   if (auto p = r.finish()) return problem(ctx, *p);
 
-  const auto npu_index = npu ? std::optional<std::uint32_t>(static_cast<std::uint32_t>(*npu)) : std::nullopt;
-  auto changed = topology.set_device_state(name, npu_index, *device_state);
+  auto changed = topology.set_device_state(name, fields.npu, *fields.state);
   if (!changed) return problem(ctx, changed.error());
-  json out = {{"revision", changed->revision},
-              {"device", name},
-              {"tier", std::string(topo::to_string(changed->tier))},
-              {"state", std::string(topo::to_string(*device_state))}};
-  if (npu) out["npu"] = *npu;
+  json out = {{"revision", changed->revision}};
+  out.update(device_json(name, changed->tier, fields));
   return http::json_ok(ctx, out);
+}
+
+// PATCH /api/v1/topology/devices: many state changes, all or nothing, in one transaction.
+Response patch_devices(TopologyService& topology, RequestContext& ctx) {
+  if (auto p = http::check_query(ctx, {})) return problem(ctx, *p);
+  auto body = http::json_request_body(ctx);
+  if (!body) return problem(ctx, body.error());
+  FieldReader r(*body);
+  std::vector<StateFields> fields;
+  std::vector<services::DeviceStateRequest> requests;
+  r.objects("devices", true, kMaxBulkDevices, [&](FieldReader& d, std::size_t) {
+    auto name = d.sized_string("name", true, 1, kMaxNameLength);
+    fields.push_back(read_state_fields(d));
+    requests.push_back(
+        {name.value_or(""), fields.back().npu, fields.back().state.value_or(topo::DeviceState::kHealthy)});
+  });
+  if (auto p = r.finish()) return problem(ctx, *p);
+
+  auto changed = topology.set_device_states(requests);
+  if (!changed) return problem(ctx, changed.error());
+  json devices = json::array();
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    devices.push_back(device_json(requests[i].name, changed->tiers[i], fields[i]));
+  }
+  return http::json_ok(ctx, json{{"revision", changed->revision}, {"devices", std::move(devices)}});
 }
 
 }  // namespace
@@ -244,7 +288,9 @@ tl::expected<topo::ClosParams, Problem> parse_clos_params(const json& body) {
   }
   // Every derived count (hosts x NPUs, switches, links including parallel fabric links, index work) is
   // computed from the parameters and checked before anything is generated.
-  if (auto size = topo::clos_size(p); !size) return tl::unexpected(http::to_problem(size.error()));
+  if (auto size = topo::clos_size(p, topo::kGenerateLimits); !size) {
+    return tl::unexpected(http::to_problem(size.error()));
+  }
   return p;
 }
 
@@ -318,6 +364,7 @@ void register_topology_routes(http::Router& router, std::shared_ptr<services::To
   router.add(V::get, "/api/v1/topology/lldp", read, [state, revisions, lists](RequestContext& ctx) {
     return list_lldp(*state, revisions, *lists, ctx);
   });
+  router.add(V::patch, "/api/v1/topology/devices", manage, bind(patch_devices));
   router.add(V::patch, "/api/v1/topology/devices/{name}", manage, bind(patch_device));
 }
 

@@ -11,13 +11,18 @@
 //   POST  /api/v1/topology/lldp             merge LLDP observations (role agent or operator); the report
 //   GET   /api/v1/topology/lldp             the stored observations
 //   PATCH /api/v1/topology/devices/{name}   set the state of a host, switch or (with "npu") an NPU
+//   PATCH /api/v1/topology/devices          set many states at once ({"devices":[...]}, up to 10,000),
+//                                           all or nothing, every bad entry named ("devices[3].state")
 // Contract: writes need manage_network (LLDP also agent_report), reads need read. Every input is validated
 // (unknown fields and query parameters, types, ranges, the import schema) before anything is stored; a
-// rejected request changes nothing. Each accepted write stores the model in the import file schema
-// (export_topology_document, as JSON) with the revision incremented; LLDP conflicts are reported, never
-// applied. Writes are serialised in-process and checked against the stored revision (409 if another process
-// wrote meanwhile). The parsed model is cached per revision, so reads do not re-parse. The store must
-// outlive the router; handlers are thread-safe.
+// rejected request changes nothing. Each accepted write is one new revision: an import, generate or LLDP
+// merge stores the model in the import file schema (a JSON import as received, the others as
+// export_topology_document writes it); a state change stores one row per changed device, not the
+// document (services/topology_cache.h); LLDP conflicts are reported, never applied. The request body
+// limit of these routes is the server's topology limit (config.h), not the general one. Writes are serialised
+// in-process and checked against the stored revision (409 if another process wrote meanwhile). The parsed
+// model is cached per revision, so reads do not re-parse. The store must outlive the router; handlers are
+// thread-safe.
 //
 // The handlers parse and validate the request, call services::TopologyService
 // (services/topology_service.h; the cache behind it is services/topology_cache.h) and answer its result,
