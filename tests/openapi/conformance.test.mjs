@@ -14,7 +14,8 @@
 //   - 403 (write operations documenting it): the viewer token is refused;
 //   - 404 (when documented): an unknown path id (or referenced id) answers a Problem;
 //   - 400 (when documented): an unknown body field, or an unknown query parameter, is named in a Problem;
-//   - 415 / 413 (when documented): a text/plain body, and a body over the 1 MiB limit, are refused;
+//   - 415 / 413 (when documented): a text/plain body, and a body over the limit (1 MiB; 256 MiB for the
+//     topology routes), are refused;
 //   - some documented conflict answers (409, 422) and the conditional GET (304) of the desired state;
 //   - the agent status routes: 404 before the first report, the agent role may report and the scheduler
 //     role may not, the stored report is answered back whole, and the list has one row per host.
@@ -53,6 +54,7 @@ const TOKENS = {
   agent: 'conformance-agent-token-000001', scheduler: 'conformance-scheduler-token-01',
 };
 const BODY_LIMIT = 1024 * 1024; // documented default request body limit (1 MiB)
+const TOPOLOGY_BODY_LIMIT = 256 * 1024 * 1024; // the topology routes' own default (http.topology_body_limit_bytes)
 const UNKNOWN_FIELD = 'conformance_unknown_field';
 const UNKNOWN_QUERY = 'colour';
 const UNKNOWN_HOST = 'no-such-host-conformance';
@@ -226,11 +228,16 @@ function send(method, target, { role, token, body, contentType = 'application/js
   });
 }
 
+// The documented default body limit of a target: the topology routes have their own.
+function bodyLimitOf(target) {
+  return target.startsWith('/api/v1/topology') ? TOPOLOGY_BODY_LIMIT : BODY_LIMIT;
+}
+
 // Sends only the head of a request whose Content-Length is over the body limit; returns the parsed answer.
 function sendOversizedHead(method, target, token) {
   const head = `${method} ${target} HTTP/1.1\r\nHost: ${server.address}:${server.port}\r\n` +
     `Authorization: Bearer ${token}\r\nContent-Type: application/json\r\n` +
-    `Content-Length: ${2 * BODY_LIMIT}\r\n\r\n`;
+    `Content-Length: ${2 * bodyLimitOf(target)}\r\n\r\n`;
   return new Promise((resolve, reject) => {
     const sock = net.connect(server.port, server.address, () => sock.write(head));
     let raw = Buffer.alloc(0);
@@ -427,12 +434,12 @@ const SCENARIO_MAIN = [
   'PUT /api/v1/agents/{host}/status', 'GET /api/v1/agents/{host}/status', 'GET /api/v1/agents',
   'POST /api/v1/topology/generate', 'GET /api/v1/topology', 'GET /api/v1/topology/export',
   'POST /api/v1/topology/lldp', 'GET /api/v1/topology/lldp', 'PATCH /api/v1/topology/devices/{name}',
-  'PUT /api/v1/topology', 'GET /api/v1/events',
+  'PATCH /api/v1/topology/devices', 'PUT /api/v1/topology', 'GET /api/v1/events',
 ];
 // Operations whose 404 means "no topology exists yet": checked before the first topology is generated
 // (see POST /api/v1/topology/generate), not by the unknown-id check.
 const NOT_FOUND_WITHOUT_TOPOLOGY = ['GET /api/v1/topology', 'GET /api/v1/topology/export', 'POST /api/v1/topology/lldp',
-  'PATCH /api/v1/topology/devices/{name}'];
+  'PATCH /api/v1/topology/devices/{name}', 'PATCH /api/v1/topology/devices'];
 const SCENARIO_DELETES = ['DELETE /api/v1/ports/{port_id}', 'DELETE /api/v1/subnets/{subnet_id}'];
 // Topology search and scheduling (aggregator/api/scheduling/routes.h): after the topology routes; the job delete
 // first among the deletes. Search and schedule answer 404 while no topology exists.
@@ -683,6 +690,19 @@ const CUSTOM = {
     const { value: leaf } = await call(o, 'a switch', 200, { role: 'operator', params: { name: 'spine00' }, body: { state: 'isolated' } });
     assert.equal(leaf.tier, 'spine', `${o.label}: the tier of spine00`);
   },
+  'PATCH /api/v1/topology/devices': async (o) => {
+    needFixture('topology');
+    const topology = operation('GET /api/v1/topology');
+    const { value: before } = await call(topology, 'before the bulk change', 200, { role: 'viewer' });
+    const { value } = await happy(o.label);
+    assert.equal(value.revision, before.revision + 1, `${o.label}: one bulk change is one revision`);
+    assert.equal(value.devices.length, requestBodyExample(o).devices.length, `${o.label}: every change answered`);
+    const bad = await call(o, 'a bad state in the second entry', 400, { role: 'operator',
+      body: { devices: [{ name: 'host001', state: 'healthy' }, { name: 'host002', state: 'broken' }] } });
+    assertNamesField(o, 'a bad state in the second entry', bad.value, 'devices[1].state');
+    const { value: after } = await call(topology, 'after a refused bulk change', 200, { role: 'viewer' });
+    assert.equal(after.revision, value.revision, `${o.label}: a refused bulk change changed the topology`);
+  },
   'PUT /api/v1/topology': async (o) => {
     const example = requestBodyExample(o);
     const { value } = await happy(o.label);
@@ -884,7 +904,7 @@ test('413: bodies over the limit are refused', async () => {
   for (const o of OPERATIONS.filter((x) => x.body && x.documents(413))) {
     const req = documentedRequest(o);
     const res = await sendOversizedHead(o.method.toUpperCase(), req.target, TOKENS.operator);
-    checkAnswer(o, res, 413, `Content-Length ${2 * BODY_LIMIT}: ${o.method.toUpperCase()} ${req.target}`);
+    checkAnswer(o, res, 413, `Content-Length ${2 * bodyLimitOf(req.target)}: ${o.method.toUpperCase()} ${req.target}`);
   }
 });
 
