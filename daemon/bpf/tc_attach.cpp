@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "bpffs.h"
+#include "hsns/unique_fd.h"
 #include "libbpf_log.h"
 
 namespace hsns::daemon::bpf {
@@ -32,20 +33,7 @@ std::string errno_text(int err) {
   return std::strerror(err < 0 ? -err : err);
 }
 
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  Fd& operator=(Fd&&) = delete;
-  Fd(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
+using Fd = UniqueFd;
 
 // Exclusive for the lifetime of the object: serialises the read-decide-write of a registry record and the
 // qdisc operation it decides, across threads (each lock is its own open file description) and processes.

@@ -11,29 +11,14 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "hsns/unique_fd.h"
+
 namespace hsns::daemon {
 namespace {
 
 using json = nlohmann::json;
 
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  int release() {
-    const int f = fd_;
-    fd_ = -1;
-    return f;
-  }
-
- private:
-  int fd_;
-};
+using Fd = UniqueFd;
 
 std::string errno_text(const std::string& what) {
   return what + ": " + std::strerror(errno);

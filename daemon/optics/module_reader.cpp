@@ -14,6 +14,8 @@
 #include <cstring>
 #include <optional>
 
+#include "hsns/unique_fd.h"
+
 namespace hsns::optics {
 namespace {
 
@@ -22,20 +24,7 @@ constexpr int kMaxReceives = 8;  // messages that answer something else are skip
 constexpr std::size_t kReceiveBuffer = 16384;
 constexpr int kMaxPlanRounds = 4;  // lower page; page 00h/01h/02h or A2h; banks; nothing more
 
-// An owned file descriptor.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
+using Fd = UniqueFd;
 
 ReadFailure failure_of(int error) {
   switch (error) {
