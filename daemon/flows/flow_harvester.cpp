@@ -117,7 +117,7 @@ tl::expected<FlowHarvester::Change, std::string> FlowHarvester::change_to(const 
     auto sink = open_sink(config);
     if (!sink) return tl::unexpected(sink.error());
     stop_thread();
-    harvest_once();  // what was counted so far goes to the old sink
+    drain();  // what was counted so far goes to the old sink
     sink_ = std::move(*sink);
     config_ = config;
     if (auto r = recover(); !r) HSNS_LOG(error) << "flow probe: recovery: " << r.error();
@@ -147,7 +147,7 @@ tl::expected<FlowHarvester::Change, std::string> FlowHarvester::change_to(const 
 void FlowHarvester::stop() {
   if (!probe_) return;
   stop_thread();
-  harvest_once();
+  drain();
   probe_->stop(false);
   probe_.reset();
   sink_.reset();
@@ -210,14 +210,20 @@ void FlowHarvester::log_limited(const std::string& msg) {
   HSNS_LOG(error) << msg;
 }
 
+void FlowHarvester::drain() {
+  // A pending batch, then a table a killed process left behind, then the active table: three at most.
+  for (int i = 0; i < 3; ++i)
+    if (harvest_once()) return;
+}
+
 // One two-phase harvest: the batch is written to the sink (write + fdatasync) and only then committed.
-void FlowHarvester::harvest_once() {
+bool FlowHarvester::harvest_once() {
   const auto t0 = Clock::now();
   auto batch = probe_->harvest();
   if (!batch) {
     metrics_.harvest_errors.Increment();
     log_limited("flow probe: harvest: " + batch.error());
-    return;
+    return false;
   }
   const auto& records = batch->records;
   const auto counters = probe_->counters();
@@ -229,13 +235,13 @@ void FlowHarvester::harvest_once() {
       log_limited("flow probe: " + w.error() + " (" + std::to_string(records.size()) +
                   " record(s) of epoch " + std::to_string(batch->epoch) +
                   " kept in the kernel, written again at the next harvest)");
-      return;
+      return false;
     }
   }
   if (auto c = probe_->commit(*batch); !c) {
     metrics_.harvest_errors.Increment();
     log_limited("flow probe: commit: " + c.error());
-    return;
+    return false;
   }
   metrics_.harvests.Increment();
   metrics_.records.Increment(static_cast<double>(records.size()));
@@ -243,6 +249,7 @@ void FlowHarvester::harvest_once() {
   metrics_.last_harvest_seconds.Set(std::chrono::duration<double>(Clock::now() - t0).count());
   metrics_.last_harvest_timestamp.Set(
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+  return batch->caught_up;
 }
 
 // Settles a batch a killed process left pending, against the sink now in use (see FlowProbe::recover).

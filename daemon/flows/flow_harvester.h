@@ -104,7 +104,12 @@ class FlowHarvester final : public Component {
   void stop_thread();
   void loop();
   void log_limited(const std::string& msg);
-  void harvest_once();
+  // One two-phase harvest; true when its batch was caught up (FlowBatch::caught_up), written and committed.
+  bool harvest_once();
+  // The last harvest before the probe stops or changes its sink: harvests until a batch is caught up, so
+  // nothing counted before the call stays in the kernel (a pending batch or a table a killed process left
+  // behind take one harvest each; at most three harvests).
+  void drain();
   tl::expected<void, std::string> recover();
 
   FlowProbeConfig wanted_;  // the configured section (the running probe's may differ after a failure)

@@ -299,7 +299,6 @@ class RoceFlowProbe final : public FlowProbe {
     if (bpf_map_lookup_elem(outer, &zero, &active_id) != 0)
       return tl::unexpected("read active table: " + err_text(errno));
     const std::uint32_t inactive = active_id == id_a_ ? 1 : 0;
-    std::uint64_t ring_end = 0;
     if (st->epoch > st->committed) {
       // Epoch still pending (not written, or the process died before its commit): the same batch again.
       // The tables were not flipped since, the inactive table and the ring buffer still hold its records.
@@ -307,7 +306,7 @@ class RoceFlowProbe final : public FlowProbe {
         return tl::unexpected("pending epoch " + std::to_string(st->epoch) + " is not on the inactive table");
       batch.epoch = st->epoch;
       if (auto r = copy_table(inactive, out); !r) return tl::unexpected(r.error());
-      ring_end = read_ring(st->ring_end);
+      read_ring(st->ring_end);  // up to where the pending batch ended
     } else {
       std::uint32_t target = inactive;
       // A table not known to be empty can hold counts of a process that died between its flip and the
@@ -320,10 +319,12 @@ class RoceFlowProbe final : public FlowProbe {
         const int next = bpf_map__fd(inactive == 0 ? skel_->maps.roce_flows_a : skel_->maps.roce_flows_b);
         if (bpf_map_update_elem(outer, &zero, &next, BPF_ANY) != 0)
           return tl::unexpected("flip active table: " + err_text(errno));
+        flow_test_crash_point("after-flip");
         target = inactive ^ 1;
+        batch.caught_up = true;
         if (auto r = copy_table(target, out); !r) return tl::unexpected(r.error());
       }
-      ring_end = read_ring(std::nullopt);
+      const std::uint64_t ring_end = read_ring(std::nullopt);
       st->epoch += 1;
       st->table = target + 1;
       st->phase = ROCE_PHASE_DRAINED;
@@ -348,7 +349,7 @@ class RoceFlowProbe final : public FlowProbe {
     if (st->phase < ROCE_PHASE_PSN_APPLIED) {
       if (auto r = map_psn(); !r) return r;
       auto* psn = psn_map_.as<roce_psn_entry>();
-      const bool sweep = st->epoch % 64 == 0 || psn_count_ >= slots_ / 4 * 3;
+      const bool sweep = st->epoch % 64 == 0 || psn_count_ >= std::size_t{slots_} / 4 * 3;
       // The sweep moves entries: the slots found by harvest() are then looked up again.
       if (sweep) expire_psn_state(psn, st->epoch);
       const bool use_index =
@@ -642,7 +643,7 @@ class RoceFlowProbe final : public FlowProbe {
          ++n, i = (i + 1) & mask) {
       roce_psn_entry& e = table[i];
       if (e.key.family == 0) {
-        if (psn_count_ >= slots_ / 4 * 3) return;
+        if (psn_count_ >= std::size_t{slots_} / 4 * 3) return;
         e.key = key;
         e.last_psn = last_psn;
         e.generation = gen;

@@ -37,8 +37,9 @@
 // - A crash between the flip and the "drained" record leaves data in the inactive table with nothing
 //   pending: the next harvest() notices (the pinned map records which table is known empty), harvests that
 //   table first without flipping, and only then goes on with the usual flip.
-// - Test-only hook: HSNS_TEST_CRASH_AFTER_DRAIN=before-commit|mid-commit makes commit() of a non-empty
-//   batch SIGKILL its own process at its start or after the PSN state was advanced (see also FlowSink).
+// - Test-only hooks: HSNS_TEST_CRASH_AFTER_DRAIN=before-commit|mid-commit makes commit() of a non-empty
+//   batch SIGKILL its own process at its start or after the PSN state was advanced; =after-flip makes
+//   harvest() SIGKILL it right after flipping the tables, before the epoch is recorded (see also FlowSink).
 // - counters() returns the program's counters (enum roce_counter) summed over CPUs, cumulative since the
 //   maps were created.
 // - stop(purge) detaches everything the probe attached (its filters; its XDP program while it is still
@@ -65,10 +66,14 @@ namespace hsns::daemon {
 inline constexpr std::uint32_t kRoceTcHandle = bpf::tc_slot(bpf::TcUser::flow_probe).handle;
 inline constexpr std::uint32_t kRoceTcPriority = bpf::tc_slot(bpf::TcUser::flow_probe).priority;
 
-// One harvest: the records of epoch `epoch` (deltas since the previous epoch).
+// One harvest: the records of epoch `epoch` (deltas since the previous epoch). `caught_up` is true when the
+// batch reaches the moment of the harvest (the active table was flipped and copied); false when it is a
+// pending batch emitted again or a table a killed process left behind, after which the active table still
+// holds counts: a last harvest before stopping repeats until a batch is caught up (FlowHarvester::drain).
 struct FlowBatch {
   std::uint64_t epoch = 0;
   std::vector<FlowRecord> records;
+  bool caught_up = false;
 };
 
 class FlowProbe {

@@ -1,7 +1,8 @@
 // hsns-flowprobe: the flow probe on its own (hsnsd runs the same library on a harvester thread of its own:
 // daemon/flows/flow_harvester.h; do not run both on the same pin_dir and interfaces). Reads the
 // `flow_probe:` section of --config, attaches, harvests every interval into the JSON-lines sink, and on
-// SIGTERM/SIGINT harvests once more, detaches and exits 0 (pinned maps stay unless --purge-on-exit).
+// SIGTERM/SIGINT harvests until it has caught up (a pending or left-behind table first), detaches and exits 0
+// (pinned maps stay unless --purge-on-exit).
 // --ready-file is created after attach (tests poll it). Exit 1 on a runtime failure, 64 on usage/config.
 // Each harvest is written to the sink and only then committed (FlowProbe::commit), and a restart first
 // settles a batch left pending by a killed process (FlowProbe::recover with the sink's last epoch), so a
@@ -107,11 +108,16 @@ int main(int argc, char** argv) {
   if (!ready_file.empty()) std::ofstream(ready_file) << getpid() << "\n";
 
   int rc = 0;
-  for (bool running = true; running;) {
-    const auto ms = config->interval.count();
-    const timespec timeout{static_cast<time_t>(ms / 1000), static_cast<long>((ms % 1000) * 1000000)};
-    const int sig = sigtimedwait(&set, nullptr, &timeout);
-    if (sig == SIGTERM || sig == SIGINT) running = false;
+  // After SIGTERM/SIGINT, harvests go on (at most three) until a batch is caught up (FlowBatch::caught_up):
+  // a pending batch or a table a killed process left behind is followed by the active table.
+  int last_harvests = 0;
+  for (;;) {
+    if (last_harvests == 0) {
+      const auto ms = config->interval.count();
+      const timespec timeout{static_cast<time_t>(ms / 1000), static_cast<long>((ms % 1000) * 1000000)};
+      const int sig = sigtimedwait(&set, nullptr, &timeout);
+      if (sig == SIGTERM || sig == SIGINT) last_harvests = 3;
+    }
     auto batch = (*probe)->harvest();
     if (!batch) {
       HSNS_LOG(error) << "harvest: " << batch.error();
@@ -131,6 +137,7 @@ int main(int argc, char** argv) {
       rc = 1;
       break;
     }
+    if (last_harvests > 0 && (batch->caught_up || --last_harvests == 0)) break;
   }
   (*probe)->stop(purge);
   HSNS_LOG(info) << "flow probe detached";
