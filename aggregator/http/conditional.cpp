@@ -97,14 +97,15 @@ bool validated(const RequestContext& ctx, std::string_view tag) {
          (if_none_match_matches(inm, quoted(tag, false)) || if_none_match_matches(inm, quoted(tag, true)));
 }
 
-Response body_response(const RequestContext& ctx, const std::string& body, const std::string& etag,
-                       bool gzip) {
+// A 200 with `body` (set by the caller's `fill`: owned text, or shared with a cache entry).
+template <class Fill>
+Response body_response(const RequestContext& ctx, const std::string& etag, bool gzip, Fill fill) {
   Response res{bhttp::status::ok, ctx.request.version()};
   res.set(bhttp::field::content_type, "application/json");
   if (gzip) res.set(bhttp::field::content_encoding, "gzip");
   set_validators(res, etag);
   res.keep_alive(ctx.request.keep_alive());
-  res.body() = body;
+  fill(res.body());
   res.prepare_payload();
   return res;
 }
@@ -183,7 +184,9 @@ Response conditional_get(const RequestContext& ctx, ResponseCache& cache, const 
     if (!body) return std::move(body).error();
     const auto tag = digest_tag(*body);
     if (validated(ctx, tag)) return not_modified(ctx, quoted(tag, gzip));
-    return body_response(ctx, gzip ? gzip_compress(*body) : *body, quoted(tag, gzip), gzip);
+    return body_response(ctx, quoted(tag, gzip), gzip, [&](ResponseBody::value_type& out) {
+      out = gzip ? gzip_compress(*body) : std::move(*body);
+    });
   }
   const auto tag = revision_tag(version, *version.revision);
   if (validated(ctx, tag)) return not_modified(ctx, quoted(tag, gzip));
@@ -194,7 +197,10 @@ Response conditional_get(const RequestContext& ctx, ResponseCache& cache, const 
     if (!body) return std::move(body).error();
     entry = cache.put(version.key, *version.revision, quoted(tag, false), std::move(*body));
   }
-  return body_response(ctx, gzip ? entry->gzipped() : entry->body(), quoted(tag, gzip), gzip);
+  // The cached bytes go out as they are: no copy per response (http/response_body.h).
+  return body_response(ctx, quoted(tag, gzip), gzip, [&](ResponseBody::value_type& out) {
+    out.share(entry, gzip ? entry->gzipped() : entry->body());
+  });
 }
 
 Response tagged_json(const RequestContext& ctx, std::string body, const std::string& etag) {

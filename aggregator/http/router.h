@@ -26,12 +26,13 @@
 #include <vector>
 
 #include "hsns/problem.h"
+#include "http/response_body.h"
 
 namespace hsns::http {
 
 namespace bhttp = boost::beast::http;
 using Request = bhttp::request<bhttp::string_body>;
-using Response = bhttp::response<bhttp::string_body>;
+using Response = bhttp::response<ResponseBody>;  // owned text or shared bytes: http/response_body.h
 
 // What a caller may do; roles map to sets of these (see auth.h).
 enum class Permission : std::uint8_t {

@@ -128,12 +128,12 @@ void check_response(const http::Response& response, bool head) {
   const auto type = response[http::bhttp::field::content_type];
   if (head) return;
   if (type == "application/problem+json") {
-    const auto doc = nlohmann::json::parse(response.body(), nullptr, false);
+    const auto doc = nlohmann::json::parse(response.body().view(), nullptr, false);
     require(doc.is_object());
     require(doc.contains("status") && doc["status"] == status);
     require(doc.contains("title") && doc["title"].is_string());
   } else if (status >= 200 && status < 300 && type == "application/json") {
-    require(!nlohmann::json::parse(response.body(), nullptr, false).is_discarded());
+    require(!nlohmann::json::parse(response.body().view(), nullptr, false).is_discarded());
   }
 }
 

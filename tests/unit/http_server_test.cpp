@@ -138,8 +138,7 @@ class LimitsServer {
           Response res{bhttp::status::ok, req.version()};
           res.keep_alive(req.keep_alive());
           res.body() = std::string(req.method_string()) + " " + std::string(req.target()) + " " +
-                       std::to_string(req.body().size()) + "\n";
-          res.body().append(filler, '.');
+                       std::to_string(req.body().size()) + "\n" + std::string(filler, '.');
           res.prepare_payload();
           respond(std::move(res));
         }) {

@@ -204,7 +204,7 @@ TEST_F(ListRendering, LargeStoreStreamedAndCachedBodiesAreTheDomRenderingByteFor
 TEST_F(ListRendering, AgentsListIsTheDomRendering) {
   fill(3);
   ASSERT_TRUE(agents_.put_status("h001", 1, R"({"applied_generation":1,"ports":[{"state":"failed"}]})"));
-  const auto body = get("/api/v1/agents").body();
+  const std::string body(get("/api/v1/agents").body().view());
   const auto parsed = json::parse(body);
   EXPECT_EQ(parsed.dump(), body);
   ASSERT_EQ(parsed["items"].size(), 3U);
@@ -267,7 +267,7 @@ TEST_F(ListRendering, RenamingASubnetChangesTheDesiredTagOfEveryHostWithAPortInI
     auto res = get(std::string("/api/v1/agents/") + name + "/desired",
                    {{bhttp::field::if_none_match, tags[static_cast<std::size_t>(h)]}});
     ASSERT_EQ(res.result_int(), 200) << name;
-    EXPECT_NE(res.body().find("rail-0-renamed"), std::string::npos);
+    EXPECT_NE(res.body().view().find("rail-0-renamed"), std::string::npos);
     // The tag names the document: the one served is the one a fresh render gives.
     auto view = network_.host_view(name);
     ASSERT_TRUE(view);
