@@ -1,13 +1,15 @@
 // The report spool on a full filesystem (root): a small tmpfs the test mounts in its own temporary
 // directory, filled by a file of the test and then by appends. The failing append returns an error naming
 // the segment's path, every record stored before is intact (also after a reopen), and once the test frees
-// space appends work again. Not being able to mount is a failure, not a skip.
+// space appends work again. With not one page left, an acknowledgement fails and changes nothing. Not being
+// able to mount is a failure, not a skip.
 #include <gtest/gtest.h>
 #include <sys/mount.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "spool.h"
@@ -92,6 +94,21 @@ TEST_F(SpoolDiskFullTest, AppendFailsWithTheErrorNamingThePathLosesNothingAndRec
   check_all(*s);
   EXPECT_EQ(s->stats().drops_total, 0U);
 
+  // Not one page left: an acknowledgement cannot be stored either, and changes nothing.
+  {
+    std::ofstream last(mount_point_ / "filler-last", std::ios::binary);
+    const std::string page(4096, 'p');
+    for (int i = 0; i < 1024 && last.write(page.data(), static_cast<std::streamsize>(page.size())); ++i) {
+      last.flush();
+    }
+  }
+  auto acked = s->ack(1);
+  ASSERT_FALSE(acked) << "the state file was written on a full filesystem";
+  EXPECT_EQ(acked.error().kind, hsns::Error::Kind::unavailable) << acked.error().message();
+  EXPECT_NE(acked.error().message().find(o.dir + "/state.tmp"), std::string::npos) << acked.error().message();
+  EXPECT_EQ(s->acked_seq(), 0U);
+  check_all(*s);
+
   // A restart on the full filesystem reads it all back.
   s.reset();
   s = open_spool(o);
@@ -101,6 +118,7 @@ TEST_F(SpoolDiskFullTest, AppendFailsWithTheErrorNamingThePathLosesNothingAndRec
 
   // Space comes back: appends work and continue the seq.
   fs::remove(filler);
+  fs::remove(mount_point_ / "filler-last");
   for (int i = 0; i < 20; ++i) {
     auto seq = s->append(SpoolKind::telemetry_report, 0, payload);
     ASSERT_TRUE(seq) << seq.error().message();
