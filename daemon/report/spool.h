@@ -9,15 +9,16 @@
 //   probe's epoch for a flow batch and must be 0 for every other kind.
 // - Records are length-framed and checksummed (a sync marker, the length, then CRC-32 of zlib over the
 //   length, the header fields and the payload) and appended to segment files. append() returns only after
-//   write(2) and fdatasync(2) of the segment; the directory is fsynced whenever a segment is created or
+//   pwritev(2) and fdatasync(2) of the segment; the directory is fsynced whenever a segment is created or
 //   removed. Flow batches go to segments of their own ("flow-<first seq>.seg"), every other kind to
 //   "report-<first seq>.seg", so that the two can be dropped separately (below).
 // - Bounded in bytes (Options::max_bytes, the sum of the segment files). When an append would exceed the
-//   bound, whole oldest segments are deleted until the record fits: report segments first; flow-batch
-//   segments only when no report segment is left. Every dropped unacknowledged record is counted
-//   (drops_total, dropped_bytes_total; flow batches also in flow_batch_drops_total) and logged, a flow
-//   batch at error level with its epochs: a flow batch is never dropped silently, and only when the bound
-//   cannot be met otherwise. A record larger than the bound is refused (too_large), nothing dropped.
+//   bound, whole oldest segments are deleted until the record fits: fully acknowledged ones first, then
+//   report segments; flow-batch segments only when no report segment is left. Every dropped unacknowledged
+//   record is counted (drops_total, dropped_bytes_total; flow batches also in flow_batch_drops_total) and
+//   logged, a flow batch at error level with its epochs: a flow batch is never dropped silently, and only
+//   when the bound cannot be met otherwise. A record larger than the bound is refused (too_large), nothing
+//   dropped.
 // - peek(max_bytes) returns the oldest unacknowledged records in seq order, up to max_bytes of payload,
 //   and always at least one record when there is one (a record larger than the budget is sent alone).
 //   ack(seq) acknowledges every record <= seq; segments whose records are all acknowledged are deleted,
@@ -27,7 +28,7 @@
 //   segment is deleted. A restart neither resends acknowledged records nor loses unacknowledged ones;
 //   resending a record that was delivered but not acknowledged is allowed (the aggregator deduplicates on
 //   host and seq). A missing or unreadable state file means nothing is acknowledged (everything still on
-//   disk is resent; logged), never lost data.
+//   disk is resent; logged; an unreadable one also counts as corrupt), never lost data.
 // - open() after a crash: a torn tail (a partial record or a bad checksum with no valid record after it)
 //   of a kind's newest segment is truncated; a corrupt stretch followed by a valid record (found again by
 //   its sync marker) is skipped and counted (corrupt_records_total counts such stretches, since open), as
