@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <string_view>
 #include <system_error>
 
 #include "hsns/log.h"
@@ -29,11 +30,11 @@ namespace fs = std::filesystem;
 //            appended_at_ms i64 | payload; crc = CRC-32 (zlib) of the length, the bytes after the crc
 //            field and the payload.
 //   state:   "HSNSSTA1" | acked seq u64 | highest seq u64 | highest flow epoch u64 | crc u32 of the rest
-constexpr char kSegmentMagic[] = "HSNSSPL1";
+constexpr std::string_view kSegmentMagic = "HSNSSPL1";
 constexpr std::size_t kSegmentHeader = 8;
 constexpr std::uint32_t kRecordMarker = 0x52534e48;  // "HNSR"
 constexpr std::size_t kRecordHeader = 40;
-constexpr char kStateMagic[] = "HSNSSTA1";
+constexpr std::string_view kStateMagic = "HSNSSTA1";
 constexpr std::size_t kStateSize = 8 + 8 + 8 + 8 + 4;
 constexpr char kStateName[] = "state";
 constexpr char kStateTemp[] = "state.tmp";
@@ -234,7 +235,7 @@ Result<void> Spool::load() {
     } else {
       unsigned char buf[kStateSize + 1];
       const ssize_t n = ::read(fd.get(), buf, sizeof buf);
-      if (n == static_cast<ssize_t>(kStateSize) && std::memcmp(buf, kStateMagic, 8) == 0 &&
+      if (n == static_cast<ssize_t>(kStateSize) && std::equal(kStateMagic.begin(), kStateMagic.end(), buf) &&
           crc_of(0, buf, kStateSize - 4) == get_u32(buf + kStateSize - 4)) {
         acked_seq_ = get_u64(buf + 8);
         state_last_seq = get_u64(buf + 16);
@@ -286,7 +287,7 @@ Result<void> Spool::load_segment(const std::string& name, bool flow, std::uint64
     if (::unlink(path.c_str()) != 0) return tl::unexpected(io_error("unlink", path, errno));
     return sync_dir();
   }
-  if (std::memcmp(image.data(), kSegmentMagic, kSegmentHeader) != 0) {
+  if (!std::equal(kSegmentMagic.begin(), kSegmentMagic.end(), image.begin())) {
     ++corrupt_;
     const std::string aside = path + ".corrupt";
     HSNS_LOG(error) << "report spool: " << path << " has no segment header; set aside as " << aside;
@@ -350,7 +351,7 @@ Result<void> Spool::sync_dir() const {
 
 Result<void> Spool::write_state(std::uint64_t acked) const {
   unsigned char buf[kStateSize];
-  std::memcpy(buf, kStateMagic, 8);
+  std::copy(kStateMagic.begin(), kStateMagic.end(), buf);
   put_u64(buf + 8, acked);
   put_u64(buf + 16, last_seq_);
   put_u64(buf + 24, last_flow_epoch_);
@@ -449,19 +450,9 @@ Result<void> Spool::make_room(std::uint64_t framed, bool for_flow) {
         framed + (needs_new_segment(for_flow ? flows_ : reports_, framed) ? kSegmentHeader : 0);
     if (disk_bytes() + need <= opt_.max_bytes) return {};
     // Acknowledged data first (costs nothing), then reports, flow batches last.
-    std::deque<Segment>* victim = nullptr;
-    if (fully_acked(reports_)) {
-      victim = &reports_;
-    } else if (fully_acked(flows_)) {
-      victim = &flows_;
-    } else if (!reports_.empty()) {
-      victim = &reports_;
-    } else if (!flows_.empty()) {
-      victim = &flows_;
-    } else {
-      return {};  // cannot happen: append() refuses records larger than the bound
-    }
-    if (auto r = drop_oldest(*victim); !r) return r;
+    if (reports_.empty() && flows_.empty()) return {};  // cannot happen: append() refuses larger records
+    const bool reports_go = fully_acked(reports_) || (!fully_acked(flows_) && !reports_.empty());
+    if (auto r = drop_oldest(reports_go ? reports_ : flows_); !r) return r;
   }
 }
 
@@ -472,7 +463,8 @@ Result<Spool::Segment*> Spool::writable_segment(bool flow, std::uint64_t framed,
   const std::string path = opt_.dir + "/" + segment_name(flow, seq);
   UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0640));
   if (fd.get() < 0) return tl::unexpected(io_error("create", path, errno));
-  if (!pwrite_all(fd.get(), reinterpret_cast<const unsigned char*>(kSegmentMagic), kSegmentHeader, 0) ||
+  if (!pwrite_all(fd.get(), reinterpret_cast<const unsigned char*>(kSegmentMagic.data()), kSegmentHeader,
+                  0) ||
       ::fdatasync(fd.get()) != 0) {
     const int err = errno;
     ::unlink(path.c_str());

@@ -29,6 +29,7 @@ std::string payload_of(std::uint64_t i, std::size_t size = 100) {
 
 std::vector<std::uint64_t> seqs(const std::vector<report::SpoolRecord>& records) {
   std::vector<std::uint64_t> out;
+  out.reserve(records.size());
   for (const auto& r : records) out.push_back(r.seq);
   return out;
 }
