@@ -37,12 +37,18 @@ std::vector<std::uint64_t> seqs(const std::vector<report::SpoolRecord>& records)
 class SpoolTest : public ::testing::Test {
  protected:
   TempDir tmp{"hsns-spool"};
-  report::SpoolOptions options() const {
+  report::SpoolOptions options(std::uint64_t max_bytes = 1 << 20, std::uint64_t segment_bytes = 1024) const {
     report::SpoolOptions o;
     o.dir = (tmp / "spool").string();
-    o.max_bytes = 1 << 20;
-    o.segment_bytes = 1024;
+    o.max_bytes = max_bytes;
+    o.segment_bytes = segment_bytes;
     return o;
+  }
+  // A spool of `n` reports of 100 bytes, closed again (the files are what the test looks at next).
+  void write_reports(const report::SpoolOptions& o, std::uint64_t n) {
+    auto s = open_spool(o);
+    ASSERT_TRUE(s);
+    append_reports(*s, n);
   }
   void append_reports(report::Spool& s, std::uint64_t n, std::size_t size = 100) {
     for (std::uint64_t i = 0; i < n; ++i) {
@@ -130,8 +136,7 @@ TEST_F(SpoolTest, PeekHandsOutABatchWithinTheBudgetAndAtLeastOneRecord) {
 }
 
 TEST_F(SpoolTest, RefusesWhatItCannotStore) {
-  auto o = options();
-  o.max_bytes = 4096;
+  auto o = options(4096);
   o.max_record_bytes = 2000;
   auto s = open_spool(o);
   ASSERT_TRUE(s);
@@ -158,9 +163,7 @@ TEST_F(SpoolTest, RefusesWhatItCannotStore) {
 }
 
 TEST_F(SpoolTest, BoundDropsReportsFirstAndFlowBatchesLastCountingBoth) {
-  auto o = options();
-  o.max_bytes = 4096;
-  o.segment_bytes = 512;
+  auto o = options(4096, 512);
   auto s = open_spool(o);
   ASSERT_TRUE(s);
   ASSERT_TRUE(s->append(SpoolKind::flow_batch, 41, payload_of(1, 300)));
@@ -196,9 +199,7 @@ TEST_F(SpoolTest, BoundDropsReportsFirstAndFlowBatchesLastCountingBoth) {
 }
 
 TEST_F(SpoolTest, AcknowledgedSegmentsMakeRoomBeforeAnythingIsDropped) {
-  auto o = options();
-  o.max_bytes = 4096;
-  o.segment_bytes = 512;
+  auto o = options(4096, 512);
   auto s = open_spool(o);
   ASSERT_TRUE(s);
   append_reports(*s, 25);
@@ -209,11 +210,7 @@ TEST_F(SpoolTest, AcknowledgedSegmentsMakeRoomBeforeAnythingIsDropped) {
 }
 
 TEST_F(SpoolTest, ACorruptPayloadInTheMiddleIsSkippedAndCounted) {
-  {
-    auto s = open_spool(options());
-    ASSERT_TRUE(s);
-    append_reports(*s, 5);
-  }
+  write_reports(options(), 5);
   const auto segments = segment_sizes(tmp / "spool");
   ASSERT_EQ(segments.size(), 1U);
   const fs::path seg = tmp / "spool" / segments.begin()->first;
@@ -230,11 +227,7 @@ TEST_F(SpoolTest, ACorruptPayloadInTheMiddleIsSkippedAndCounted) {
 }
 
 TEST_F(SpoolTest, ACorruptLengthFieldIsSkippedByTheSyncMarker) {
-  {
-    auto s = open_spool(options());
-    ASSERT_TRUE(s);
-    append_reports(*s, 5);
-  }
+  write_reports(options(), 5);
   const fs::path seg = tmp / "spool" / segment_sizes(tmp / "spool").begin()->first;
   flip_byte(seg, kSegmentHeader + 2 * (kRecordHeader + 100) + 5);  // record 3's length
   auto s = open_spool(options());
@@ -244,11 +237,7 @@ TEST_F(SpoolTest, ACorruptLengthFieldIsSkippedByTheSyncMarker) {
 }
 
 TEST_F(SpoolTest, TornAndBadChecksumTailsAreTruncatedNotCounted) {
-  {
-    auto s = open_spool(options());
-    ASSERT_TRUE(s);
-    append_reports(*s, 5);
-  }
+  write_reports(options(), 5);
   const fs::path seg = tmp / "spool" / segment_sizes(tmp / "spool").begin()->first;
   fs::resize_file(seg, fs::file_size(seg) - 30);  // record 5 cut in its payload
   {
@@ -273,11 +262,7 @@ TEST_F(SpoolTest, TornAndBadChecksumTailsAreTruncatedNotCounted) {
 TEST_F(SpoolTest, ASegmentCutInsideItsHeaderIsRemoved) {
   auto o = options();
   o.segment_bytes = 300;
-  {
-    auto s = open_spool(o);
-    ASSERT_TRUE(s);
-    append_reports(*s, 4);  // two records a segment
-  }
+  write_reports(o, 4);  // two records a segment
   const auto segments = segment_sizes(tmp / "spool");
   ASSERT_EQ(segments.size(), 2U);
   fs::resize_file(tmp / "spool" / segments.rbegin()->first, 3);
@@ -293,11 +278,7 @@ TEST_F(SpoolTest, ASegmentCutInsideItsHeaderIsRemoved) {
 TEST_F(SpoolTest, ASegmentWithABadHeaderIsSetAsideNotDeleted) {
   auto o = options();
   o.segment_bytes = 300;
-  {
-    auto s = open_spool(o);
-    ASSERT_TRUE(s);
-    append_reports(*s, 6);
-  }
+  write_reports(o, 6);
   const auto segments = segment_sizes(tmp / "spool");
   ASSERT_EQ(segments.size(), 3U);
   const std::string middle = std::next(segments.begin())->first;
