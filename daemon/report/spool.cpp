@@ -1,0 +1,621 @@
+#include "spool.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string_view>
+#include <system_error>
+
+#include "hsns/log.h"
+
+namespace hsns::daemon::report {
+namespace {
+
+namespace fs = std::filesystem;
+
+// On-disk layout, little-endian.
+//   segment: "HSNSSPL1" then records
+//   record:  marker u32 | payload length u32 | crc u32 | kind u8 | 3 zero bytes | seq u64 | epoch u64 |
+//            appended_at_ms i64 | payload; crc = CRC-32 (zlib) of the length, the bytes after the crc
+//            field and the payload.
+//   state:   "HSNSSTA1" | acked seq u64 | highest seq u64 | highest flow epoch u64 | crc u32 of the rest
+constexpr std::string_view kSegmentMagic = "HSNSSPL1";
+constexpr std::size_t kSegmentHeader = 8;
+constexpr std::uint32_t kRecordMarker = 0x52534e48;  // "HNSR"
+constexpr std::size_t kRecordHeader = 40;
+constexpr std::string_view kStateMagic = "HSNSSTA1";
+constexpr std::size_t kStateSize = 8 + 8 + 8 + 8 + 4;
+constexpr char kStateName[] = "state";
+constexpr char kStateTemp[] = "state.tmp";
+
+void put_u32(unsigned char* p, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
+}
+void put_u64(unsigned char* p, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
+}
+std::uint32_t get_u32(const unsigned char* p) {
+  std::uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+std::uint64_t get_u64(const unsigned char* p) {
+  std::uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+std::uint32_t crc_of(std::uint32_t crc, const unsigned char* p, std::size_t n) {
+  return static_cast<std::uint32_t>(crc32_z(crc, p, n));
+}
+
+// The record's checksum: its length field, the header after the crc field, the payload.
+std::uint32_t record_crc(const unsigned char* header, const unsigned char* payload, std::size_t len) {
+  std::uint32_t crc = crc_of(0, header + 4, 4);
+  crc = crc_of(crc, header + 12, kRecordHeader - 12);
+  return crc_of(crc, payload, len);
+}
+
+Error io_error(const std::string& what, const std::string& path, int err) {
+  std::string detail = what + " " + path + ": " + std::strerror(err);
+  if (err == ENOSPC || err == EDQUOT) return Error::unavailable(std::move(detail));
+  return Error::internal(std::move(detail));
+}
+
+// Writes all of [data, data+n) at offset; false with errno set on failure.
+bool pwrite_all(int fd, const unsigned char* data, std::size_t n, std::uint64_t offset) {
+  while (n > 0) {
+    const ssize_t w = ::pwrite(fd, data, n, static_cast<off_t>(offset));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data += w;
+    n -= static_cast<std::size_t>(w);
+    offset += static_cast<std::uint64_t>(w);
+  }
+  return true;
+}
+
+bool pread_all(int fd, unsigned char* data, std::size_t n, std::uint64_t offset) {
+  while (n > 0) {
+    const ssize_t r = ::pread(fd, data, n, static_cast<off_t>(offset));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      if (r == 0) errno = EIO;  // shorter than the index says: the file changed under us
+      return false;
+    }
+    data += r;
+    n -= static_cast<std::size_t>(r);
+    offset += static_cast<std::uint64_t>(r);
+  }
+  return true;
+}
+
+// Writes header and payload at offset with one pwritev(2) in the common case; false with errno set.
+bool pwrite_record(int fd, const unsigned char* header, const unsigned char* payload, std::size_t len,
+                   std::uint64_t offset) {
+  iovec iov[2] = {{const_cast<unsigned char*>(header), kRecordHeader},
+                  {const_cast<unsigned char*>(payload), len}};
+  ssize_t w = 0;
+  do {
+    w = ::pwritev(fd, iov, len == 0 ? 1 : 2, static_cast<off_t>(offset));
+  } while (w < 0 && errno == EINTR);
+  if (w < 0) return false;
+  auto done = static_cast<std::size_t>(w);
+  if (done == kRecordHeader + len) return true;
+  // A short write (a signal, or the filesystem filling up): finish piece by piece, which reports the error.
+  if (done < kRecordHeader) {
+    if (!pwrite_all(fd, header + done, kRecordHeader - done, offset + done)) return false;
+    done = kRecordHeader;
+  }
+  const std::size_t from = done - kRecordHeader;
+  return pwrite_all(fd, payload + from, len - from, offset + done);
+}
+
+std::string segment_name(bool flow, std::uint64_t first_seq) {
+  char digits[21];
+  std::snprintf(digits, sizeof digits, "%020llu", static_cast<unsigned long long>(first_seq));
+  return std::string(flow ? "flow-" : "report-") + digits + ".seg";
+}
+
+// "report-<20 digits>.seg" or "flow-<20 digits>.seg": the class and first seq, nullopt otherwise.
+std::optional<std::pair<bool, std::uint64_t>> parse_segment_name(const std::string& name) {
+  bool flow = false;
+  std::string rest;
+  if (name.rfind("flow-", 0) == 0) {
+    flow = true;
+    rest = name.substr(5);
+  } else if (name.rfind("report-", 0) == 0) {
+    rest = name.substr(7);
+  } else {
+    return std::nullopt;
+  }
+  if (rest.size() != 24 || rest.substr(20) != ".seg") return std::nullopt;
+  std::uint64_t seq = 0;
+  for (std::size_t i = 0; i < 20; ++i) {
+    if (rest[i] < '0' || rest[i] > '9') return std::nullopt;
+    seq = seq * 10 + static_cast<std::uint64_t>(rest[i] - '0');
+  }
+  return std::make_pair(flow, seq);
+}
+
+// A record parsed from a segment image.
+struct Parsed {
+  std::uint64_t seq;
+  SpoolKind kind;
+  std::uint64_t epoch;
+  std::int64_t appended_at_ms;
+  std::uint32_t payload_len;
+};
+
+// The record at pos if it is whole and its checksum holds.
+std::optional<Parsed> parse_record(const std::vector<unsigned char>& image, std::size_t pos,
+                                   std::uint64_t max_record) {
+  if (image.size() - pos < kRecordHeader) return std::nullopt;
+  const unsigned char* h = image.data() + pos;
+  if (get_u32(h) != kRecordMarker) return std::nullopt;
+  const std::uint32_t len = get_u32(h + 4);
+  if (len > max_record || image.size() - pos - kRecordHeader < len) return std::nullopt;
+  if (record_crc(h, h + kRecordHeader, len) != get_u32(h + 8)) return std::nullopt;
+  return Parsed{get_u64(h + 16), static_cast<SpoolKind>(h[12]), get_u64(h + 24),
+                static_cast<std::int64_t>(get_u64(h + 32)), len};
+}
+
+std::int64_t system_now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+const char* to_string(SpoolKind kind) {
+  switch (kind) {
+    case SpoolKind::telemetry_report:
+      return "telemetry_report";
+    case SpoolKind::flow_batch:
+      return "flow_batch";
+  }
+  return "unknown";
+}
+
+Spool::Spool(SpoolOptions options, UniqueFd dir_fd) : opt_(std::move(options)), dir_fd_(std::move(dir_fd)) {
+  if (!opt_.now_ms) opt_.now_ms = system_now_ms;
+}
+
+Spool::~Spool() = default;
+
+Result<std::unique_ptr<Spool>> Spool::open(SpoolOptions options) {
+  if (options.dir.empty()) return tl::unexpected(Error::invalid("dir", "the spool directory is empty"));
+  if (options.segment_bytes == 0) return tl::unexpected(Error::invalid("segment_bytes", "must be > 0"));
+  if (options.max_bytes < kSegmentHeader + kRecordHeader + 1) {
+    return tl::unexpected(Error::invalid("max_bytes", "too small for one record"));
+  }
+  if (options.max_record_bytes == 0 || options.max_record_bytes > 0xffffffffULL) {
+    return tl::unexpected(Error::invalid("max_record_bytes", "must be between 1 and 4294967295"));
+  }
+  std::error_code ec;
+  fs::create_directories(options.dir, ec);
+  if (ec) return tl::unexpected(Error::internal("create " + options.dir + ": " + ec.message()));
+  UniqueFd dir_fd(::open(options.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir_fd.get() < 0) return tl::unexpected(io_error("open", options.dir, errno));
+  if (::flock(dir_fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) {
+      return tl::unexpected(Error::conflict("dir", options.dir + " is in use by another spool"));
+    }
+    return tl::unexpected(io_error("lock", options.dir, errno));
+  }
+  std::unique_ptr<Spool> spool(new Spool(std::move(options), std::move(dir_fd)));
+  if (auto loaded = spool->load(); !loaded) return tl::unexpected(loaded.error());
+  return spool;
+}
+
+Result<void> Spool::load() {
+  const std::string state_path = opt_.dir + "/" + kStateName;
+  // The state file: acked seq and the floors of seq and flow epoch.
+  std::uint64_t state_last_seq = 0;
+  std::uint64_t state_epoch = 0;
+  {
+    UniqueFd fd(::open(state_path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) {
+      if (errno != ENOENT) return tl::unexpected(io_error("open", state_path, errno));
+      HSNS_LOG(info) << "report spool " << opt_.dir << ": no state file, nothing acknowledged yet";
+    } else {
+      unsigned char buf[kStateSize + 1];
+      const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+      if (n == static_cast<ssize_t>(kStateSize) && std::equal(kStateMagic.begin(), kStateMagic.end(), buf) &&
+          crc_of(0, buf, kStateSize - 4) == get_u32(buf + kStateSize - 4)) {
+        acked_seq_ = get_u64(buf + 8);
+        state_last_seq = get_u64(buf + 16);
+        state_epoch = get_u64(buf + 24);
+      } else {
+        ++corrupt_;
+        HSNS_LOG(warning) << "report spool: " << state_path
+                          << " is unreadable (bad size or checksum); every record on disk is resent";
+      }
+    }
+  }
+  ::unlink((opt_.dir + "/" + kStateTemp).c_str());
+
+  std::map<std::uint64_t, std::string> names[2];  // [flow] first seq -> name
+  std::error_code ec;
+  for (fs::directory_iterator it(opt_.dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (auto parsed = parse_segment_name(name)) names[parsed->first ? 1 : 0][parsed->second] = name;
+  }
+  if (ec) return tl::unexpected(Error::internal("list " + opt_.dir + ": " + ec.message()));
+  for (int flow = 0; flow < 2; ++flow) {
+    std::size_t i = 0;
+    for (const auto& [first, name] : names[flow]) {
+      ++i;
+      if (auto r = load_segment(name, flow == 1, first, i == names[flow].size()); !r) return r;
+    }
+  }
+  last_seq_ = std::max({last_seq_, state_last_seq, acked_seq_});
+  last_flow_epoch_ = std::max(last_flow_epoch_, state_epoch);
+  delete_acked_segments();
+  return {};
+}
+
+Result<void> Spool::load_segment(const std::string& name, bool flow, std::uint64_t first_seq, bool newest) {
+  const std::string path = opt_.dir + "/" + name;
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+  if (fd.get() < 0) return tl::unexpected(io_error("open", path, errno));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return tl::unexpected(io_error("stat", path, errno));
+  std::vector<unsigned char> image(static_cast<std::size_t>(st.st_size));
+  if (!image.empty() && !pread_all(fd.get(), image.data(), image.size(), 0)) {
+    return tl::unexpected(io_error("read", path, errno));
+  }
+  if (image.size() < kSegmentHeader) {
+    // Cut off while being created: it never held a record.
+    ++torn_;
+    HSNS_LOG(warning) << "report spool: removing " << path << " (" << image.size()
+                      << " bytes, a segment torn while being created)";
+    if (::unlink(path.c_str()) != 0) return tl::unexpected(io_error("unlink", path, errno));
+    return sync_dir();
+  }
+  if (!std::equal(kSegmentMagic.begin(), kSegmentMagic.end(), image.begin())) {
+    ++corrupt_;
+    const std::string aside = path + ".corrupt";
+    HSNS_LOG(error) << "report spool: " << path << " has no segment header; set aside as " << aside;
+    if (::rename(path.c_str(), aside.c_str()) != 0) return tl::unexpected(io_error("rename", path, errno));
+    return sync_dir();
+  }
+
+  std::vector<RecordRef> records;
+  std::size_t pos = kSegmentHeader;
+  std::uint64_t prev_seq = first_seq == 0 ? 0 : first_seq - 1;
+  const auto valid_at = [&](std::size_t at) -> std::optional<Parsed> {
+    auto rec = parse_record(image, at, opt_.max_record_bytes);
+    if (rec && rec->seq > prev_seq) return rec;
+    return std::nullopt;
+  };
+  while (pos < image.size()) {
+    if (auto rec = valid_at(pos)) {
+      records.push_back(RecordRef{rec->seq, rec->kind, rec->epoch, rec->appended_at_ms, pos + kRecordHeader,
+                                  rec->payload_len});
+      prev_seq = rec->seq;
+      if (rec->kind == SpoolKind::flow_batch) last_flow_epoch_ = std::max(last_flow_epoch_, rec->epoch);
+      last_seq_ = std::max(last_seq_, rec->seq);
+      pos += kRecordHeader + rec->payload_len;
+      continue;
+    }
+    // Look for the next whole record by its marker; what lies between is corrupt.
+    std::size_t next = pos + 1;
+    for (; next + kRecordHeader <= image.size(); ++next) {
+      if (get_u32(image.data() + next) == kRecordMarker && valid_at(next)) break;
+    }
+    if (next + kRecordHeader <= image.size()) {
+      ++corrupt_;
+      HSNS_LOG(error) << "report spool: " << path << ": skipping " << (next - pos)
+                      << " corrupt bytes at offset " << pos;
+      pos = next;
+      continue;
+    }
+    // Nothing valid follows: a torn tail in the newest segment, corruption elsewhere. Either way cut it.
+    (newest ? torn_ : corrupt_) += 1;
+    HSNS_LOG(warning) << "report spool: " << path << ": truncating " << (image.size() - pos)
+                      << " bytes at offset " << pos << (newest ? " (torn tail)" : " (corrupt tail)");
+    if (::ftruncate(fd.get(), static_cast<off_t>(pos)) != 0 || ::fdatasync(fd.get()) != 0) {
+      return tl::unexpected(io_error("truncate", path, errno));
+    }
+    image.resize(pos);
+  }
+  (flow ? flows_ : reports_)
+      .push_back(Segment{.path = path,
+                         .fd = std::move(fd),
+                         .size = pos,
+                         .flow = flow,
+                         .sealed = !newest || pos >= opt_.segment_bytes,
+                         .records = std::move(records)});
+  return {};
+}
+
+Result<void> Spool::sync_dir() const {
+  if (::fsync(dir_fd_.get()) != 0) return tl::unexpected(io_error("fsync", opt_.dir, errno));
+  return {};
+}
+
+Result<void> Spool::write_state(std::uint64_t acked) const {
+  unsigned char buf[kStateSize];
+  std::copy(kStateMagic.begin(), kStateMagic.end(), buf);
+  put_u64(buf + 8, acked);
+  put_u64(buf + 16, last_seq_);
+  put_u64(buf + 24, last_flow_epoch_);
+  put_u32(buf + kStateSize - 4, crc_of(0, buf, kStateSize - 4));
+  const std::string temp = opt_.dir + "/" + kStateTemp;
+  const std::string path = opt_.dir + "/" + kStateName;
+  const auto fail = [&](const char* what) {
+    const int err = errno;
+    ::unlink(temp.c_str());
+    return tl::unexpected(io_error(what, temp, err));
+  };
+  {
+    UniqueFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640));
+    if (fd.get() < 0) return fail("create");
+    if (!pwrite_all(fd.get(), buf, sizeof buf, 0)) return fail("write");
+    if (::fdatasync(fd.get()) != 0) return fail("fdatasync");
+  }
+  if (::rename(temp.c_str(), path.c_str()) != 0) return fail("rename");
+  return sync_dir();
+}
+
+std::uint64_t Spool::disk_bytes() const {
+  std::uint64_t total = 0;
+  for (const auto* segments : {&reports_, &flows_}) {
+    for (const auto& s : *segments) total += s.size;
+  }
+  return total;
+}
+
+void Spool::delete_acked_segments() {
+  bool removed = false;
+  for (auto* segments : {&reports_, &flows_}) {
+    // Keep the newest: appends continue there, and it holds the highest seq for the next open().
+    while (segments->size() > 1 &&
+           (segments->front().records.empty() || segments->front().records.back().seq <= acked_seq_)) {
+      if (::unlink(segments->front().path.c_str()) != 0 && errno != ENOENT) {
+        HSNS_LOG(warning) << "report spool: cannot remove acknowledged " << segments->front().path << ": "
+                          << std::strerror(errno);
+        break;
+      }
+      segments->pop_front();
+      removed = true;
+    }
+  }
+  if (removed) {
+    if (auto r = sync_dir(); !r) HSNS_LOG(warning) << "report spool: " << r.error().message();
+  }
+}
+
+Result<void> Spool::drop_oldest(std::deque<Segment>& segments) {
+  Segment& victim = segments.front();
+  std::uint64_t records = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t first_epoch = 0;
+  std::uint64_t last_epoch = 0;
+  for (const auto& r : victim.records) {
+    if (r.seq <= acked_seq_) continue;
+    if (records == 0) first_epoch = r.epoch;
+    last_epoch = r.epoch;
+    ++records;
+    bytes += r.payload_len;
+  }
+  // The state file first: the highest seq and flow epoch must survive the segment that holds them.
+  if (auto r = write_state(acked_seq_); !r) return r;
+  if (::unlink(victim.path.c_str()) != 0) return tl::unexpected(io_error("unlink", victim.path, errno));
+  if (records > 0) {
+    drops_ += records;
+    dropped_bytes_ += bytes;
+    if (victim.flow) {
+      flow_drops_ += records;
+      HSNS_LOG(error) << "report spool over its bound of " << opt_.max_bytes << " bytes: dropped " << records
+                      << " unacknowledged flow batches (epochs " << first_epoch << ".." << last_epoch << ", "
+                      << bytes << " bytes) from " << victim.path;
+    } else {
+      HSNS_LOG(warning) << "report spool over its bound of " << opt_.max_bytes << " bytes: dropped "
+                        << records << " unacknowledged reports (" << bytes << " bytes) from " << victim.path;
+    }
+  }
+  segments.pop_front();
+  return sync_dir();
+}
+
+bool Spool::needs_new_segment(const std::deque<Segment>& segments, std::uint64_t framed) const {
+  if (segments.empty() || segments.back().sealed) return true;
+  const Segment& back = segments.back();
+  // An empty segment takes any record, so that one larger than segment_bytes still has a place.
+  return !back.records.empty() && back.size + framed > opt_.segment_bytes;
+}
+
+Result<void> Spool::make_room(std::uint64_t framed, bool for_flow) {
+  const auto fully_acked = [&](const std::deque<Segment>& s) {
+    return !s.empty() && (s.front().records.empty() || s.front().records.back().seq <= acked_seq_);
+  };
+  for (;;) {
+    const std::uint64_t need =
+        framed + (needs_new_segment(for_flow ? flows_ : reports_, framed) ? kSegmentHeader : 0);
+    if (disk_bytes() + need <= opt_.max_bytes) return {};
+    // Acknowledged data first (costs nothing), then reports, flow batches last.
+    if (reports_.empty() && flows_.empty()) return {};  // cannot happen: append() refuses larger records
+    const bool reports_go = fully_acked(reports_) || (!fully_acked(flows_) && !reports_.empty());
+    if (auto r = drop_oldest(reports_go ? reports_ : flows_); !r) return r;
+  }
+}
+
+Result<Spool::Segment*> Spool::writable_segment(bool flow, std::uint64_t framed, std::uint64_t seq) {
+  auto& segments = flow ? flows_ : reports_;
+  if (!needs_new_segment(segments, framed)) return &segments.back();
+  if (!segments.empty()) segments.back().sealed = true;
+  const std::string path = opt_.dir + "/" + segment_name(flow, seq);
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0640));
+  if (fd.get() < 0) return tl::unexpected(io_error("create", path, errno));
+  if (!pwrite_all(fd.get(), reinterpret_cast<const unsigned char*>(kSegmentMagic.data()), kSegmentHeader,
+                  0) ||
+      ::fdatasync(fd.get()) != 0) {
+    const int err = errno;
+    ::unlink(path.c_str());
+    return tl::unexpected(io_error("write", path, err));
+  }
+  if (auto r = sync_dir(); !r) {
+    ::unlink(path.c_str());
+    return tl::unexpected(r.error());
+  }
+  segments.push_back(Segment{.path = path,
+                             .fd = std::move(fd),
+                             .size = kSegmentHeader,
+                             .flow = flow,
+                             .sealed = false,
+                             .records = {}});
+  return &segments.back();
+}
+
+Result<std::uint64_t> Spool::append(SpoolKind kind, std::uint64_t epoch, std::string_view payload) {
+  if (kind != SpoolKind::telemetry_report && kind != SpoolKind::flow_batch) {
+    return tl::unexpected(
+        Error::invalid("kind", "unknown record kind " + std::to_string(static_cast<int>(kind))));
+  }
+  if (kind != SpoolKind::flow_batch && epoch != 0) {
+    return tl::unexpected(Error::invalid("epoch", "only a flow batch has an epoch"));
+  }
+  const std::uint64_t framed = kRecordHeader + payload.size();
+  if (payload.size() > opt_.max_record_bytes || framed + kSegmentHeader > opt_.max_bytes) {
+    return tl::unexpected(Error::too_large("a record of " + std::to_string(payload.size()) +
+                                           " bytes does not fit the report spool's bounds (max_bytes " +
+                                           std::to_string(opt_.max_bytes) + ", max_record_bytes " +
+                                           std::to_string(opt_.max_record_bytes) + ")"));
+  }
+  const bool flow = kind == SpoolKind::flow_batch;
+  if (auto r = make_room(framed, flow); !r) return tl::unexpected(r.error());
+  const std::uint64_t seq = last_seq_ + 1;
+  auto seg_or = writable_segment(flow, framed, seq);
+  if (!seg_or) return tl::unexpected(seg_or.error());
+  Segment& seg = **seg_or;
+
+  const std::int64_t now = opt_.now_ms();
+  // The header is built here; the payload is written from the caller's buffer (no copy of a 1 MB batch).
+  unsigned char h[kRecordHeader] = {};
+  const auto* body = reinterpret_cast<const unsigned char*>(payload.data());
+  put_u32(h, kRecordMarker);
+  put_u32(h + 4, static_cast<std::uint32_t>(payload.size()));
+  h[12] = static_cast<unsigned char>(kind);
+  put_u64(h + 16, seq);
+  put_u64(h + 24, epoch);
+  put_u64(h + 32, static_cast<std::uint64_t>(now));
+  put_u32(h + 8, record_crc(h, body, payload.size()));
+
+  if (!pwrite_record(seg.fd.get(), h, body, payload.size(), seg.size) || ::fdatasync(seg.fd.get()) != 0) {
+    const int err = errno;
+    // Cut the partial record off so the segment stays appendable; if even that fails, no more appends
+    // go there (open() truncates the garbage later).
+    if (::ftruncate(seg.fd.get(), static_cast<off_t>(seg.size)) != 0) seg.sealed = true;
+    return tl::unexpected(io_error("append to", seg.path, err));
+  }
+  seg.records.push_back(
+      RecordRef{seq, kind, epoch, now, seg.size + kRecordHeader, static_cast<std::uint32_t>(payload.size())});
+  seg.size += framed;
+  if (seg.size >= opt_.segment_bytes) seg.sealed = true;
+  last_seq_ = seq;
+  if (flow) last_flow_epoch_ = std::max(last_flow_epoch_, epoch);
+  return seq;
+}
+
+Result<std::vector<SpoolRecord>> Spool::peek(std::uint64_t max_bytes) const {
+  // Merge the two classes in seq order.
+  struct Cursor {
+    const std::deque<Segment>* segments;
+    std::size_t seg = 0;
+    std::size_t rec = 0;
+    const Segment* segment() const { return seg < segments->size() ? &(*segments)[seg] : nullptr; }
+    const RecordRef* current() {
+      while (const Segment* s = segment()) {
+        if (rec < s->records.size()) return &s->records[rec];
+        ++seg;
+        rec = 0;
+      }
+      return nullptr;
+    }
+  };
+  Cursor cursors[2] = {{&reports_}, {&flows_}};
+  for (auto& c : cursors) {
+    while (const RecordRef* r = c.current()) {
+      if (r->seq > acked_seq_) break;
+      ++c.rec;
+    }
+  }
+  std::vector<SpoolRecord> out;
+  std::uint64_t used = 0;
+  for (;;) {
+    const RecordRef* a = cursors[0].current();
+    const RecordRef* b = cursors[1].current();
+    if (a == nullptr && b == nullptr) break;
+    Cursor& c = (b == nullptr || (a != nullptr && a->seq < b->seq)) ? cursors[0] : cursors[1];
+    const RecordRef& ref = *c.current();
+    if (!out.empty() && used + ref.payload_len > max_bytes) break;
+    SpoolRecord rec{ref.seq, ref.kind, ref.epoch, ref.appended_at_ms, std::string(ref.payload_len, '\0')};
+    if (ref.payload_len > 0 &&
+        !pread_all(c.segment()->fd.get(), reinterpret_cast<unsigned char*>(rec.payload.data()),
+                   ref.payload_len, ref.offset)) {
+      return tl::unexpected(io_error("read", c.segment()->path, errno));
+    }
+    used += ref.payload_len;
+    out.push_back(std::move(rec));
+    ++c.rec;
+  }
+  return out;
+}
+
+Result<void> Spool::ack(std::uint64_t seq) {
+  if (seq <= acked_seq_) return {};
+  if (seq > last_seq_) {
+    return tl::unexpected(Error::invalid("seq", "acknowledges " + std::to_string(seq) +
+                                                    " beyond the last record " + std::to_string(last_seq_)));
+  }
+  if (auto r = write_state(seq); !r) return r;
+  acked_seq_ = seq;
+  delete_acked_segments();
+  return {};
+}
+
+SpoolStats Spool::stats() const {
+  SpoolStats s;
+  std::optional<std::int64_t> oldest;
+  for (const auto* segments : {&reports_, &flows_}) {
+    bool first = true;
+    for (const auto& seg : *segments) {
+      ++s.segments;
+      s.disk_bytes += seg.size;
+      for (const auto& r : seg.records) {
+        if (r.seq <= acked_seq_) continue;
+        ++s.records;
+        s.bytes += r.payload_len;
+        if (first && (!oldest || r.appended_at_ms < *oldest)) oldest = r.appended_at_ms;
+        first = false;
+      }
+    }
+  }
+  if (oldest) s.oldest_unacked_age_ms = std::max<std::int64_t>(0, opt_.now_ms() - *oldest);
+  s.drops_total = drops_;
+  s.dropped_bytes_total = dropped_bytes_;
+  s.flow_batch_drops_total = flow_drops_;
+  s.corrupt_records_total = corrupt_;
+  s.torn_tails_total = torn_;
+  s.last_seq = last_seq_;
+  s.acked_seq = acked_seq_;
+  return s;
+}
+
+}  // namespace hsns::daemon::report

@@ -1,0 +1,166 @@
+// hsnsd's durable report spool: what the daemon has produced for the aggregator (telemetry reports, flow
+// batches) waits here, on disk, until the aggregator has acknowledged it. Payloads are opaque bytes; the
+// wire format belongs to the reporter and the aggregator's report route.
+//
+// Contract:
+// - A spool is a directory holding records {seq, kind, epoch, appended_at_ms, payload}. seq is assigned by
+//   append(): strictly increasing, continued after a restart and never reused, not even after every record
+//   was acknowledged and every segment deleted (the state file keeps the highest seq). epoch is the flow
+//   probe's epoch for a flow batch and must be 0 for every other kind.
+// - Records are length-framed and checksummed (a sync marker, the length, then CRC-32 of zlib over the
+//   length, the header fields and the payload) and appended to segment files. append() returns only after
+//   pwritev(2) and fdatasync(2) of the segment; the directory is fsynced whenever a segment is created or
+//   removed. Flow batches go to segments of their own ("flow-<first seq>.seg"), every other kind to
+//   "report-<first seq>.seg", so that the two can be dropped separately (below).
+// - Bounded in bytes (Options::max_bytes, the sum of the segment files). When an append would exceed the
+//   bound, whole oldest segments are deleted until the record fits: fully acknowledged ones first, then
+//   report segments; flow-batch segments only when no report segment is left. Every dropped unacknowledged
+//   record is counted (drops_total, dropped_bytes_total; flow batches also in flow_batch_drops_total) and
+//   logged, a flow batch at error level with its epochs: a flow batch is never dropped silently, and only
+//   when the bound cannot be met otherwise. A record larger than the bound is refused (too_large), nothing
+//   dropped.
+// - peek(max_bytes) returns the oldest unacknowledged records in seq order, up to max_bytes of payload,
+//   and always at least one record when there is one (a record larger than the budget is sent alone).
+//   ack(seq) acknowledges every record <= seq; segments whose records are all acknowledged are deleted,
+//   except the newest segment of each kind, which appends continue into.
+// - The acknowledged seq persists in "state" ({acked seq, highest seq, highest flow epoch}, checksummed),
+//   written atomically (temporary file, fdatasync, rename, directory fsync) by ack() and before any
+//   segment is deleted. A restart neither resends acknowledged records nor loses unacknowledged ones;
+//   resending a record that was delivered but not acknowledged is allowed (the aggregator deduplicates on
+//   host and seq). A missing or unreadable state file means nothing is acknowledged (everything still on
+//   disk is resent; logged; an unreadable one also counts as corrupt), never lost data.
+// - open() after a crash: a torn tail (a partial record or a bad checksum with no valid record after it)
+//   of a kind's newest segment is truncated; a corrupt stretch followed by a valid record (found again by
+//   its sync marker) is skipped and counted (corrupt_records_total counts such stretches, since open), as
+//   is bad data at the end of an older segment; a segment with an unreadable header is set aside
+//   (renamed to *.corrupt, counted), never deleted. open() never crashes on what it reads. The highest seq
+//   and the highest flow-batch epoch are recovered (last_flow_epoch(), for FlowProbe::recover).
+// - Disk full (ENOSPC) or another write error on append: an Error naming the path (unavailable for
+//   ENOSPC/EDQUOT, internal otherwise); the partial record is cut off again (ftruncate), nothing already
+//   stored is lost, and appends work again once space is back. A failed ack() changes nothing.
+// - The directory is locked (flock) by one Spool at a time; a second open() is refused (conflict).
+// - One owner thread; not thread-safe. Errors are values. Destroying a Spool without anything else is a
+//   clean close (every append was already durable); there is no separate close().
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hsns/error.h"
+#include "hsns/unique_fd.h"
+
+namespace hsns::daemon::report {
+
+enum class SpoolKind : std::uint8_t {
+  telemetry_report = 1,
+  flow_batch = 2,
+};
+const char* to_string(SpoolKind kind);
+
+struct SpoolRecord {
+  std::uint64_t seq = 0;
+  SpoolKind kind = SpoolKind::telemetry_report;
+  std::uint64_t epoch = 0;
+  std::int64_t appended_at_ms = 0;  // wall clock (Unix ms) when append() took the record
+  std::string payload;
+};
+
+struct SpoolOptions {
+  std::string dir;
+  std::uint64_t max_bytes = 256ULL << 20;        // bound on the segment files together
+  std::uint64_t segment_bytes = 8ULL << 20;      // a segment is closed once it holds this much
+  std::uint64_t max_record_bytes = 64ULL << 20;  // larger payloads are refused; also bounds open()'s reads
+  // Wall clock in Unix ms (tests replace it).
+  std::function<std::int64_t()> now_ms;
+};
+
+struct SpoolStats {
+  std::uint64_t records = 0;     // unacknowledged records
+  std::uint64_t bytes = 0;       // their payload bytes
+  std::uint64_t disk_bytes = 0;  // segment files together (what max_bytes bounds)
+  std::uint64_t segments = 0;
+  std::int64_t oldest_unacked_age_ms = 0;  // 0 when nothing is waiting
+  std::uint64_t drops_total = 0;           // unacknowledged records dropped by the bound (since open)
+  std::uint64_t dropped_bytes_total = 0;   // their payload bytes
+  std::uint64_t flow_batch_drops_total = 0;
+  std::uint64_t corrupt_records_total = 0;  // corrupt stretches skipped and segments set aside by open()
+  std::uint64_t torn_tails_total = 0;       // torn tails truncated by open()
+  std::uint64_t last_seq = 0;
+  std::uint64_t acked_seq = 0;
+};
+
+class Spool {
+ public:
+  // Creates the directory when missing. Fails when it cannot be created or locked, or a segment cannot
+  // be read at all; corrupt content is skipped and counted, not an error.
+  static Result<std::unique_ptr<Spool>> open(SpoolOptions options);
+
+  Spool(const Spool&) = delete;
+  Spool& operator=(const Spool&) = delete;
+  ~Spool();
+
+  // Stores the record durably and returns its seq.
+  Result<std::uint64_t> append(SpoolKind kind, std::uint64_t epoch, std::string_view payload);
+  // The oldest unacknowledged records, in seq order, up to max_bytes of payload (at least one).
+  Result<std::vector<SpoolRecord>> peek(std::uint64_t max_bytes) const;
+  // Acknowledges every record <= seq (a seq at or below the acknowledged one changes nothing; one above
+  // the highest assigned seq is refused).
+  Result<void> ack(std::uint64_t seq);
+
+  SpoolStats stats() const;
+  std::uint64_t last_seq() const { return last_seq_; }
+  std::uint64_t acked_seq() const { return acked_seq_; }
+  // The highest epoch of any flow batch the spool has taken (0: none).
+  std::uint64_t last_flow_epoch() const { return last_flow_epoch_; }
+  const std::string& dir() const { return opt_.dir; }
+
+ private:
+  // What open() and append() know of one record and one segment file.
+  struct RecordRef {
+    std::uint64_t seq;
+    SpoolKind kind;
+    std::uint64_t epoch;
+    std::int64_t appended_at_ms;
+    std::uint64_t offset;  // of the payload in the file
+    std::uint32_t payload_len;
+  };
+  struct Segment {
+    std::string path;
+    UniqueFd fd;
+    std::uint64_t size = 0;  // valid bytes (header and whole records)
+    bool flow = false;
+    bool sealed = false;  // no more appends (full, or a failed write could not be cut off)
+    std::vector<RecordRef> records;
+  };
+
+  Spool(SpoolOptions options, UniqueFd dir_fd);
+  Result<void> load();
+  Result<void> load_segment(const std::string& name, bool flow, std::uint64_t first_seq, bool newest);
+  Result<void> write_state(std::uint64_t acked) const;
+  Result<void> make_room(std::uint64_t need, bool for_flow);
+  Result<void> drop_oldest(std::deque<Segment>& segments);
+  bool needs_new_segment(const std::deque<Segment>& segments, std::uint64_t framed) const;
+  Result<Segment*> writable_segment(bool flow, std::uint64_t framed, std::uint64_t seq);
+  void delete_acked_segments();
+  Result<void> sync_dir() const;
+  std::uint64_t disk_bytes() const;
+
+  SpoolOptions opt_;
+  UniqueFd dir_fd_;
+  std::deque<Segment> reports_;
+  std::deque<Segment> flows_;
+  std::uint64_t last_seq_ = 0;
+  std::uint64_t acked_seq_ = 0;
+  std::uint64_t last_flow_epoch_ = 0;
+  std::uint64_t drops_ = 0;
+  std::uint64_t dropped_bytes_ = 0;
+  std::uint64_t flow_drops_ = 0;
+  std::uint64_t corrupt_ = 0;
+  std::uint64_t torn_ = 0;
+};
+
+}  // namespace hsns::daemon::report

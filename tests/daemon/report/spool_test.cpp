@@ -1,0 +1,350 @@
+// The report spool (daemon/report/spool.h) on real files: append/peek/ack across reopen, seq continuity,
+// the byte bound and its drop order (flow batches last), refusals, corruption in the middle (a payload
+// byte, a length field, a segment header), torn and bad-checksum tails, a missing or corrupt state file,
+// the directory lock and the oldest-record age.
+#include "spool.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "spool_files.h"
+#include "support/temp_dir.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace report = hsns::daemon::report;
+using hsns::testing::TempDir;
+using namespace hsns::testing::spool;
+using report::SpoolKind;
+
+std::string payload_of(std::uint64_t i, std::size_t size = 100) {
+  std::string p(size, '\0');
+  for (std::size_t k = 0; k < size; ++k) p[k] = static_cast<char>('a' + (i * 7 + k) % 26);
+  return p;
+}
+
+std::vector<std::uint64_t> seqs(const std::vector<report::SpoolRecord>& records) {
+  std::vector<std::uint64_t> out;
+  out.reserve(records.size());
+  for (const auto& r : records) out.push_back(r.seq);
+  return out;
+}
+
+class SpoolTest : public ::testing::Test {
+ protected:
+  TempDir tmp{"hsns-spool"};
+  report::SpoolOptions options(std::uint64_t max_bytes = 1 << 20, std::uint64_t segment_bytes = 1024) const {
+    report::SpoolOptions o;
+    o.dir = (tmp / "spool").string();
+    o.max_bytes = max_bytes;
+    o.segment_bytes = segment_bytes;
+    return o;
+  }
+  // A spool of `n` reports of 100 bytes, closed again (the files are what the test looks at next).
+  void write_reports(const report::SpoolOptions& o, std::uint64_t n) {
+    auto s = open_spool(o);
+    ASSERT_TRUE(s);
+    append_reports(*s, n);
+  }
+  void append_reports(report::Spool& s, std::uint64_t n, std::size_t size = 100) {
+    for (std::uint64_t i = 0; i < n; ++i) {
+      auto r = s.append(SpoolKind::telemetry_report, 0, payload_of(s.last_seq() + 1, size));
+      ASSERT_TRUE(r) << r.error().message();
+    }
+  }
+};
+
+TEST_F(SpoolTest, RecordsSurviveReopenInOrderAndAckedOnesDoNotComeBack) {
+  {
+    auto s = open_spool(options());
+    ASSERT_TRUE(s);
+    for (std::uint64_t i = 1; i <= 30; ++i) {
+      const auto kind = i % 3 == 0 ? SpoolKind::flow_batch : SpoolKind::telemetry_report;
+      auto seq = s->append(kind, kind == SpoolKind::flow_batch ? 100 + i : 0, payload_of(i));
+      ASSERT_TRUE(seq) << seq.error().message();
+      EXPECT_EQ(*seq, i);
+    }
+    ASSERT_TRUE(s->ack(10));
+    EXPECT_GT(segment_sizes(tmp / "spool").size(), 2U) << "several segments of each kind";
+  }
+  auto s = open_spool(options());
+  ASSERT_TRUE(s);
+  const auto all = everything(*s);
+  ASSERT_EQ(all.size(), 20U);
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const std::uint64_t seq = 11 + i;
+    EXPECT_EQ(all[i].seq, seq);
+    EXPECT_EQ(all[i].payload, payload_of(seq));
+    EXPECT_EQ(all[i].kind, seq % 3 == 0 ? SpoolKind::flow_batch : SpoolKind::telemetry_report);
+    EXPECT_EQ(all[i].epoch, seq % 3 == 0 ? 100 + seq : 0);
+  }
+  EXPECT_EQ(s->last_flow_epoch(), 130U);
+  EXPECT_EQ(s->stats().records, 20U);
+  EXPECT_EQ(s->stats().bytes, 2000U);
+  EXPECT_EQ(s->stats().corrupt_records_total, 0U);
+  EXPECT_EQ(s->stats().torn_tails_total, 0U);
+}
+
+TEST_F(SpoolTest, SeqIsNeverReusedAfterEverythingWasAcknowledged) {
+  {
+    auto s = open_spool(options());
+    ASSERT_TRUE(s);
+    append_reports(*s, 25);
+    ASSERT_TRUE(s->ack(25));
+    // Only the newest segment is left, and nothing in it is waiting.
+    EXPECT_EQ(s->stats().segments, 1U);
+    EXPECT_TRUE(everything(*s).empty());
+  }
+  {
+    auto s = open_spool(options());
+    ASSERT_TRUE(s);
+    EXPECT_TRUE(everything(*s).empty());
+    auto seq = s->append(SpoolKind::telemetry_report, 0, "x");
+    ASSERT_TRUE(seq);
+    EXPECT_EQ(*seq, 26U);
+    ASSERT_TRUE(s->ack(26));
+  }
+  // Even with every segment gone the state file carries the highest seq.
+  for (const auto& [name, size] : segment_sizes(tmp / "spool")) fs::remove(tmp / "spool" / name);
+  auto s = open_spool(options());
+  ASSERT_TRUE(s);
+  auto seq = s->append(SpoolKind::telemetry_report, 0, "y");
+  ASSERT_TRUE(seq);
+  EXPECT_EQ(*seq, 27U);
+}
+
+TEST_F(SpoolTest, PeekHandsOutABatchWithinTheBudgetAndAtLeastOneRecord) {
+  auto s = open_spool(options());
+  ASSERT_TRUE(s);
+  append_reports(*s, 10);
+  auto batch = s->peek(350);
+  ASSERT_TRUE(batch);
+  EXPECT_EQ(seqs(*batch), (std::vector<std::uint64_t>{1, 2, 3}));
+  batch = s->peek(10);
+  ASSERT_TRUE(batch);
+  EXPECT_EQ(seqs(*batch), (std::vector<std::uint64_t>{1})) << "a record larger than the budget goes alone";
+  ASSERT_TRUE(s->ack(3));
+  batch = s->peek(200);
+  ASSERT_TRUE(batch);
+  EXPECT_EQ(seqs(*batch), (std::vector<std::uint64_t>{4, 5}));
+  EXPECT_TRUE(s->ack(2)) << "an older ack changes nothing";
+  EXPECT_EQ(s->acked_seq(), 3U);
+}
+
+TEST_F(SpoolTest, RefusesWhatItCannotStore) {
+  auto o = options(4096);
+  o.max_record_bytes = 2000;
+  auto s = open_spool(o);
+  ASSERT_TRUE(s);
+  auto r = s->append(SpoolKind::telemetry_report, 0, std::string(2001, 'x'));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, hsns::Error::Kind::too_large);
+  r = s->append(SpoolKind::telemetry_report, 5, "x");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().field(), "epoch");
+  r = s->append(static_cast<SpoolKind>(9), 0, "x");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().field(), "kind");
+  append_reports(*s, 2);
+  auto a = s->ack(3);
+  ASSERT_FALSE(a);
+  EXPECT_EQ(a.error().field(), "seq");
+  EXPECT_EQ(s->stats().drops_total, 0U);
+  EXPECT_EQ(everything(*s).size(), 2U);
+
+  o.max_bytes = 10;
+  auto bad = report::Spool::open(o);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().field(), "max_bytes");
+}
+
+TEST_F(SpoolTest, BoundDropsReportsFirstAndFlowBatchesLastCountingBoth) {
+  auto o = options(4096, 512);
+  auto s = open_spool(o);
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->append(SpoolKind::flow_batch, 41, payload_of(1, 300)));
+  ASSERT_TRUE(s->append(SpoolKind::flow_batch, 42, payload_of(2, 300)));
+  append_reports(*s, 40);
+  auto st = s->stats();
+  EXPECT_LE(st.disk_bytes, o.max_bytes);
+  EXPECT_GT(st.drops_total, 0U);
+  EXPECT_EQ(st.flow_batch_drops_total, 0U);
+  EXPECT_EQ(st.dropped_bytes_total, st.drops_total * 100);
+  auto all = everything(*s);
+  ASSERT_GE(all.size(), 2U);
+  EXPECT_EQ(all[0].seq, 1U) << "the flow batches stay while reports can go";
+  EXPECT_EQ(all[1].seq, 2U);
+  EXPECT_EQ(all.back().seq, 42U);
+  EXPECT_EQ(all.size() - 2 + st.drops_total, 40U) << "every report is either here or counted";
+
+  // Flow batches alone over the bound: the reports go first, then the oldest flow batches, counted.
+  for (std::uint64_t e = 43; e < 60; ++e)
+    ASSERT_TRUE(s->append(SpoolKind::flow_batch, e, payload_of(e, 300)));
+  st = s->stats();
+  EXPECT_LE(st.disk_bytes, o.max_bytes);
+  EXPECT_GT(st.flow_batch_drops_total, 0U);
+  all = everything(*s);
+  for (const auto& r : all) EXPECT_EQ(r.kind, SpoolKind::flow_batch) << r.seq;
+  EXPECT_EQ(all.back().epoch, 59U);
+  EXPECT_EQ(all.size() + st.drops_total, 59U);
+  s.reset();
+  s = open_spool(o);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->last_flow_epoch(), 59U);
+  EXPECT_EQ(everything(*s).size(), all.size());
+}
+
+TEST_F(SpoolTest, AcknowledgedSegmentsMakeRoomBeforeAnythingIsDropped) {
+  auto o = options(4096, 512);
+  auto s = open_spool(o);
+  ASSERT_TRUE(s);
+  append_reports(*s, 25);
+  ASSERT_TRUE(s->ack(s->last_seq()));
+  append_reports(*s, 25);
+  EXPECT_EQ(s->stats().drops_total, 0U);
+  EXPECT_EQ(everything(*s).size(), 25U);
+}
+
+TEST_F(SpoolTest, ACorruptPayloadInTheMiddleIsSkippedAndCounted) {
+  write_reports(options(), 5);
+  const auto segments = segment_sizes(tmp / "spool");
+  ASSERT_EQ(segments.size(), 1U);
+  const fs::path seg = tmp / "spool" / segments.begin()->first;
+  // Record 2's payload.
+  flip_byte(seg, kSegmentHeader + (kRecordHeader + 100) + kRecordHeader + 50);
+  auto s = open_spool(options());
+  ASSERT_TRUE(s);
+  EXPECT_EQ(seqs(everything(*s)), (std::vector<std::uint64_t>{1, 3, 4, 5}));
+  EXPECT_EQ(s->stats().corrupt_records_total, 1U);
+  EXPECT_EQ(s->stats().torn_tails_total, 0U);
+  auto seq = s->append(SpoolKind::telemetry_report, 0, "after");
+  ASSERT_TRUE(seq);
+  EXPECT_EQ(*seq, 6U);
+}
+
+TEST_F(SpoolTest, ACorruptLengthFieldIsSkippedByTheSyncMarker) {
+  write_reports(options(), 5);
+  const fs::path seg = tmp / "spool" / segment_sizes(tmp / "spool").begin()->first;
+  flip_byte(seg, kSegmentHeader + 2 * (kRecordHeader + 100) + 5);  // record 3's length
+  auto s = open_spool(options());
+  ASSERT_TRUE(s);
+  EXPECT_EQ(seqs(everything(*s)), (std::vector<std::uint64_t>{1, 2, 4, 5}));
+  EXPECT_EQ(s->stats().corrupt_records_total, 1U);
+}
+
+TEST_F(SpoolTest, TornAndBadChecksumTailsAreTruncatedNotCounted) {
+  write_reports(options(), 5);
+  const fs::path seg = tmp / "spool" / segment_sizes(tmp / "spool").begin()->first;
+  fs::resize_file(seg, fs::file_size(seg) - 30);  // record 5 cut in its payload
+  {
+    auto s = open_spool(options());
+    ASSERT_TRUE(s);
+    EXPECT_EQ(seqs(everything(*s)), (std::vector<std::uint64_t>{1, 2, 3, 4}));
+    EXPECT_EQ(s->stats().torn_tails_total, 1U);
+    EXPECT_EQ(s->stats().corrupt_records_total, 0U);
+    EXPECT_EQ(fs::file_size(seg), kSegmentHeader + 4 * (kRecordHeader + 100));
+    auto seq = s->append(SpoolKind::telemetry_report, 0, payload_of(5));
+    ASSERT_TRUE(seq);
+    EXPECT_EQ(*seq, 5U);
+  }
+  flip_byte(seg, fs::file_size(seg) - 1);  // the last record's checksum no longer holds
+  auto s = open_spool(options());
+  ASSERT_TRUE(s);
+  EXPECT_EQ(seqs(everything(*s)), (std::vector<std::uint64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(s->stats().torn_tails_total, 1U);
+  EXPECT_EQ(s->stats().corrupt_records_total, 0U);
+}
+
+TEST_F(SpoolTest, ASegmentCutInsideItsHeaderIsRemoved) {
+  auto o = options();
+  o.segment_bytes = 300;
+  write_reports(o, 4);  // two records a segment
+  const auto segments = segment_sizes(tmp / "spool");
+  ASSERT_EQ(segments.size(), 2U);
+  fs::resize_file(tmp / "spool" / segments.rbegin()->first, 3);
+  auto s = open_spool(o);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(seqs(everything(*s)), (std::vector<std::uint64_t>{1, 2}));
+  EXPECT_EQ(s->stats().torn_tails_total, 1U);
+  auto seq = s->append(SpoolKind::telemetry_report, 0, "x");
+  ASSERT_TRUE(seq);
+  EXPECT_EQ(*seq, 3U);
+}
+
+TEST_F(SpoolTest, ASegmentWithABadHeaderIsSetAsideNotDeleted) {
+  auto o = options();
+  o.segment_bytes = 300;
+  write_reports(o, 6);
+  const auto segments = segment_sizes(tmp / "spool");
+  ASSERT_EQ(segments.size(), 3U);
+  const std::string middle = std::next(segments.begin())->first;
+  flip_byte(tmp / "spool" / middle, 0);
+  auto s = open_spool(o);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(seqs(everything(*s)), (std::vector<std::uint64_t>{1, 2, 5, 6}));
+  EXPECT_EQ(s->stats().corrupt_records_total, 1U);
+  EXPECT_TRUE(fs::exists(tmp / "spool" / (middle + ".corrupt")));
+}
+
+TEST_F(SpoolTest, AMissingOrCorruptStateFileResendsRatherThanLoses) {
+  {
+    auto s = open_spool(options());
+    ASSERT_TRUE(s);
+    append_reports(*s, 5);
+    ASSERT_TRUE(s->ack(3));
+  }
+  const fs::path state = tmp / "spool" / "state";
+  ASSERT_TRUE(fs::exists(state));
+  const std::string saved = read_file(state);
+  fs::remove(state);
+  {
+    auto s = open_spool(options());
+    ASSERT_TRUE(s);
+    EXPECT_EQ(seqs(everything(*s)), (std::vector<std::uint64_t>{1, 2, 3, 4, 5}));
+    EXPECT_EQ(s->stats().corrupt_records_total, 0U);
+    auto seq = s->append(SpoolKind::telemetry_report, 0, "x");
+    ASSERT_TRUE(seq);
+    EXPECT_EQ(*seq, 6U);
+  }
+  write_file(state, saved);
+  flip_byte(state, 9);
+  auto s = open_spool(options());
+  ASSERT_TRUE(s);
+  EXPECT_EQ(seqs(everything(*s)), (std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(s->stats().corrupt_records_total, 1U);
+}
+
+TEST_F(SpoolTest, OneSpoolADirectory) {
+  auto s = open_spool(options());
+  ASSERT_TRUE(s);
+  auto second = report::Spool::open(options());
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.error().kind, hsns::Error::Kind::conflict);
+  s.reset();
+  EXPECT_TRUE(report::Spool::open(options()));
+}
+
+TEST_F(SpoolTest, StatsSayHowOldTheOldestWaitingRecordIs) {
+  std::int64_t now = 1'000'000;
+  auto o = options();
+  o.now_ms = [&now] { return now; };
+  auto s = open_spool(o);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->stats().oldest_unacked_age_ms, 0);
+  append_reports(*s, 1);
+  now += 5000;
+  append_reports(*s, 1);
+  now += 1000;
+  EXPECT_EQ(s->stats().oldest_unacked_age_ms, 6000);
+  ASSERT_TRUE(s->ack(1));
+  EXPECT_EQ(s->stats().oldest_unacked_age_ms, 1000);
+  const auto all = everything(*s);
+  ASSERT_EQ(all.size(), 1U);
+  EXPECT_EQ(all[0].appended_at_ms, 1'005'000);
+}
+
+}  // namespace
