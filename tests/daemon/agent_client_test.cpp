@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -26,6 +27,7 @@
 #include "hsns/http_client.h"
 #include "inventory.h"
 #include "support/aggregator_process.h"
+#include "support/metrics.h"
 
 namespace hsns::daemon {
 namespace {
@@ -352,6 +354,10 @@ TEST(AgentLink, ADocumentForAnotherHostIsIgnored) {
   EXPECT_FALSE(link.up());
   EXPECT_FALSE(node.desired);
   EXPECT_FALSE(node.pass_wanted);
+  const auto text = prometheus::TextSerializer().Serialize(registry.Collect());
+  EXPECT_EQ(hsns::testing::metric_value(text, "hsns_daemon_desired_fetch_errors_total"), 1.0) << text;
+  EXPECT_EQ(hsns::testing::metric_value(text, "hsns_daemon_last_successful_desired_poll_timestamp_seconds"),
+            0.0);
 }
 
 }  // namespace
