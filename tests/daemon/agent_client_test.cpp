@@ -115,7 +115,8 @@ class LoopbackServer {
       const std::string method = in.substr(0, sp1), target = in.substr(sp1 + 1, sp2 - sp1 - 1);
       {
         const std::lock_guard lock(mutex_);
-        requests_.push_back(method + " " + target);
+        requests_.push_back(method);
+        requests_.back().append(" ").append(target);
       }
       const std::string out = answer_(method, target);
       if (out == kHang) {
