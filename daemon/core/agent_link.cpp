@@ -10,6 +10,10 @@ AgentLink::AgentLink(const DaemonConfig& config, NodeState& node, prometheus::Re
       node_(node),
       fetch_errors_(
           add_counter(registry, "hsns_daemon_desired_fetch_errors_total", "Failed desired-state fetches")),
+      polls_(add_counter(registry, "hsns_daemon_desired_polls_total",
+                         "Successful desired-state fetches (a new document or 304 Not Modified)")),
+      last_poll_(add_gauge(registry, "hsns_daemon_last_successful_desired_poll_timestamp_seconds",
+                           "Unix time of the last successful desired-state fetch (0: none yet)")),
       register_errors_(
           add_counter(registry, "hsns_daemon_register_errors_total", "Failed host registrations")),
       up_gauge_(
@@ -82,12 +86,15 @@ bool AgentLink::fetch() {
     HSNS_LOG(warning) << "desired state: " << describe(f.error());
     return false;
   }
-  if (f->unchanged) return true;
-  if (f->state.host != node_.host) {
+  if (!f->unchanged && f->state.host != node_.host) {
+    fetch_errors_.Increment();
     HSNS_LOG(warning) << "desired state names host " << f->state.host << ", not " << node_.host
                       << "; ignored";
     return false;
   }
+  polls_.Increment();
+  last_poll_.SetToCurrentTime();
+  if (f->unchanged) return true;
   auto& desired = node_.desired;
   if (!desired || desired->generation != f->state.generation || node_.persistent.etag != f->etag)
     HSNS_LOG(info) << "desired state generation " << f->state.generation << " with " << f->state.ports.size()

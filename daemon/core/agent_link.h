@@ -16,8 +16,10 @@
 //   other failure is logged and retried with backoff. A desired document naming another host is ignored.
 // - put_status() sends one status document (the status report decides when, and logs failures).
 // - reload(): a new client from the new configuration, and the host registers again.
-// - Metrics: hsns_daemon_desired_fetch_errors_total, hsns_daemon_register_errors_total,
-//   hsns_daemon_aggregator_up.
+// - Metrics: hsns_daemon_desired_fetch_errors_total (every failed fetch: transport, HTTP status, a
+//   document naming another host), hsns_daemon_desired_polls_total and
+//   hsns_daemon_last_successful_desired_poll_timestamp_seconds (fetches answered with a document or 304;
+//   the timestamp stays 0 until the first), hsns_daemon_register_errors_total, hsns_daemon_aggregator_up.
 #pragma once
 
 #include <prometheus/registry.h>
@@ -57,6 +59,8 @@ class AgentLink final : public Component {
   DaemonConfig config_;
   NodeState& node_;
   prometheus::Counter& fetch_errors_;
+  prometheus::Counter& polls_;
+  prometheus::Gauge& last_poll_;
   prometheus::Counter& register_errors_;
   prometheus::Gauge& up_gauge_;
   std::unique_ptr<AgentClient> client_;

@@ -17,7 +17,7 @@
 //   applied in the turn it arrived; the QoS check and the status report follow that pass).
 // - ready() is true once the component has done what must happen before hsnsd tells systemd READY=1;
 //   the main loop sends READY=1 once every component is ready, logs each component's readiness when it
-//   changes and exports it as hsnsd_component_ready{component="<name()>"}.
+//   changes and exports it as hsns_daemon_component_ready{component="<name()>"}.
 // - Each component registers its own metrics (hsns_daemon_*, hsns_flow_probe_*) in the registry it is
 //   given at construction; the main loop exposes that registry on /metrics.
 // - Components share data through NodeState (node_state.h) and through the references they are given

@@ -10,7 +10,7 @@
 //   fails (a component's start(), the signalfd, the metrics listen address); the components already
 //   started are then stopped in reverse order.
 // - READY=1 is sent once every component is ready (ready()), and again after each reload; each
-//   component's readiness is logged when it changes and exported as hsnsd_component_ready{component}.
+//   component's readiness is logged when it changes and exported as hsns_daemon_component_ready{component}.
 //   WATCHDOG=1 is sent from every loop turn. A turn ticks every component in order, then sleeps until the
 //   earliest time a component asked for (at most 5 s) or a signal.
 // - SIGHUP (RELOADING=1) reloads the configuration file (command-line overrides keep precedence); an

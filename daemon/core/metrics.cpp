@@ -14,10 +14,16 @@ prometheus::Gauge& add_gauge(prometheus::Registry& registry, const std::string& 
   return prometheus::BuildGauge().Name(name).Help(help).Register(registry).Add({});
 }
 
+prometheus::Histogram& add_histogram(prometheus::Registry& registry, const std::string& name,
+                                     const std::string& help,
+                                     const prometheus::Histogram::BucketBoundaries& buckets) {
+  return prometheus::BuildHistogram().Name(name).Help(help).Register(registry).Add({}, buckets);
+}
+
 DaemonMetrics::DaemonMetrics()
     : registry_(std::make_shared<prometheus::Registry>()),
       component_ready_family_(prometheus::BuildGauge()
-                                  .Name("hsnsd_component_ready")
+                                  .Name("hsns_daemon_component_ready")
                                   .Help("1 once the hsnsd component is ready (started and serving)")
                                   .Register(*registry_)) {
   prometheus::BuildGauge()

@@ -20,7 +20,11 @@ StatusReporter::StatusReporter(const NodeState& node, const ReconcilerComponent&
       reconciler_(reconciler),
       qos_(qos),
       agent_(agent),
-      errors_(add_counter(registry, "hsns_daemon_status_report_errors_total", "Failed status reports")) {}
+      errors_(add_counter(registry, "hsns_daemon_status_report_errors_total", "Failed status reports")),
+      reports_(add_counter(registry, "hsns_daemon_status_reports_total",
+                           "Status reports the aggregator accepted")),
+      last_report_(add_gauge(registry, "hsns_daemon_last_successful_report_timestamp_seconds",
+                             "Unix time of the last status report the aggregator accepted (0: none yet)")) {}
 
 tl::expected<void, std::string> StatusReporter::start() {
   if (reconciler_.last_pass().number != reported_pass_) report(false);
@@ -54,6 +58,8 @@ void StatusReporter::report(bool send) {
   if (r) {
     last_sent_ = body;
     last_sent_at_ = Clock::now();
+    reports_.Increment();
+    last_report_.SetToCurrentTime();
     return;
   }
   errors_.Increment();

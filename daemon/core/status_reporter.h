@@ -12,7 +12,9 @@
 //   since the last one it accepted (liveness).
 // - Send failures are counted; a 404 (an aggregator without the status endpoint) is logged once, every
 //   other failure each time.
-// - Metrics: hsns_daemon_status_report_errors_total.
+// - Metrics: hsns_daemon_status_report_errors_total (failed sends), hsns_daemon_status_reports_total and
+//   hsns_daemon_last_successful_report_timestamp_seconds (reports the aggregator accepted; 0 until the
+//   first; with nothing changed it advances once per kStatusHeartbeat).
 #pragma once
 
 #include <prometheus/registry.h>
@@ -53,6 +55,8 @@ class StatusReporter final : public Component {
   const QosCheck& qos_;
   AgentLink& agent_;
   prometheus::Counter& errors_;
+  prometheus::Counter& reports_;
+  prometheus::Gauge& last_report_;
   std::uint64_t reported_pass_ = 0;
   std::string last_sent_;
   Clock::time_point last_sent_at_ = Clock::now();

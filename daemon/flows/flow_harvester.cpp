@@ -1,5 +1,7 @@
 #include "flow_harvester.h"
 
+#include <algorithm>
+
 #include "config.h"
 #include "hsns/log.h"
 #include "metrics.h"
@@ -24,6 +26,23 @@ FlowProbeMetrics::FlowProbeMetrics(prometheus::Registry& r)
           add_gauge(r, "hsns_flow_probe_last_harvest_records", "Flow records of the last harvest")),
       last_harvest_timestamp(add_gauge(r, "hsns_flow_probe_last_harvest_timestamp_seconds",
                                        "Unix time of the last successful harvest")),
+      harvest_duration(
+          add_histogram(r, "hsns_flow_probe_harvest_duration_seconds",
+                        "Duration of the successful harvests (harvest, sink write, commit)",
+                        {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10})),
+      harvest_records(add_histogram(r, "hsns_flow_probe_harvest_records",
+                                    "Flow records of each successful harvest",
+                                    {0, 1, 10, 100, 1000, 10000, 100000, 1000000})),
+      table_slots(add_gauge(r, "hsns_flow_probe_table_slots",
+                            "Slots of one flow table (its capacity; 0 while the probe is not running)")),
+      table_entries(add_gauge(r, "hsns_flow_probe_table_entries",
+                              "Flows the flow table held at the last harvest (at most its slots)")),
+      table_full_packets(add_counter(r, "hsns_flow_probe_table_full_packets_total",
+                                     "Packets whose flow found no table slot (table full, or the slot being "
+                                     "claimed on another CPU): recorded through the overflow ring buffer")),
+      ringbuf_dropped_packets(add_counter(r, "hsns_flow_probe_ringbuf_dropped_packets_total",
+                                          "Packets lost to the flow records: table and overflow ring buffer "
+                                          "both full")),
       packets_family_(prometheus::BuildCounter()
                           .Name("hsns_flow_probe_packets_total")
                           .Help("Packets counted by the flow probe program, by counter (bpf/roce_flow.h: "
@@ -41,7 +60,11 @@ void FlowProbeMetrics::set_probe_counters(const std::vector<std::string>& names,
     const std::uint64_t now = counters[i];
     // Maps purged and recreated: the kernel counter restarted from zero, so all of `now` is new.
     const std::uint64_t grew = now >= seen ? now - seen : now;
-    if (grew > 0) metric->Increment(static_cast<double>(grew));
+    if (grew > 0) {
+      metric->Increment(static_cast<double>(grew));
+      if (i == ROCE_CNT_TABLE_FULL) table_full_packets.Increment(static_cast<double>(grew));
+      if (i == ROCE_CNT_RINGBUF_DROP) ringbuf_dropped_packets.Increment(static_cast<double>(grew));
+    }
     seen = now;
   }
 }
@@ -140,6 +163,8 @@ tl::expected<FlowHarvester::Change, std::string> FlowHarvester::change_to(const 
   }
   metrics_.up.Set(1);
   metrics_.interfaces.Set(static_cast<double>(config.interfaces.size()));
+  metrics_.table_slots.Set(roce_table_slots(config.table_size));
+  metrics_.table_entries.Set(0);
   start_thread();
   return Change::started;
 }
@@ -153,6 +178,8 @@ void FlowHarvester::stop() {
   sink_.reset();
   metrics_.up.Set(0);
   metrics_.interfaces.Set(0);
+  metrics_.table_slots.Set(0);
+  metrics_.table_entries.Set(0);
 }
 
 tl::expected<std::unique_ptr<FlowSink>, std::string> FlowHarvester::open_sink(
@@ -226,6 +253,9 @@ bool FlowHarvester::harvest_once() {
     return false;
   }
   const auto& records = batch->records;
+  // The batch is the table's flows plus those only the ring buffer held (distinct keys): capped at slots.
+  const auto slots = static_cast<std::size_t>(roce_table_slots(config_.table_size));
+  metrics_.table_entries.Set(static_cast<double>(std::min(records.size(), slots)));
   const auto counters = probe_->counters();
   metrics_.set_probe_counters(counter_names_, std::vector<std::uint64_t>(counters.begin(), counters.end()));
   if (sink_) {
@@ -246,7 +276,10 @@ bool FlowHarvester::harvest_once() {
   metrics_.harvests.Increment();
   metrics_.records.Increment(static_cast<double>(records.size()));
   metrics_.last_harvest_records.Set(static_cast<double>(records.size()));
-  metrics_.last_harvest_seconds.Set(std::chrono::duration<double>(Clock::now() - t0).count());
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  metrics_.last_harvest_seconds.Set(seconds);
+  metrics_.harvest_duration.Observe(seconds);
+  metrics_.harvest_records.Observe(static_cast<double>(records.size()));
   metrics_.last_harvest_timestamp.Set(
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
   return batch->caught_up;

@@ -29,10 +29,20 @@
 //   hsns_flow_probe_packets_total{counter=...}: the probe's cumulative per-CPU-summed counters (which
 //   live in pinned maps and so outlast hsnsd), advanced by what grew since the previous harvest (a counter
 //   that went down, because the maps were purged and recreated, restarts from its new value).
+// - Probe health: _harvest_duration_seconds and _harvest_records (histograms of the successful harvests:
+//   harvest + write + commit, and the records of each), _table_slots (the capacity of one flow table,
+//   roce_table_slots(table_size); 0 while not running), _table_entries (flows the table held at the last
+//   harvest: the batch's record count, which also holds flows that only reached the overflow ring buffer,
+//   so it is capped at the slots; 0 while not running), and the program's two loss points under names of
+//   their own, advanced together with their packets_total series: _table_full_packets_total (no slot: table
+//   full, or the flow's slot being claimed on another CPU; the packet went to the overflow ring buffer, still
+//   counted exactly) and _ringbuf_dropped_packets_total (ring buffer full too: the packet is lost to the flow
+//   records).
 #pragma once
 
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
 #include <chrono>
@@ -68,6 +78,12 @@ class FlowProbeMetrics {
   prometheus::Gauge& last_harvest_seconds;
   prometheus::Gauge& last_harvest_records;
   prometheus::Gauge& last_harvest_timestamp;
+  prometheus::Histogram& harvest_duration;
+  prometheus::Histogram& harvest_records;
+  prometheus::Gauge& table_slots;
+  prometheus::Gauge& table_entries;
+  prometheus::Counter& table_full_packets;
+  prometheus::Counter& ringbuf_dropped_packets;
   // counters[i] is the probe's cumulative value of counter i, named names[i].
   void set_probe_counters(const std::vector<std::string>& names, const std::vector<std::uint64_t>& counters);
 

@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -26,6 +27,7 @@
 #include "hsns/http_client.h"
 #include "inventory.h"
 #include "support/aggregator_process.h"
+#include "support/metrics.h"
 
 namespace hsns::daemon {
 namespace {
@@ -113,7 +115,8 @@ class LoopbackServer {
       const std::string method = in.substr(0, sp1), target = in.substr(sp1 + 1, sp2 - sp1 - 1);
       {
         const std::lock_guard lock(mutex_);
-        requests_.push_back(method + " " + target);
+        requests_.push_back(method);
+        requests_.back().append(" ").append(target);
       }
       const std::string out = answer_(method, target);
       if (out == kHang) {
@@ -352,6 +355,10 @@ TEST(AgentLink, ADocumentForAnotherHostIsIgnored) {
   EXPECT_FALSE(link.up());
   EXPECT_FALSE(node.desired);
   EXPECT_FALSE(node.pass_wanted);
+  const auto text = prometheus::TextSerializer().Serialize(registry.Collect());
+  EXPECT_EQ(hsns::testing::metric_value(text, "hsns_daemon_desired_fetch_errors_total"), 1.0) << text;
+  EXPECT_EQ(hsns::testing::metric_value(text, "hsns_daemon_last_successful_desired_poll_timestamp_seconds"),
+            0.0);
 }
 
 }  // namespace

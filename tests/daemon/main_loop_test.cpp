@@ -113,7 +113,7 @@ class NotifySocket {
 
 double component_ready(Daemon& d, const std::string& component) {
   for (const auto& family : d.registry().Collect()) {
-    if (family.name != "hsnsd_component_ready") continue;
+    if (family.name != "hsns_daemon_component_ready") continue;
     for (const auto& m : family.metric)
       for (const auto& l : m.label)
         if (l.name == "component" && l.value == component) return m.gauge.value;

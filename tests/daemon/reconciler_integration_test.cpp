@@ -375,7 +375,7 @@ TEST_F(DaemonTest, NotifiesSystemdServesMetricsAndReloadsOnSighup) {
   // Every component reported ready (READY=1 waits for all of them), on /metrics and in the log.
   for (const char* component : {"isolation", "agent", "reconciler", "qos", "status", "counters", "flows",
                                 "rdma_qp", "optics", "lldp"}) {
-    EXPECT_NE(metrics.find("hsnsd_component_ready{component=\"" + std::string(component) + "\"} 1"),
+    EXPECT_NE(metrics.find("hsns_daemon_component_ready{component=\"" + std::string(component) + "\"} 1"),
               std::string::npos)
         << component << "\n"
         << metrics;
