@@ -22,6 +22,7 @@
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string_view>
 
 #include "topology/limits.h"
@@ -41,6 +42,14 @@ struct DocumentStats {
 Result<Topology> import_topology(std::string_view text, FileFormat format = FileFormat::kAuto,
                                  const DocumentLimits& document_limits = kDocumentLimits,
                                  const ModelLimits& model_limits = kModelLimits);
+// The single pass over JSON text that import_topology tries first (import_stream.cpp): parser events
+// straight into the model, no JSON tree, the text read once; the same model import_topology_json builds
+// from the same document, ids included. nullopt for any document it does not read as plainly valid (an
+// error, a limit reached, a null, a value outside the schema's shape): the checking path then reads it and
+// names the problems. Bytes are not checked here (import_topology checks them first).
+std::optional<Topology> stream_import_json(std::string_view text,
+                                           const DocumentLimits& document_limits = kDocumentLimits,
+                                           const ModelLimits& model_limits = kModelLimits);
 // A tree already parsed (the caller bounded its parse): the model-size checks and the validation.
 Result<Topology> import_topology_json(const nlohmann::json& document,
                                       const ModelLimits& limits = kModelLimits);
