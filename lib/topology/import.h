@@ -8,7 +8,9 @@
 // too_large 413, invalid and malformed 400.
 // YAML is read with yaml-cpp's event parser straight into the same JSON tree the JSON reader produces, so
 // both formats go through one validator. Plain YAML scalars that look like numbers or booleans are read as
-// such. Only the first YAML document is read.
+// such. Only the first YAML document is read. import_topology reads JSON in one pass first
+// (stream_import_json: no tree, the same model); what that pass does not accept goes through the tree and
+// the validator, so every answer, error or model, is theirs.
 //
 // Bounds (limits.h), all checked before the model is allocated, so a hostile document costs at most its
 // limits: the text's bytes (413); while parsing, the number of values (scalars, lists, mappings, keys
