@@ -433,6 +433,13 @@ std::optional<Error> check_document_model(const json& document, const ModelLimit
   return check_model_size(size, fields, limits);
 }
 
+// kAuto resolved: JSON when the first non-blank character is '{', YAML otherwise.
+FileFormat resolved_format(std::string_view text, FileFormat format) {
+  if (format != FileFormat::kAuto) return format;
+  const std::size_t first = text.find_first_not_of(" \t\r\n");
+  return first != std::string_view::npos && text[first] == '{' ? FileFormat::kJson : FileFormat::kYaml;
+}
+
 struct Defaults {
   double bandwidth_gbps = 0;
   double latency_us = 0;
@@ -648,10 +655,7 @@ Result<json> read_topology_document(std::string_view text, FileFormat format, co
   DocumentStats local;
   DocumentStats& counted = stats != nullptr ? *stats : local;
   counted = {};
-  if (format == FileFormat::kAuto) {
-    const std::size_t first = text.find_first_not_of(" \t\r\n");
-    format = first != std::string_view::npos && text[first] == '{' ? FileFormat::kJson : FileFormat::kYaml;
-  }
+  format = resolved_format(text, format);
   const std::size_t max_bytes = format == FileFormat::kJson ? limits.bytes : limits.yaml_bytes;
   if (text.size() > max_bytes) {
     return tl::unexpected(Error::too_large("the topology document is " + std::to_string(text.size()) +
@@ -689,6 +693,12 @@ Result<json> read_topology_document(std::string_view text, FileFormat format, co
 
 Result<Topology> import_topology(std::string_view text, FileFormat format,
                                  const DocumentLimits& document_limits, const ModelLimits& model_limits) {
+  // JSON within its byte limit is read in one pass first; what that pass does not accept (every invalid
+  // document among others) is read again below, so the answers are those of the checking path.
+  const bool json_text = resolved_format(text, format) == FileFormat::kJson;
+  if (json_text && text.size() <= document_limits.bytes) {
+    if (auto model = stream_import_json(text, document_limits, model_limits)) return std::move(*model);
+  }
   auto document = read_topology_document(text, format, document_limits);
   if (!document) return tl::unexpected(std::move(document.error()));
   return import_topology_json(*document, model_limits);

@@ -8,7 +8,9 @@
 // too_large 413, invalid and malformed 400.
 // YAML is read with yaml-cpp's event parser straight into the same JSON tree the JSON reader produces, so
 // both formats go through one validator. Plain YAML scalars that look like numbers or booleans are read as
-// such. Only the first YAML document is read.
+// such. Only the first YAML document is read. import_topology reads JSON in one pass first
+// (stream_import_json: no tree, the same model); what that pass does not accept goes through the tree and
+// the validator, so every answer, error or model, is theirs.
 //
 // Bounds (limits.h), all checked before the model is allocated, so a hostile document costs at most its
 // limits: the text's bytes (413); while parsing, the number of values (scalars, lists, mappings, keys
@@ -22,6 +24,7 @@
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string_view>
 
 #include "topology/limits.h"
@@ -41,6 +44,14 @@ struct DocumentStats {
 Result<Topology> import_topology(std::string_view text, FileFormat format = FileFormat::kAuto,
                                  const DocumentLimits& document_limits = kDocumentLimits,
                                  const ModelLimits& model_limits = kModelLimits);
+// The single pass over JSON text that import_topology tries first (import_stream.cpp): parser events
+// straight into the model, no JSON tree, the text read once; the same model import_topology_json builds
+// from the same document, ids included. nullopt for any document it does not read as plainly valid (an
+// error, a limit reached, a null, a value outside the schema's shape): the checking path then reads it and
+// names the problems. Bytes are not checked here (import_topology checks them first).
+std::optional<Topology> stream_import_json(std::string_view text,
+                                           const DocumentLimits& document_limits = kDocumentLimits,
+                                           const ModelLimits& model_limits = kModelLimits);
 // A tree already parsed (the caller bounded its parse): the model-size checks and the validation.
 Result<Topology> import_topology_json(const nlohmann::json& document,
                                       const ModelLimits& limits = kModelLimits);
