@@ -3,11 +3,16 @@
 // section, and the report's own limits.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include "hsns/proto/codec.h"
 #include "hsns/proto/report.h"
+#include "support/aggregator_process.h"
 #include "support/report_sample.h"
 
 namespace hsns::proto {
@@ -153,6 +158,43 @@ TEST(ProtoReport, LimitsOfBatchesRecordsAndBytes) {
   auto too_large = decode<Report>(big, Encoding::json);
   ASSERT_FALSE(too_large);
   EXPECT_EQ(too_large.error().kind, Error::Kind::too_large);
+}
+
+// The seeds of tests/fuzz/fuzz_report.cpp are these samples, one encoding byte ('j' or 'c') before the
+// document. HSNS_WRITE_REPORT_SEEDS=1 (re)writes tests/fuzz/corpus_report; every run checks that each
+// committed seed still reads back to its sample.
+TEST(ProtoReport, FuzzSeedsAreTheRoundTripSamples) {
+  Report heartbeat;
+  heartbeat.seq = 1;
+  Report ports_only;
+  ports_only.seq = 2;
+  ports_only.ports = sample_report(2, 0, 3).ports;
+  const std::vector<std::tuple<std::string, Encoding, Report>> seeds = {
+      {"full_json", Encoding::json, sample_report(1, 3, 2)},
+      {"full_cbor", Encoding::cbor, sample_report(2, 3, 2)},
+      {"heartbeat_json", Encoding::json, heartbeat},
+      {"ports_only_cbor", Encoding::cbor, ports_only},
+  };
+  const auto dir = hsns::testing::source_path("tests/fuzz/corpus_report");
+  const char* write = std::getenv("HSNS_WRITE_REPORT_SEEDS");
+  for (const auto& [name, encoding, report] : seeds) {
+    const auto path = dir / name;
+    if (write != nullptr && std::string(write) == "1") {
+      std::filesystem::create_directories(dir);
+      std::ofstream(path, std::ios::binary)
+          << (encoding == Encoding::cbor ? 'c' : 'j') << encode(report, encoding);
+    }
+    std::ifstream in(path, std::ios::binary);
+    ASSERT_TRUE(in) << path << " is missing: run with HSNS_WRITE_REPORT_SEEDS=1";
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    const std::string seed = bytes.str();
+    ASSERT_FALSE(seed.empty()) << path;
+    auto back = decode<Report>(std::string_view(seed).substr(1),
+                               (seed[0] & 1) != 0 ? Encoding::cbor : Encoding::json);
+    ASSERT_TRUE(back) << path << ": " << back.error().message();
+    EXPECT_EQ(*back, report) << path;
+  }
 }
 
 }  // namespace
