@@ -21,6 +21,12 @@ std::string section_path(std::string_view section, const std::string& field) {
   return std::string(section) + "." + field;
 }
 
+// The findings of a section's reader, recorded in r under the section's name.
+void fail_under(FieldReader& r, std::string_view section, const Error& e) {
+  if (e.fields.empty()) r.fail(section_path(section, e.field()), e.detail);
+  for (const auto& f : e.fields) r.fail(section_path(section, f.field), f.reason);
+}
+
 // Reads member `name` with the section's own reader; its findings go to r under the section's name.
 template <typename T, typename Reader>
 std::optional<T> read_section(FieldReader& r, std::string_view name, Reader&& reader) {
@@ -28,9 +34,7 @@ std::optional<T> read_section(FieldReader& r, std::string_view name, Reader&& re
   if (section == nullptr) return std::nullopt;
   auto value = reader(*section);
   if (value) return std::move(*value);
-  const Error& e = value.error();
-  if (e.fields.empty()) r.fail(section_path(name, e.field()), e.detail);
-  for (const auto& f : e.fields) r.fail(section_path(name, f.field), f.reason);
+  fail_under(r, name, value.error());
   return std::nullopt;
 }
 
@@ -76,9 +80,7 @@ void read_flow_batches(const json& document, FieldReader& r, Report& report) {
       const std::string name = "records[" + std::to_string(i) + "]";
       auto record = read_flow_record((*records)[i]);
       if (!record) {
-        const Error& e = record.error();
-        if (e.fields.empty()) br.fail(section_path(name, e.field()), e.detail);
-        for (const auto& f : e.fields) br.fail(section_path(name, f.field), f.reason);
+        fail_under(br, name, record.error());
         continue;
       }
       if (epoch && record->epoch && *record->epoch != *epoch) {

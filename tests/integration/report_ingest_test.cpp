@@ -61,12 +61,19 @@ bool eventually(Pred pred) {
   return pred();
 }
 
+// Starts the aggregator and registers node-1 with the unbound agent token, which the test then uses.
+HttpClient start_with_node(AggregatorProcess& agg) {
+  agg.start();
+  auto agent = agg.client(kAgentToken);
+  auto r = agent.put("/api/v1/hosts/node-1", kRegistration);
+  if (!r || r->status != 201) throw std::runtime_error("registering node-1 failed");
+  return agent;
+}
+
 TEST(ReportIngest, BatchesAreStoredAcknowledgedAndStoredOncePerSeq) {
   TempDir dir;
   AggregatorProcess agg(dir.path());
-  agg.start();
-  auto agent = agg.client(kAgentToken);
-  ASSERT_EQ(agent.put("/api/v1/hosts/node-1", kRegistration)->status, 201);
+  auto agent = start_with_node(agg);
 
   auto r = post_report(agent, "node-1", sample_report(1, 5, 2));
   ASSERT_EQ(r.status, 200) << r.body;
@@ -98,9 +105,7 @@ TEST(ReportIngest, BatchesAreStoredAcknowledgedAndStoredOncePerSeq) {
 TEST(ReportIngest, BadBodiesAreRefusedNamingTheFieldAndStoreNothing) {
   TempDir dir;
   AggregatorProcess agg(dir.path());
-  agg.start();
-  auto agent = agg.client(kAgentToken);
-  ASSERT_EQ(agent.put("/api/v1/hosts/node-1", kRegistration)->status, 201);
+  auto agent = start_with_node(agg);
 
   json bad = proto::to_json(sample_report(1));
   bad["flows"][0]["records"][1]["sport"] = "x";
@@ -134,9 +139,7 @@ TEST(ReportIngest, BadBodiesAreRefusedNamingTheFieldAndStoreNothing) {
 TEST(ReportIngest, TheRouteHasItsOwnBodyLimit) {
   TempDir dir;
   AggregatorProcess agg(dir.path(), {"--report-body-limit", "4096"});
-  agg.start();
-  auto agent = agg.client(kAgentToken);
-  ASSERT_EQ(agent.put("/api/v1/hosts/node-1", kRegistration)->status, 201);
+  auto agent = start_with_node(agg);
   const auto big = sample_report(1, 200, 2);
   ASSERT_GT(proto::encode(big, proto::Encoding::cbor).size(), 4096U);
   EXPECT_EQ(post_report(agent, "node-1", big).status, 413);
@@ -196,9 +199,7 @@ TEST(ReportIngest, RetentionPrunesTheOldestBatchesOverTheSizeBudget) {
   // The budget holds about two of the batches below.
   const auto one = proto::encode(sample_report(1), proto::Encoding::cbor).size();
   agg.set_config("telemetry:\n  max_bytes: " + std::to_string(2 * one + one / 2) + "\n");
-  agg.start();
-  auto agent = agg.client(kAgentToken);
-  ASSERT_EQ(agent.put("/api/v1/hosts/node-1", kRegistration)->status, 201);
+  auto agent = start_with_node(agg);
   for (std::uint64_t seq = 1; seq <= 5; ++seq)
     ASSERT_EQ(post_report(agent, "node-1", sample_report(seq)).status, 200);
   ASSERT_TRUE(eventually([&] { return batches(agg) <= 2; })) << batches(agg);
@@ -212,9 +213,7 @@ TEST(ReportIngest, RetentionPrunesTheOldestBatchesOverTheSizeBudget) {
 TEST(ReportIngest, RetentionPrunesBatchesOlderThanTheMaximumAge) {
   TempDir dir;
   AggregatorProcess agg(dir.path(), {"--telemetry-prune-interval", "100", "--telemetry-max-age", "1"});
-  agg.start();
-  auto agent = agg.client(kAgentToken);
-  ASSERT_EQ(agent.put("/api/v1/hosts/node-1", kRegistration)->status, 201);
+  auto agent = start_with_node(agg);
   ASSERT_EQ(post_report(agent, "node-1", sample_report(1)).status, 200);
   ASSERT_EQ(post_report(agent, "node-1", sample_report(2)).status, 200);
   ASSERT_TRUE(eventually([&] { return batches(agg) == 0; })) << batches(agg);
