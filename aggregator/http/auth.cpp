@@ -14,6 +14,15 @@ namespace {
 
 constexpr std::size_t kMinTokenLength = 16;
 
+// "<where>: <parts...>", appended into one string.
+template <typename... Parts>
+std::string finding(const std::string& where, const Parts&... parts) {
+  std::string out = where;
+  out += ": ";
+  ((out += parts), ...);
+  return out;
+}
+
 std::array<unsigned char, 32> sha256(std::string_view s) {
   std::array<unsigned char, 32> d{};
   SHA256(reinterpret_cast<const unsigned char*>(s.data()), s.size(), d.data());
@@ -83,7 +92,7 @@ tl::expected<TokenAuthenticator, std::string> TokenAuthenticator::load_yaml(cons
       for (const auto& kv : node) {
         const auto key = kv.first.as<std::string>();
         if (key != "name" && key != "role" && key != "token" && key != "host") {
-          return tl::unexpected(where + ": unknown key '" + key + "'");
+          return tl::unexpected(finding(where, "unknown key '", key, "'"));
         }
       }
       if (!node["name"] || !node["role"] || !node["token"]) {
@@ -105,8 +114,9 @@ tl::expected<TokenAuthenticator, std::string> TokenAuthenticator::load_yaml(cons
       }
       const auto digest = sha256(token);
       for (const auto& e : auth.entries_) {
-        if (e.name == name) return tl::unexpected(where + ": duplicate name '" + name + "'");
-        if (e.digest == digest) return tl::unexpected(where + ": token duplicates that of '" + e.name + "'");
+        if (e.name == name) return tl::unexpected(finding(where, "duplicate name '", name, "'"));
+        if (e.digest == digest)
+          return tl::unexpected(finding(where, "token duplicates that of '", e.name, "'"));
       }
       auth.entries_.push_back({name, *role, std::move(host), digest});
     }

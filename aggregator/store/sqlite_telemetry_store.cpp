@@ -353,10 +353,11 @@ StoreResult<std::uint64_t> delete_batches(Connection& c, const std::string& whic
                                           std::array<std::uint64_t, kTelemetryTables>& rows) {
   std::uint64_t batches = 0;
   for (std::size_t t = kTelemetryTables; t-- > 0;) {
-    const std::string table = kSqlTables.at(t);
-    const std::string sql = t == static_cast<std::size_t>(TelemetryTable::batches)
-                                ? "DELETE FROM " + table + " WHERE id IN (" + which + ")"
-                                : "DELETE FROM " + table + " WHERE batch_id IN (" + which + ")";
+    std::string sql = "DELETE FROM ";
+    sql += kSqlTables.at(t);
+    sql += t == static_cast<std::size_t>(TelemetryTable::batches) ? " WHERE id IN (" : " WHERE batch_id IN (";
+    sql += which;
+    sql += ')';
     HSNS_STORE_ASSIGN(st, sql::prepare(c, sql));
     st->bind_int64(1, param);
     HSNS_STORE_TRY(sql::run(*st));
