@@ -197,7 +197,8 @@ const std::vector<Migration>& builtin_migrations() {
       {4, "registered jobs and the NPUs they hold", kSchemaV4},
       {5, "store revisions bumped by every write of hosts, subnets, ports, agent status, LLDP", v5.c_str()},
       {6, "topology device states stored as rows", kSchemaV6},
-      {7, "telemetry report batches: flows, port counters, modules, LLDP, QPs, port states", kTelemetrySchema},
+      {7, "telemetry report batches: flows, port counters, modules, LLDP, QPs, port states",
+       kTelemetrySchema},
   };
   return migrations;
 }
