@@ -55,6 +55,8 @@ void apply_http(const YAML::Node& node, AggregatorConfig& c) {
       l.body_limit = read_int<std::size_t>(v, where, 1024, 1LL << 30);
     } else if (key == "topology_body_limit_bytes") {
       l = with_topology_body_limit(std::move(l), read_int<std::size_t>(v, where, 1024, 1LL << 32));
+    } else if (key == "report_body_limit_bytes") {
+      l = with_report_body_limit(std::move(l), read_int<std::size_t>(v, where, 1024, 256LL << 20));
     } else if (key == "idle_timeout_ms") {
       l.idle_timeout = std::chrono::milliseconds(read_int<long long>(v, where, 100, 3'600'000));
     } else if (key == "read_timeout_ms") {
@@ -85,6 +87,24 @@ void apply_http(const YAML::Node& node, AggregatorConfig& c) {
   }
 }
 
+void apply_telemetry(const YAML::Node& node, AggregatorConfig& c) {
+  for (const auto& kv : node) {
+    const auto key = kv.first.as<std::string>();
+    const std::string where = "telemetry." + key;
+    if (key == "max_age_s") {
+      c.telemetry_max_age =
+          std::chrono::seconds(read_int<long long>(kv.second, where, 0, 10LL * 365 * 86'400));
+    } else if (key == "max_bytes") {
+      c.telemetry_max_bytes = read_int<std::uint64_t>(kv.second, where, 0, 1LL << 50);
+    } else if (key == "prune_interval_ms") {
+      c.telemetry_prune_interval =
+          std::chrono::milliseconds(read_int<long long>(kv.second, where, 100, 86'400'000));
+    } else {
+      throw std::runtime_error("unknown key '" + where + "'");
+    }
+  }
+}
+
 bool is_loopback(const std::string& address) {
   boost::system::error_code ec;
   const auto a = boost::asio::ip::make_address(address, ec);
@@ -96,6 +116,12 @@ bool is_loopback(const std::string& address) {
 http::ServerLimits with_topology_body_limit(http::ServerLimits limits, std::size_t topology_body_limit) {
   std::erase_if(limits.path_body_limits, [](const auto& p) { return p.prefix == kTopologyPathPrefix; });
   limits.path_body_limits.push_back({kTopologyPathPrefix, topology_body_limit});
+  return limits;
+}
+
+http::ServerLimits with_report_body_limit(http::ServerLimits limits, std::size_t report_body_limit) {
+  std::erase_if(limits.path_body_limits, [](const auto& p) { return p.prefix == kReportPathPattern; });
+  limits.path_body_limits.push_back({kReportPathPattern, report_body_limit});
   return limits;
 }
 
@@ -132,6 +158,8 @@ tl::expected<AggregatorConfig, std::string> load_config_yaml(const std::string& 
         }
       } else if (key == "http") {
         apply_http(v, c);
+      } else if (key == "telemetry") {
+        apply_telemetry(v, c);
       } else if (key == "shutdown_grace_ms") {
         c.shutdown_grace = std::chrono::milliseconds(read_int<long long>(v, key, 0, 600'000));
       } else {
@@ -171,7 +199,9 @@ tl::expected<CommandLine, std::string> parse_command_line(int argc, char** argv)
   std::string config_path = kDefaultConfigPath;
   std::optional<std::string> listen, database, tokens_file, tls_cert, tls_key, ready_file, log_level;
   std::optional<int> threads;
-  std::optional<std::size_t> topology_body_limit;
+  std::optional<std::size_t> topology_body_limit, report_body_limit;
+  std::optional<long long> telemetry_max_age_s, telemetry_prune_interval_ms;
+  std::optional<std::uint64_t> telemetry_max_bytes;
   bool no_auth = false;
   auto add_flags = [&](CLI::App* a) {
     a->add_option("-c,--config", config_path, "YAML configuration file")->capture_default_str();
@@ -185,6 +215,17 @@ tl::expected<CommandLine, std::string> parse_command_line(int argc, char** argv)
     a->add_option("--topology-body-limit", topology_body_limit,
                   "body limit in bytes of the topology routes (imports; default 268435456)")
         ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 32));
+    a->add_option("--report-body-limit", report_body_limit,
+                  "body limit in bytes of the telemetry report route (default 67108864)")
+        ->check(CLI::Range(std::size_t{1024}, std::size_t{256} << 20));
+    a->add_option("--telemetry-max-age", telemetry_max_age_s,
+                  "seconds a telemetry report batch is kept (0: no age limit; default 604800)")
+        ->check(CLI::Range(0LL, 10LL * 365 * 86'400));
+    a->add_option("--telemetry-max-bytes", telemetry_max_bytes,
+                  "bytes of report batches kept, oldest pruned first (0: no budget; default 8 GiB)");
+    a->add_option("--telemetry-prune-interval", telemetry_prune_interval_ms,
+                  "milliseconds between telemetry pruning runs (default 60000)")
+        ->check(CLI::Range(100LL, 86'400'000LL));
     a->add_flag("--insecure-no-auth", no_auth, "switch authentication off (loopback only; local demos)");
     a->add_option("--log-level", log_level, "error, warning, notice, info (default) or debug");
   };
@@ -243,6 +284,12 @@ tl::expected<CommandLine, std::string> parse_command_line(int argc, char** argv)
   if (topology_body_limit) {
     cl.config.limits = with_topology_body_limit(std::move(cl.config.limits), *topology_body_limit);
   }
+  if (report_body_limit)
+    cl.config.limits = with_report_body_limit(std::move(cl.config.limits), *report_body_limit);
+  if (telemetry_max_age_s) cl.config.telemetry_max_age = std::chrono::seconds(*telemetry_max_age_s);
+  if (telemetry_max_bytes) cl.config.telemetry_max_bytes = *telemetry_max_bytes;
+  if (telemetry_prune_interval_ms)
+    cl.config.telemetry_prune_interval = std::chrono::milliseconds(*telemetry_prune_interval_ms);
   if (log_level && !log::parse_level(*log_level, cl.config.log_level))
     return tl::unexpected("--log-level: '" + *log_level +
                           "' is not one of error, warning, notice, info, debug");

@@ -32,6 +32,11 @@ inline constexpr std::size_t kDefaultTopologyBodyLimit = std::size_t{256} << 20;
 
 // The HTTP limits with the topology routes' own body limit set to `topology_body_limit`.
 http::ServerLimits with_topology_body_limit(http::ServerLimits limits, std::size_t topology_body_limit);
+// The telemetry report route (POST /api/v1/agents/{host}/reports) has its own body limit too:
+// http.report_body_limit_bytes, --report-body-limit (at most the report kind's 256 MiB).
+inline constexpr const char* kReportPathPattern = "/api/v1/agents/*/reports";
+inline constexpr std::size_t kDefaultReportBodyLimit = std::size_t{64} << 20;
+http::ServerLimits with_report_body_limit(http::ServerLimits limits, std::size_t report_body_limit);
 
 struct AggregatorConfig {
   std::string listen_address = "127.0.0.1";
@@ -42,7 +47,12 @@ struct AggregatorConfig {
   bool insecure_no_auth = false;  // only for local demos; forces a loopback listen address
   std::string tls_certificate;    // PEM chain; TLS is on when set
   std::string tls_private_key;    // PEM key
-  http::ServerLimits limits = with_topology_body_limit({}, kDefaultTopologyBodyLimit);
+  http::ServerLimits limits = with_report_body_limit(with_topology_body_limit({}, kDefaultTopologyBodyLimit),
+                                                     kDefaultReportBodyLimit);
+  // Retention of telemetry report batches (telemetry.*, --telemetry-*; 0 switches a limit off).
+  std::chrono::seconds telemetry_max_age{std::chrono::hours(24 * 7)};
+  std::uint64_t telemetry_max_bytes = std::uint64_t{8} << 30;
+  std::chrono::milliseconds telemetry_prune_interval{60'000};
   int worker_threads = 2;              // threads for heavy requests (import, generate, search, schedule)
   std::size_t heavy_queue_limit = 16;  // heavy requests that may wait for a worker; more get 503
   int worker_nice = 10;                // added to the process's niceness for worker threads (0 = same)

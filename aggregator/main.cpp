@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "api/agents/reports.h"
 #include "api/agents/routes.h"
 #include "api/network/routes.h"
 #include "api/scheduling/routes.h"
@@ -81,6 +82,10 @@ int run(const AggregatorConfig& c) {
   if (c.insecure_no_auth) {
     HSNS_LOG(warning) << "authentication is OFF (--insecure-no-auth); listening on loopback only";
   }
+  for (const auto& name : auth ? auth->unbound_agents() : std::vector<std::string>{}) {
+    HSNS_LOG(warning) << "agent token '" << name << "' is not bound to a host: it may act for every host "
+                      << "(add 'host: <name>' to its entry in the tokens file)";
+  }
 
   auto stores = hsns::store::open_stores({c.database, static_cast<std::size_t>(std::max(2, c.threads))});
   if (!stores) {
@@ -101,6 +106,8 @@ int run(const AggregatorConfig& c) {
       hsns::WorkerLimits{c.worker_threads, c.heavy_queue_limit, c.worker_nice});
   hsns::network::register_network_routes(service.router(), store);
   hsns::network::register_agent_routes(service.router(), store, backend.agents());
+  hsns::network::TelemetryMetrics telemetry_metrics(metrics.registry());
+  hsns::network::register_report_routes(service.router(), backend.telemetry(), telemetry_metrics);
   auto topology_cache = std::make_shared<hsns::services::TopologyCache>(backend.topology());
   hsns::topology_api::register_topology_routes(service.router(), topology_cache);
   hsns::scheduling_api::register_scheduling_routes(service.router(), topology_cache, backend.jobs(), store);
@@ -167,6 +174,11 @@ int run(const AggregatorConfig& c) {
     server.shutdown([&] { net::post(ioc, [&] { deadline.cancel(); }); });
   });
 
+  auto retention = std::make_unique<hsns::network::TelemetryRetention>(
+      backend.telemetry(),
+      hsns::store::RetentionPolicy{std::chrono::duration_cast<std::chrono::milliseconds>(c.telemetry_max_age),
+                                   c.telemetry_max_bytes},
+      c.telemetry_prune_interval, telemetry_metrics);
   service.set_ready(true);
   if (!c.ready_file.empty()) {
     const auto tmp = c.ready_file + ".tmp";
@@ -183,6 +195,7 @@ int run(const AggregatorConfig& c) {
   ioc.run();
   for (auto& t : threads) t.join();
   service.stop_workers();  // heavy requests still running finish before the stores close
+  retention.reset();
 
   if (auto closed = backend.close(); !closed) {
     HSNS_LOG(warning) << "database close: " << closed.error().detail;

@@ -40,6 +40,8 @@ class Metrics {
 
   // Prometheus text exposition format 0.0.4.
   std::string serialize() const;
+  // For the families of other components (api/agents/reports.h), served with these.
+  prometheus::Registry& registry() { return *registry_; }
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;

@@ -7,10 +7,21 @@
 #include <fstream>
 #include <sstream>
 
+#include "api/network/requests.h"
+
 namespace hsns {
 namespace {
 
 constexpr std::size_t kMinTokenLength = 16;
+
+// "<where>: <parts...>", appended into one string.
+template <typename... Parts>
+std::string finding(const std::string& where, const Parts&... parts) {
+  std::string out = where;
+  out += ": ";
+  ((out += parts), ...);
+  return out;
+}
 
 std::array<unsigned char, 32> sha256(std::string_view s) {
   std::array<unsigned char, 32> d{};
@@ -80,8 +91,8 @@ tl::expected<TokenAuthenticator, std::string> TokenAuthenticator::load_yaml(cons
       if (!node.IsMap()) return tl::unexpected(where + ": expected a map with name, role, token");
       for (const auto& kv : node) {
         const auto key = kv.first.as<std::string>();
-        if (key != "name" && key != "role" && key != "token") {
-          return tl::unexpected(where + ": unknown key '" + key + "'");
+        if (key != "name" && key != "role" && key != "token" && key != "host") {
+          return tl::unexpected(finding(where, "unknown key '", key, "'"));
         }
       }
       if (!node["name"] || !node["role"] || !node["token"]) {
@@ -91,16 +102,23 @@ tl::expected<TokenAuthenticator, std::string> TokenAuthenticator::load_yaml(cons
       const auto role = parse_role(node["role"].as<std::string>());
       const auto token = node["token"].as<std::string>();
       if (!role) return tl::unexpected(where + ": role must be viewer, operator, scheduler or agent");
+      std::string host;
+      if (node["host"]) {
+        host = node["host"].as<std::string>();
+        if (*role != Role::agent) return tl::unexpected(where + ": only agent tokens are bound to a host");
+        if (auto why = network::check_host_name(host)) return tl::unexpected(where + ": host: " + *why);
+      }
       if (token.size() < kMinTokenLength) {
         return tl::unexpected(where + ": token must be at least " + std::to_string(kMinTokenLength) +
                               " characters");
       }
       const auto digest = sha256(token);
       for (const auto& e : auth.entries_) {
-        if (e.name == name) return tl::unexpected(where + ": duplicate name '" + name + "'");
-        if (e.digest == digest) return tl::unexpected(where + ": token duplicates that of '" + e.name + "'");
+        if (e.name == name) return tl::unexpected(finding(where, "duplicate name '", name, "'"));
+        if (e.digest == digest)
+          return tl::unexpected(finding(where, "token duplicates that of '", e.name, "'"));
       }
-      auth.entries_.push_back({name, *role, digest});
+      auth.entries_.push_back({name, *role, std::move(host), digest});
     }
   } catch (const YAML::Exception& e) {
     return tl::unexpected(std::string("invalid YAML: ") + e.what());
@@ -126,7 +144,27 @@ std::optional<Principal> TokenAuthenticator::authenticate(std::string_view autho
     if (equal) found = &e;  // keep scanning: the time taken does not depend on which entry matched
   }
   if (!found) return std::nullopt;
-  return Principal{found->name, found->role};
+  return Principal{found->name, found->role, found->host};
+}
+
+std::vector<std::string> TokenAuthenticator::unbound_agents() const {
+  std::vector<std::string> names;
+  for (const auto& e : entries_) {
+    if (e.role == Role::agent && e.host.empty()) names.push_back(e.name);
+  }
+  return names;
+}
+
+std::optional<Problem> host_binding_refusal(
+    const Principal& principal, const std::vector<std::pair<std::string, std::string>>& path_params) {
+  if (principal.host.empty()) return std::nullopt;
+  for (const auto& [name, value] : path_params) {
+    if (name == "host" && value != principal.host) {
+      return Problem::forbidden("token " + principal.name + " is bound to host " + principal.host +
+                                " and may not act for host " + value);
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace hsns

@@ -5,6 +5,13 @@
 //   Roles: viewer (read), operator (read + network management), scheduler (read + scheduling),
 //   agent (read + daemon reports). Names and tokens must be unique. A bad file is a start-up error
 //   naming the entry at fault.
+// - Host binding: an agent token may carry `host: <host name>` (a valid host name; only agent tokens may
+//   have one). A token bound to host A acts only for A: every request whose route has a {host} path
+//   parameter naming another host (PUT/GET /api/v1/agents/{host}/status, GET .../desired, POST
+//   .../reports, PUT/GET /api/v1/hosts/{host}) is refused with 403 (host_binding_refusal, checked by the
+//   service after the role check). An agent token without a binding keeps what agent tokens could always
+//   do, act for every host (existing deployments keep working); unbound_agents() names them so the
+//   aggregator warns about each at start.
 // - Only SHA-256 digests of the tokens are kept in memory. authenticate() hashes the presented token and
 //   compares it with every stored digest in constant time (CRYPTO_memcmp, no early exit), so timing
 //   reveals neither which token nor how much of it matched.
@@ -16,8 +23,10 @@
 #include <string>
 #include <string_view>
 #include <tl/expected.hpp>
+#include <utility>
 #include <vector>
 
+#include "hsns/problem.h"
 #include "http/router.h"
 
 namespace hsns {
@@ -31,7 +40,13 @@ http::PermissionSet permissions_of(Role role);
 struct Principal {
   std::string name;
   Role role;
+  std::string host;  // the host an agent token is bound to; "" when unbound
 };
+
+// The 403 Problem when `principal` is bound to a host and a {host} path parameter names another; nothing
+// otherwise.
+std::optional<Problem> host_binding_refusal(
+    const Principal& principal, const std::vector<std::pair<std::string, std::string>>& path_params);
 
 class TokenAuthenticator {
  public:
@@ -41,11 +56,14 @@ class TokenAuthenticator {
   // `authorization` is the raw Authorization header value ("Bearer <token>").
   std::optional<Principal> authenticate(std::string_view authorization) const;
   std::size_t size() const { return entries_.size(); }
+  // The names of the agent tokens without a host binding.
+  std::vector<std::string> unbound_agents() const;
 
  private:
   struct Entry {
     std::string name;
     Role role;
+    std::string host;
     std::array<unsigned char, 32> digest;
   };
   std::vector<Entry> entries_;

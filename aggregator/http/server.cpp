@@ -473,13 +473,32 @@ void refuse_connection(tcp::socket socket, bool tls) {
 
 }  // namespace
 
+namespace {
+
+// Is `path` the prefix or below it? A "*" segment of the prefix matches any one non-empty segment.
+bool path_under(std::string_view path, std::string_view prefix) {
+  while (!prefix.empty()) {
+    const auto star = prefix.find('*');
+    const auto literal = prefix.substr(0, star);
+    if (!path.starts_with(literal)) return false;
+    path.remove_prefix(literal.size());
+    if (star == std::string_view::npos) return path.empty() || path.front() == '/';
+    const auto segment_end = std::min(path.find('/'), path.size());
+    if (segment_end == 0) return false;
+    path.remove_prefix(segment_end);
+    prefix.remove_prefix(star + 1);
+  }
+  return true;
+}
+
+}  // namespace
+
 std::size_t ServerLimits::body_limit_for(std::string_view target) const {
   const std::string_view path = target.substr(0, target.find('?'));
   std::size_t limit = body_limit;
   std::size_t matched = 0;
   for (const auto& p : path_body_limits) {
-    const bool under =
-        path.starts_with(p.prefix) && (path.size() == p.prefix.size() || path[p.prefix.size()] == '/');
+    const bool under = path_under(path, p.prefix);
     if (under && (matched == 0 || p.prefix.size() > matched)) {
       limit = p.limit;
       matched = p.prefix.size();

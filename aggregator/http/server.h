@@ -54,7 +54,8 @@
 namespace hsns::http {
 
 // The body limit of the requests whose path is `prefix` or lies below it ("/api/v1/topology" covers
-// "/api/v1/topology/devices", not "/api/v1/topologyx").
+// "/api/v1/topology/devices", not "/api/v1/topologyx"); a "*" segment matches any one segment
+// ("/api/v1/agents/*/reports").
 struct PathBodyLimit {
   std::string prefix;
   std::size_t limit = 0;

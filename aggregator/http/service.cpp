@@ -288,6 +288,10 @@ std::variant<http::Response, AggregatorService::Admitted> AggregatorService::adm
           req, Problem::forbidden("role " + std::string(role_name(who->role)) + " (token " + who->name +
                                   ") may not " + std::string(req.method_string()) + " " + route.pattern));
     }
+    if (auto refused = host_binding_refusal(*who, match.path_params)) {
+      metrics_.observe_auth_failure("wrong_host");
+      return http::problem_response(req, *refused);
+    }
     principal = who->name;
   }
   return Admitted{&route, std::move(match.path_params), std::move(principal)};

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "hsns/time.h"
+#include "store/sqlite_telemetry_store.h"
 
 namespace hsns::store {
 namespace {
@@ -196,6 +197,8 @@ const std::vector<Migration>& builtin_migrations() {
       {4, "registered jobs and the NPUs they hold", kSchemaV4},
       {5, "store revisions bumped by every write of hosts, subnets, ports, agent status, LLDP", v5.c_str()},
       {6, "topology device states stored as rows", kSchemaV6},
+      {7, "telemetry report batches: flows, port counters, modules, LLDP, QPs, port states",
+       kTelemetrySchema},
   };
   return migrations;
 }
@@ -235,6 +238,11 @@ Statement& Statement::bind_text(int index, std::string_view value) {
 
 Statement& Statement::bind_int64(int index, std::int64_t value) {
   record_bind_error(sqlite3_bind_int64(stmt_, index, value), index);
+  return *this;
+}
+
+Statement& Statement::bind_double(int index, double value) {
+  record_bind_error(sqlite3_bind_double(stmt_, index, value), index);
   return *this;
 }
 

@@ -87,6 +87,7 @@ class Statement {
   // Parameters are numbered from 1, as in SQLite. Text is copied (SQLITE_TRANSIENT).
   Statement& bind_text(int index, std::string_view value);
   Statement& bind_int64(int index, std::int64_t value);
+  Statement& bind_double(int index, double value);
   Statement& bind_null(int index);
   Statement& bind_optional_text(int index, const std::optional<std::string>& value);
 

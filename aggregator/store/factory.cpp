@@ -8,6 +8,7 @@
 #include "store/sqlite_agent_store.h"
 #include "store/sqlite_job_store.h"
 #include "store/sqlite_network_store.h"
+#include "store/sqlite_telemetry_store.h"
 #include "store/sqlite_topology_store.h"
 
 namespace hsns::store {
@@ -16,12 +17,13 @@ namespace {
 class SqliteStores final : public Stores {
  public:
   explicit SqliteStores(const DatabaseOptions& options)
-      : db_(options), network_(db_), agents_(db_), topology_(db_), jobs_(db_) {}
+      : db_(options), network_(db_), agents_(db_), topology_(db_), jobs_(db_), telemetry_(db_) {}
 
   NetworkStore& network() override { return network_; }
   AgentStore& agents() override { return agents_; }
   TopologyStore& topology() override { return topology_; }
   JobStore& jobs() override { return jobs_; }
+  TelemetryStore& telemetry() override { return telemetry_; }
   StoreResult<void> check() override { return unavailable_on_error(db_.check()); }
   StoreResult<void> close() override { return unavailable_on_error(db_.close()); }
   std::string describe() const override {
@@ -39,6 +41,7 @@ class SqliteStores final : public Stores {
   SqliteAgentStore agents_;
   SqliteTopologyStore topology_;
   SqliteJobStore jobs_;
+  SqliteTelemetryStore telemetry_;
 };
 
 }  // namespace

@@ -15,10 +15,12 @@
 //   - 404 (when documented): an unknown path id (or referenced id) answers a Problem;
 //   - 400 (when documented): an unknown body field, or an unknown query parameter, is named in a Problem;
 //   - 415 / 413 (when documented): a text/plain body, and a body over the limit (1 MiB; 256 MiB for the
-//     topology routes), are refused;
+//     topology routes, 64 MiB for the report route), are refused;
 //   - some documented conflict answers (409, 422) and the conditional GET (304) of the desired state;
 //   - the agent status routes: 404 before the first report, the agent role may report and the scheduler
 //     role may not, the stored report is answered back whole, and the list has one row per host.
+//   - the telemetry report route: acknowledged by seq, a repeated seq answers the same acknowledgement,
+//     a bad field inside a flow record is named; its own body limit (64 MiB) for the 413 check.
 //   - the topology routes: 404 before the first topology; generate is deterministic and a rejected request
 //     changes nothing; every export format answers its media type and the YAML export reads back to the
 //     same topology; LLDP confirms and reports conflicts without applying them; device states; imports.
@@ -55,6 +57,7 @@ const TOKENS = {
 };
 const BODY_LIMIT = 1024 * 1024; // documented default request body limit (1 MiB)
 const TOPOLOGY_BODY_LIMIT = 256 * 1024 * 1024; // the topology routes' own default (http.topology_body_limit_bytes)
+const REPORT_BODY_LIMIT = 64 * 1024 * 1024; // the report route's own default (http.report_body_limit_bytes)
 const UNKNOWN_FIELD = 'conformance_unknown_field';
 const UNKNOWN_QUERY = 'colour';
 const UNKNOWN_HOST = 'no-such-host-conformance';
@@ -230,6 +233,7 @@ function send(method, target, { role, token, body, contentType = 'application/js
 
 // The documented default body limit of a target: the topology routes have their own.
 function bodyLimitOf(target) {
+  if (/^\/api\/v1\/agents\/[^/]+\/reports(\?|$)/.test(target)) return REPORT_BODY_LIMIT;
   return target.startsWith('/api/v1/topology') ? TOPOLOGY_BODY_LIMIT : BODY_LIMIT;
 }
 
@@ -432,7 +436,7 @@ const SCENARIO_MAIN = [
   'POST /api/v1/ports', 'GET /api/v1/ports', 'GET /api/v1/ports/{port_id}',
   'GET /api/v1/reachability', 'GET /api/v1/agents/{host}/desired',
   'PUT /api/v1/agents/{host}/status', 'GET /api/v1/agents/{host}/status', 'GET /api/v1/agents',
-  'POST /api/v1/topology/generate', 'GET /api/v1/topology', 'GET /api/v1/topology/export',
+  'POST /api/v1/agents/{host}/reports', 'POST /api/v1/topology/generate', 'GET /api/v1/topology', 'GET /api/v1/topology/export',
   'POST /api/v1/topology/lldp', 'GET /api/v1/topology/lldp', 'PATCH /api/v1/topology/devices/{name}',
   'PATCH /api/v1/topology/devices', 'PUT /api/v1/topology', 'GET /api/v1/events',
 ];
@@ -596,6 +600,23 @@ const CUSTOM = {
     const row = value.items.find((i) => i.host === fixtures.report.id);
     assert.equal(row.applied_generation, fixtures.report.body.applied_generation, `${o.label}: applied_generation of ${row.host}`);
     assert.notEqual(row.received_at, null, `${o.label}: ${row.host} reported but has no received_at`);
+  },
+  // A telemetry report batch of host-a: the documented request is acknowledged by its seq; the same seq
+  // again answers the same acknowledgement (stored once); the agent role may report and the scheduler
+  // role may not; a bad field inside a flow record is named under its batch.
+  'POST /api/v1/agents/{host}/reports': async (o) => {
+    const example = requestBodyExample(o);
+    const { value } = await happy(o.label);
+    assert.deepEqual(value, { acked_seq: example.seq }, `${o.label}: the acknowledgement`);
+    const again = await call(o, 'the same seq again', 200, { role: 'agent' });
+    assert.deepEqual(again.value, { acked_seq: example.seq }, `${o.label}: the repeated acknowledgement`);
+    const next = await call(o, 'the next seq', 200, { role: 'agent', body: { ...example, seq: example.seq + 1 } });
+    assert.deepEqual(next.value, { acked_seq: example.seq + 1 }, `${o.label}: the next acknowledgement`);
+    await call(o, 'the scheduler role', 403, { role: 'scheduler' });
+    const record = { ...example.flows[0].records[0], sport: 'x' };
+    const bad = await call(o, 'a bad flow record', 400, {
+      role: 'agent', body: { ...example, seq: example.seq + 2, flows: [{ ...example.flows[0], records: [record] }] } });
+    assertNamesField(o, 'a bad flow record', bad.value, 'flows[0].records[0].sport');
   },
   // Before the first topology every topology read and merge answers 404; then the documented cluster is
   // generated (the same parameters give the same cluster) and its summary matches the parameters.

@@ -35,7 +35,9 @@ AggregatorProcess::AggregatorProcess(std::filesystem::path workdir, std::vector<
          << "  - {name: ops, role: operator, token: " << kOperatorToken << "}\n"
          << "  - {name: dashboard, role: viewer, token: " << kViewerToken << "}\n"
          << "  - {name: hsnsd, role: agent, token: " << kAgentToken << "}\n"
-         << "  - {name: slurm, role: scheduler, token: " << kSchedulerToken << "}\n";
+         << "  - {name: slurm, role: scheduler, token: " << kSchedulerToken << "}\n"
+         << "  - {name: hsnsd-node-1, role: agent, host: " << kBoundAgentHost
+         << ", token: " << kBoundAgentToken << "}\n";
   for (const auto& a : extra_args_) {
     if (a == "--tls-cert") scheme_ = "https";
   }

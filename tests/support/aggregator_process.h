@@ -6,7 +6,7 @@
 // log); stop() sends SIGTERM and returns the exit status; kill9() simulates a crash; start() may be
 // called again after either (same database). The destructor kills a still running process. By default it
 // listens on 127.0.0.1 with a port of the kernel's choosing, in the test's own network namespace;
-// set_listen() and set_netns() change that before start(). The tokens file holds the four tokens below.
+// set_listen() and set_netns() change that before start(). The tokens file holds the five tokens below.
 #pragma once
 
 #include <sys/types.h>
@@ -26,6 +26,9 @@ inline constexpr const char* kOperatorToken = "operator-token-0123456789abcdef";
 inline constexpr const char* kViewerToken = "viewer-token-0123456789abcdef";
 inline constexpr const char* kAgentToken = "agent-token-0123456789abcdef";
 inline constexpr const char* kSchedulerToken = "scheduler-token-0123456789abcdef";
+// An agent token bound to host kBoundAgentHost (http/auth.h: it may act for that host only).
+inline constexpr const char* kBoundAgentToken = "agent-node-1-token-0123456789abcdef";
+inline constexpr const char* kBoundAgentHost = "node-1";
 
 // Path of a build artefact (from HSNS_BUILD_DIR) or a source file (from HSNS_SOURCE_DIR).
 std::filesystem::path build_path(const std::string& relative);

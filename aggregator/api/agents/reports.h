@@ -1,0 +1,77 @@
+// The telemetry report route and the retention of what it stores.
+//
+// Route (docs/rest-api.md, aggregator/openapi.json):
+//   POST /api/v1/agents/{host}/reports   one report batch of hsnsd (hsns/proto/report.h), role agent or
+//                                        operator; 200 {"acked_seq": N}
+// Contract:
+// - The body is CBOR or JSON by its Content-Type (application/cbor, application/json or the report kind's
+//   vnd media types; anything else 415), within the route's own body limit (http.report_body_limit_bytes,
+//   413 beyond it), decoded with the contract's reader (proto::decode<Report>): a bad body is a 400
+//   problem naming each field at fault and stores nothing. The qp, optics and lldp sections name their
+//   host; a host other than the path's is a 400 naming "<section>.host".
+// - The batch is stored whole in one transaction (store::TelemetryStore::ingest); an unregistered host is
+//   404. A batch whose seq this host sent before answers 200 with the same acknowledgement and stores
+//   nothing again, so an agent resends safely after a lost answer.
+// - Decoding and storing a batch of up to hundreds of thousands of records is work of seconds: the route
+//   runs on the worker pool (Cost::heavy; 503 with Retry-After when its queue is full, the agent keeps
+//   the batch in its spool and resends).
+// - TelemetryRetention prunes on its own thread every interval (TelemetryStore::prune with the policy;
+//   the first run at once) until destroyed; a failed run is logged and retried at the next interval.
+// - TelemetryMetrics: hsns_telemetry_batches_total{result="stored"|"duplicate"},
+//   hsns_telemetry_rows_stored_total, hsns_telemetry_pruned_batches_total{reason="age"|"size"},
+//   hsns_telemetry_pruned_rows_total{table=<store::kTelemetryTableNames>}. Thread-safe.
+// The store and the metrics must outlive the router and the retention thread.
+#pragma once
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/registry.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "http/router.h"
+#include "store/telemetry_store.h"
+
+namespace hsns::network {
+
+class TelemetryMetrics {
+ public:
+  explicit TelemetryMetrics(prometheus::Registry& registry);
+  void observe_batch(const store::IngestResult& result);
+  void observe_prune(const store::PruneResult& result);
+
+ private:
+  prometheus::Family<prometheus::Counter>& batches_;
+  prometheus::Counter& rows_stored_;
+  prometheus::Family<prometheus::Counter>& pruned_batches_;
+  prometheus::Family<prometheus::Counter>& pruned_rows_;
+};
+
+void register_report_routes(http::Router& router, store::TelemetryStore& telemetry,
+                            TelemetryMetrics& metrics);
+
+class TelemetryRetention {
+ public:
+  TelemetryRetention(store::TelemetryStore& telemetry, store::RetentionPolicy policy,
+                     std::chrono::milliseconds interval, TelemetryMetrics& metrics);
+  ~TelemetryRetention();
+  TelemetryRetention(const TelemetryRetention&) = delete;
+  TelemetryRetention& operator=(const TelemetryRetention&) = delete;
+
+ private:
+  void run();
+
+  store::TelemetryStore& telemetry_;
+  store::RetentionPolicy policy_;
+  std::chrono::milliseconds interval_;
+  TelemetryMetrics& metrics_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;  // last: starts once the members above exist
+};
+
+}  // namespace hsns::network
