@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <tuple>
 
 #include "hsns/version.h"
 #include "store/factory.h"
@@ -132,6 +133,8 @@ tl::expected<AggregatorConfig, std::string> load_config_yaml(const std::string& 
         }
       } else if (key == "http") {
         apply_http(v, c);
+      } else if (key == "syslog") {
+        ingest::apply_syslog_yaml(v, c.syslog);
       } else if (key == "shutdown_grace_ms") {
         c.shutdown_grace = std::chrono::milliseconds(read_int<long long>(v, key, 0, 600'000));
       } else {
@@ -169,7 +172,8 @@ tl::expected<CommandLine, std::string> parse_command_line(int argc, char** argv)
   CLI::App app{"hsns-aggregator: central service of the hsns high-speed network stack"};
   app.set_version_flag("--version", std::string("hsns-aggregator ") + kVersion + " (" + kGitRevision + ")");
   std::string config_path = kDefaultConfigPath;
-  std::optional<std::string> listen, database, tokens_file, tls_cert, tls_key, ready_file, log_level;
+  std::optional<std::string> listen, database, tokens_file, tls_cert, tls_key, ready_file, log_level,
+      syslog_udp, syslog_tcp;
   std::optional<int> threads;
   std::optional<std::size_t> topology_body_limit;
   bool no_auth = false;
@@ -187,6 +191,8 @@ tl::expected<CommandLine, std::string> parse_command_line(int argc, char** argv)
         ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 32));
     a->add_flag("--insecure-no-auth", no_auth, "switch authentication off (loopback only; local demos)");
     a->add_option("--log-level", log_level, "error, warning, notice, info (default) or debug");
+    a->add_option("--syslog-udp", syslog_udp, "receive syslog over UDP at address:port (off by default)");
+    a->add_option("--syslog-tcp", syslog_tcp, "receive syslog over TCP at address:port (off by default)");
   };
   add_flags(&app);
   auto* run = app.add_subcommand("run", "run the aggregator (the default)");
@@ -242,6 +248,13 @@ tl::expected<CommandLine, std::string> parse_command_line(int argc, char** argv)
   if (no_auth) cl.config.insecure_no_auth = true;
   if (topology_body_limit) {
     cl.config.limits = with_topology_body_limit(std::move(cl.config.limits), *topology_body_limit);
+  }
+  for (auto [flag, text, endpoint] : {std::tuple{"--syslog-udp", &syslog_udp, &cl.config.syslog.udp},
+                                      std::tuple{"--syslog-tcp", &syslog_tcp, &cl.config.syslog.tcp}}) {
+    if (!*text) continue;
+    auto parsed = ingest::parse_listen_endpoint(**text);
+    if (!parsed) return tl::unexpected(std::string(flag) + ": " + parsed.error());
+    *endpoint = *parsed;
   }
   if (log_level && !log::parse_level(*log_level, cl.config.log_level))
     return tl::unexpected("--log-level: '" + *log_level +

@@ -38,6 +38,9 @@ class Metrics {
   void observe_websocket_closed(std::string_view reason);
   void observe_websocket_message_sent();
 
+  // For other metric sets of the process (ingest/syslog_receiver.h) to register on.
+  prometheus::Registry& registry() { return *registry_; }
+
   // Prometheus text exposition format 0.0.4.
   std::string serialize() const;
 
