@@ -309,19 +309,21 @@ unsigned month_at(std::string_view s, std::size_t pos) {
   return 0;
 }
 
-// The year (receive year, one before or one after) that puts a yearless time closest to the receive time.
+// The latest year (of the receive year, one before and one after) that puts a yearless time no more than a
+// day after the receive time: a sender's clock may run a little ahead, but a log line is not from the future
+// (received on 2 December, "Dec 31" is last year's; received on 31 December, "Jan  1" is next year's).
 std::optional<std::int64_t> closest_year(unsigned month, unsigned day, const TimeOfDay& t,
                                          std::int64_t receive_ms) {
   using namespace std::chrono;
   const auto receive_day = floor<days>(sys_time<milliseconds>(milliseconds(receive_ms)));
   const int receive_year = static_cast<int>(year_month_day(receive_day).year());
-  std::optional<std::int64_t> best;
-  for (int y = receive_year - 1; y <= receive_year + 1; ++y) {
+  constexpr std::int64_t kSkewMs = 86'400'000;
+  for (int y = receive_year + 1; y >= receive_year - 1; --y) {
     if (!civil_ok(y, month, day)) continue;
     const auto ms = utc_civil_to_ms(y, month, day, t.hour, t.minute, t.second) + t.millis;
-    if (!best || std::llabs(ms - receive_ms) < std::llabs(*best - receive_ms)) best = ms;
+    if (ms <= receive_ms + kSkewMs) return ms;
   }
-  return best;
+  return std::nullopt;
 }
 
 // The BSD timestamp variants at s[pos] (see the header). nullopt with pos unchanged: no timestamp there;
@@ -403,12 +405,11 @@ bool read_tag(std::string_view s, std::size_t& pos, std::string& tag, std::strin
     for (const char c : found_pid) {
       if (!is_print(c)) return false;
     }
-    tag.assign(s.substr(pos, p - pos));
-    p = close + 1;
-  } else {
-    tag.assign(s.substr(pos, p - pos));
   }
+  const auto name = s.substr(pos, p - pos);
+  if (!found_pid.empty()) p += found_pid.size() + 2;
   if (p >= s.size() || s[p] != ':') return false;
+  tag.assign(name);
   pid.assign(found_pid);
   ++p;
   if (p < s.size() && s[p] == ' ') ++p;

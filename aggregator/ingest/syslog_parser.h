@@ -16,7 +16,7 @@
 //   RFC 3339; no timestamp at all (the receive time). Then an optional HOSTNAME (missing when the first word
 //   is already a TAG: "tag:" or "tag[pid]:"), an optional level word (SONiC: "INFO"), TAG[PID]: and the MSG.
 //   A line without a TAG keeps everything after the hostname as the message. A timestamp without a year
-//   takes the year that puts it closest to the receive time; one without a zone is taken as UTC.
+//   takes the latest year that puts it at most a day after the receive time; one without a zone is UTC.
 // - The result is a SyslogMessage (UTC milliseconds; text fields are well-formed UTF-8 so they can be
 //   written as JSON) or a SyslogParseError naming the fault (a fixed set: fault_name() is a metric label)
 //   and, in detail, what was wrong at which offset.
