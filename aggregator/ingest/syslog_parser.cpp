@@ -112,7 +112,7 @@ std::optional<std::int64_t> read_rfc3339(std::string_view s, std::size_t& pos, b
     const auto oh = digits(s, p + 1, 2);
     const auto om = digits(s, p + 4, 2);
     if (!oh || !om || s[p + 3] != ':' || *oh > 23 || *om > 59) return std::nullopt;
-    offset_minutes = (s[p] == '-' ? -1 : 1) * (*oh * 60 + *om);
+    offset_minutes = std::int64_t{s[p] == '-' ? -1 : 1} * (*oh * 60 + *om);
     p += 6;
   } else if (!offset_optional) {
     return std::nullopt;

@@ -21,7 +21,7 @@ std::int64_t now_ms() {
       .count();
 }
 
-constexpr std::size_t kTcpReadBuffer = 16 * 1024;
+constexpr std::size_t kTcpReadBuffer = std::size_t{16} * 1024;
 
 }  // namespace
 

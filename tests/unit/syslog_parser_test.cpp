@@ -273,7 +273,7 @@ TEST(LogBuffer, RingPerDeviceDeviceLimitSinceAndLimit) {
   for (int i = 0; i < 5; ++i) {
     IngestedLog log;
     log.device = "leaf01";
-    log.message.timestamp_ms = i * 1000;
+    log.message.timestamp_ms = std::int64_t{i} * 1000;
     log.message.message = std::to_string(i);
     EXPECT_TRUE(buffer.add(log));
   }
