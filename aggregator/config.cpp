@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <tuple>
 
 #include "hsns/version.h"
 #include "store/factory.h"
@@ -160,6 +161,8 @@ tl::expected<AggregatorConfig, std::string> load_config_yaml(const std::string& 
         apply_http(v, c);
       } else if (key == "telemetry") {
         apply_telemetry(v, c);
+      } else if (key == "syslog") {
+        ingest::apply_syslog_yaml(v, c.syslog);
       } else if (key == "shutdown_grace_ms") {
         c.shutdown_grace = std::chrono::milliseconds(read_int<long long>(v, key, 0, 600'000));
       } else {
@@ -197,7 +200,8 @@ tl::expected<CommandLine, std::string> parse_command_line(int argc, char** argv)
   CLI::App app{"hsns-aggregator: central service of the hsns high-speed network stack"};
   app.set_version_flag("--version", std::string("hsns-aggregator ") + kVersion + " (" + kGitRevision + ")");
   std::string config_path = kDefaultConfigPath;
-  std::optional<std::string> listen, database, tokens_file, tls_cert, tls_key, ready_file, log_level;
+  std::optional<std::string> listen, database, tokens_file, tls_cert, tls_key, ready_file, log_level,
+      syslog_udp, syslog_tcp;
   std::optional<int> threads;
   std::optional<std::size_t> topology_body_limit, report_body_limit;
   std::optional<long long> telemetry_max_age_s, telemetry_prune_interval_ms;
@@ -228,6 +232,8 @@ tl::expected<CommandLine, std::string> parse_command_line(int argc, char** argv)
         ->check(CLI::Range(100LL, 86'400'000LL));
     a->add_flag("--insecure-no-auth", no_auth, "switch authentication off (loopback only; local demos)");
     a->add_option("--log-level", log_level, "error, warning, notice, info (default) or debug");
+    a->add_option("--syslog-udp", syslog_udp, "receive syslog over UDP at address:port (off by default)");
+    a->add_option("--syslog-tcp", syslog_tcp, "receive syslog over TCP at address:port (off by default)");
   };
   add_flags(&app);
   auto* run = app.add_subcommand("run", "run the aggregator (the default)");
@@ -290,6 +296,13 @@ tl::expected<CommandLine, std::string> parse_command_line(int argc, char** argv)
   if (telemetry_max_bytes) cl.config.telemetry_max_bytes = *telemetry_max_bytes;
   if (telemetry_prune_interval_ms)
     cl.config.telemetry_prune_interval = std::chrono::milliseconds(*telemetry_prune_interval_ms);
+  for (auto [flag, text, endpoint] : {std::tuple{"--syslog-udp", &syslog_udp, &cl.config.syslog.udp},
+                                      std::tuple{"--syslog-tcp", &syslog_tcp, &cl.config.syslog.tcp}}) {
+    if (!*text) continue;
+    auto parsed = ingest::parse_listen_endpoint(**text);
+    if (!parsed) return tl::unexpected(std::string(flag) + ": " + parsed.error());
+    *endpoint = *parsed;
+  }
   if (log_level && !log::parse_level(*log_level, cl.config.log_level))
     return tl::unexpected("--log-level: '" + *log_level +
                           "' is not one of error, warning, notice, info, debug");

@@ -20,6 +20,7 @@
 
 #include "hsns/log.h"
 #include "http/server.h"
+#include "ingest/syslog_config.h"
 
 namespace hsns {
 
@@ -59,6 +60,7 @@ struct AggregatorConfig {
   std::chrono::milliseconds shutdown_grace{10'000};
   std::string ready_file;  // written with "<address> <port>" once listening (for tests and scripts)
   log::Level log_level = log::Level::info;  // --log-level: messages below it are not written
+  ingest::SyslogConfig syslog;              // syslog receivers (off unless a listen address is set)
 };
 
 enum class Command { run, check_config, exit_ok };

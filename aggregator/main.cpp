@@ -13,6 +13,7 @@
 
 #include "api/agents/reports.h"
 #include "api/agents/routes.h"
+#include "api/logs/routes.h"
 #include "api/network/routes.h"
 #include "api/scheduling/routes.h"
 #include "api/topology/routes.h"
@@ -20,6 +21,7 @@
 #include "hsns/log.h"
 #include "hsns/version.h"
 #include "http/service.h"
+#include "ingest/topology_devices.h"
 #include "store/factory.h"
 #include "store/instrumented_network_store.h"
 
@@ -111,6 +113,8 @@ int run(const AggregatorConfig& c) {
   auto topology_cache = std::make_shared<hsns::services::TopologyCache>(backend.topology());
   hsns::topology_api::register_topology_routes(service.router(), topology_cache);
   hsns::scheduling_api::register_scheduling_routes(service.router(), topology_cache, backend.jobs(), store);
+  hsns::ingest::LogBuffer logs(c.syslog.messages_per_device, c.syslog.max_devices);
+  hsns::logs_api::register_log_routes(service.router(), logs);
 
   net::io_context ioc(c.threads);
   std::unique_ptr<net::ssl::context> tls;
@@ -139,6 +143,18 @@ int run(const AggregatorConfig& c) {
     return 1;
   }
   server.start();
+  hsns::ingest::IngestMetrics ingest_metrics(metrics.registry());
+  hsns::ingest::SyslogReceiver syslog(ioc, c.syslog, hsns::ingest::topology_device_resolver(topology_cache),
+                                      ingest_metrics);
+  syslog.subscribe(hsns::ingest::keep_in(logs, ingest_metrics));
+  try {
+    syslog.start();
+  } catch (const std::exception& e) {
+    HSNS_LOG(error) << "syslog receiver: " << e.what();
+    return 1;
+  }
+  if (auto at = syslog.udp_endpoint()) HSNS_LOG(info) << "syslog over UDP at " << *at;
+  if (auto at = syslog.tcp_endpoint()) HSNS_LOG(info) << "syslog over TCP at " << *at;
   const auto bound = server.local_endpoint();
   metrics.set_max_connections(static_cast<double>(server.max_connections()));
 
@@ -165,6 +181,7 @@ int run(const AggregatorConfig& c) {
     sd_notify(0, "STOPPING=1");
     service.set_ready(false);
     tick.cancel();
+    syslog.stop();
     deadline.expires_after(c.shutdown_grace);
     deadline.async_wait([&](boost::system::error_code e) {
       if (e) return;

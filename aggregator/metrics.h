@@ -40,7 +40,8 @@ class Metrics {
 
   // Prometheus text exposition format 0.0.4.
   std::string serialize() const;
-  // For the families of other components (api/agents/reports.h), served with these.
+  // For the families of other components (api/agents/reports.h, ingest/syslog_receiver.h), served with
+  // these.
   prometheus::Registry& registry() { return *registry_; }
 
  private:

@@ -1,0 +1,66 @@
+#include "ingest/syslog_config.h"
+
+#include <boost/asio/ip/address.hpp>
+#include <stdexcept>
+
+namespace hsns::ingest {
+namespace {
+
+std::size_t read_size(const YAML::Node& n, const std::string& key, long long min, long long max) {
+  const auto v = n.as<long long>();
+  if (v < min || v > max) {
+    throw std::runtime_error(key + ": must be between " + std::to_string(min) + " and " +
+                             std::to_string(max));
+  }
+  return static_cast<std::size_t>(v);
+}
+
+}  // namespace
+
+tl::expected<ListenEndpoint, std::string> parse_listen_endpoint(const std::string& text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos) return tl::unexpected("'" + text + "' is not address:port");
+  std::string address = text.substr(0, colon);
+  if (address.size() >= 2 && address.front() == '[' && address.back() == ']') {
+    address = address.substr(1, address.size() - 2);
+  }
+  boost::system::error_code ec;
+  (void)boost::asio::ip::make_address(address, ec);
+  if (ec) return tl::unexpected("'" + address + "' is not an IP address");
+  const std::string port_text = text.substr(colon + 1);
+  if (port_text.empty() || port_text.size() > 5 ||
+      port_text.find_first_not_of("0123456789") != std::string::npos) {
+    return tl::unexpected("'" + port_text + "' is not a port (0..65535)");
+  }
+  const int port = std::stoi(port_text);
+  if (port > 65535) return tl::unexpected("'" + port_text + "' is not a port (0..65535)");
+  return ListenEndpoint{address, static_cast<std::uint16_t>(port)};
+}
+
+void apply_syslog_yaml(const YAML::Node& node, SyslogConfig& c) {
+  if (!node.IsMap()) throw std::runtime_error("syslog: must be a map");
+  for (const auto& kv : node) {
+    const auto key = kv.first.as<std::string>();
+    const auto& v = kv.second;
+    const std::string where = "syslog." + key;
+    if (key == "udp_listen" || key == "tcp_listen") {
+      auto endpoint = parse_listen_endpoint(v.as<std::string>());
+      if (!endpoint) throw std::runtime_error(where + ": " + endpoint.error());
+      (key == "udp_listen" ? c.udp : c.tcp) = *endpoint;
+    } else if (key == "max_message_bytes") {
+      c.max_message_bytes = read_size(v, where, 480, 65'535);  // RFC 5424: at least 480
+    } else if (key == "max_connections") {
+      c.max_connections = read_size(v, where, 1, 100'000);
+    } else if (key == "messages_per_device") {
+      c.messages_per_device = read_size(v, where, 1, 1'000'000);
+    } else if (key == "max_devices") {
+      c.max_devices = read_size(v, where, 1, 1'000'000);
+    } else if (key == "tcp_idle_timeout_ms") {
+      c.tcp_idle_timeout_ms = read_size(v, where, 1000, 86'400'000);
+    } else {
+      throw std::runtime_error("unknown key '" + where + "'");
+    }
+  }
+}
+
+}  // namespace hsns::ingest

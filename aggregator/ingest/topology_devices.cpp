@@ -1,0 +1,55 @@
+#include "ingest/topology_devices.h"
+
+#include <chrono>
+#include <mutex>
+
+namespace hsns::ingest {
+namespace {
+
+// The model as last read, refreshed from the cache at most once a second.
+class TopologySource {
+ public:
+  explicit TopologySource(std::shared_ptr<services::TopologyCache> cache) : cache_(std::move(cache)) {}
+
+  std::shared_ptr<const topology::Topology> model() {
+    const std::lock_guard lock(mutex_);
+    const auto now = std::chrono::steady_clock::now();
+    if (now - read_at_ >= std::chrono::seconds(1) || read_at_ == std::chrono::steady_clock::time_point{}) {
+      read_at_ = now;
+      auto snapshot = cache_->current();
+      model_ = snapshot ? snapshot->topology : nullptr;
+    }
+    return model_;
+  }
+
+ private:
+  std::shared_ptr<services::TopologyCache> cache_;
+  std::mutex mutex_;
+  std::chrono::steady_clock::time_point read_at_{};
+  std::shared_ptr<const topology::Topology> model_;
+};
+
+}  // namespace
+
+DeviceResolver topology_device_resolver(std::shared_ptr<services::TopologyCache> cache) {
+  auto source = std::make_shared<TopologySource>(std::move(cache));
+  return [source](std::string_view hostname, std::string_view address) -> std::optional<std::string> {
+    const auto model = source->model();
+    if (!model) return std::nullopt;
+    const NameResolver by_name([&model](std::string_view name, std::string& device) {
+      const auto id = model->find(name);
+      if (!id) return false;
+      device.assign(name);
+      return true;
+    });
+    return by_name(hostname, address);
+  };
+}
+
+LogSubscriber keep_in(LogBuffer& buffer, IngestMetrics& metrics) {
+  return [&buffer, &metrics](const IngestedLog& log) {
+    if (!buffer.add(log)) metrics.dropped("buffer_full");
+  };
+}
+
+}  // namespace hsns::ingest

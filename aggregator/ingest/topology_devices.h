@@ -1,0 +1,22 @@
+// Maps a syslog sender to a device of the current topology (services/topology_cache.h).
+//
+// Contract: the topology model has no management addresses, so the mapping is by HOSTNAME only
+// (NameResolver's rules: as sent, lower case, first label); the source address names unknown devices.
+// The resolver reads the cached model at most once a second (TopologyCache::current() reads the stored
+// revision, a database query, which must not run once per message); a device added by a topology change
+// is therefore found within a second. No topology yet: every sender is unknown. Thread-safe.
+#pragma once
+
+#include <memory>
+
+#include "ingest/syslog_receiver.h"
+#include "services/topology_cache.h"
+
+namespace hsns::ingest {
+
+DeviceResolver topology_device_resolver(std::shared_ptr<services::TopologyCache> cache);
+
+// The subscriber that keeps each message in `buffer`, counting a refused one as dropped (buffer_full).
+LogSubscriber keep_in(LogBuffer& buffer, IngestMetrics& metrics);
+
+}  // namespace hsns::ingest
