@@ -165,20 +165,27 @@ Reading LevelShift::observe(double x) {
   }
   // ring_[next_] is the oldest value: the reference window is the first w from there, the recent one the
   // next w. Both are summed in the same order, so a constant series has exactly equal means; each term is
-  // divided first so values near the largest double do not overflow the sum.
-  const auto at = [&](std::size_t k) { return ring_[(next_ + k) % ring_.size()]; };
+  // scaled first so values near the largest double do not overflow the sum.
+  const std::size_t size = ring_.size();
+  const auto index = [&](std::size_t k) {  // no division: k < size and next_ < size
+    const std::size_t i = next_ + k;
+    return i >= size ? i - size : i;
+  };
   const double n = static_cast<double>(w);
+  const double share = 1 / n;
   double reference_mean = 0;
   recent_mean_ = 0;
   for (std::size_t k = 0; k < w; ++k) {
-    reference_mean += at(k) / n;
-    recent_mean_ += at(w + k) / n;
+    reference_mean += ring_[index(k)] * share;
+    recent_mean_ += ring_[index(w + k)] * share;
   }
   double reference_ss = 0;
   double recent_ss = 0;
   for (std::size_t k = 0; k < w; ++k) {
-    reference_ss += (at(k) - reference_mean) * (at(k) - reference_mean);
-    recent_ss += (at(w + k) - recent_mean_) * (at(w + k) - recent_mean_);
+    const double a = ring_[index(k)] - reference_mean;
+    const double b = ring_[index(w + k)] - recent_mean_;
+    reference_ss += a * a;
+    recent_ss += b * b;
   }
   const double standard_error =
       std::max(std::sqrt((reference_ss + recent_ss) / (n - 1) / n), config_.min_spread);
