@@ -18,7 +18,7 @@ std::string_view to_string(AnomalyKind kind) {
   return "unknown";
 }
 
-SeriesDetectors::SeriesDetectors(const DetectorConfig& config) : type_(config.type) {
+SeriesDetectors::SeriesDetectors(const DetectorConfig& config) {
   if (config.type == SeriesType::counter) counter_.emplace(config.counter_bits);
   if (config.baseline.enabled) baseline_.emplace(config.baseline);
   if (config.rate.enabled) rate_.emplace(config.rate);

@@ -51,7 +51,6 @@ class SeriesDetectors {
   void record(SeriesStep& step, AnomalyKind kind, const Reading& reading, std::int64_t t_ms, double value,
               std::int64_t started_ms);
 
-  SeriesType type_;
   std::optional<CounterRate> counter_;
   std::optional<RobustBaseline> baseline_;
   std::optional<RateOfChange> rate_;

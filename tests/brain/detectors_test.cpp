@@ -59,6 +59,7 @@ TEST(RobustBaseline, MatchesABruteForceMedianAndMadOnRandomData) {
       };
       const double median = median_of(w);
       std::vector<double> deviations;
+      deviations.reserve(w.size());
       for (double v : w) deviations.push_back(std::fabs(v - median));
       std::sort(deviations.begin(), deviations.end());
       ASSERT_DOUBLE_EQ(b.median(), median) << "window " << window << " sample " << i;
