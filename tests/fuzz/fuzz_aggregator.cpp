@@ -121,20 +121,27 @@ std::uint16_t FuzzAggregator::port() {
   return server().local_endpoint().port();
 }
 
-void check_response(const http::Response& response, bool head) {
-  const unsigned status = response.result_int();
+void check_response(unsigned status, std::string_view type, std::string_view body, bool head) {
   require(status >= 100 && status <= 599);
   require(status < 500 || status == 503 || status == 501);
-  const auto type = response[http::bhttp::field::content_type];
   if (head) return;
   if (type == "application/problem+json") {
-    const auto doc = nlohmann::json::parse(response.body().view(), nullptr, false);
+    const auto doc = nlohmann::json::parse(body, nullptr, false);
     require(doc.is_object());
     require(doc.contains("status") && doc["status"] == status);
     require(doc.contains("title") && doc["title"].is_string());
   } else if (status >= 200 && status < 300 && type == "application/json") {
-    require(!nlohmann::json::parse(response.body().view(), nullptr, false).is_discarded());
+    require(!nlohmann::json::parse(body, nullptr, false).is_discarded());
   }
+}
+
+void check_response(const http::Response& response, bool head) {
+  check_response(response.result_int(), response[http::bhttp::field::content_type], response.body().view(),
+                 head);
+}
+
+void check_response(const http::bhttp::response<http::bhttp::string_body>& response, bool head) {
+  check_response(response.result_int(), response[http::bhttp::field::content_type], response.body(), head);
 }
 
 }  // namespace hsns::fuzz

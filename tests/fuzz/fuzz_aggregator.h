@@ -54,6 +54,8 @@ class FuzzAggregator {
   State* state_;  // never freed: lives until exit
 };
 
+// A response the service built, and one a client parsed off the wire (fuzz_http_session).
 void check_response(const http::Response& response, bool head = false);
+void check_response(const http::bhttp::response<http::bhttp::string_body>& response, bool head = false);
 
 }  // namespace hsns::fuzz
