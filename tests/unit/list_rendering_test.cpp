@@ -181,6 +181,10 @@ TEST_F(ListRendering, LargeStoreStreamedAndCachedBodiesAreTheDomRenderingByteFor
     EXPECT_EQ(res.body(), expected_ports) << "round " << round;
     EXPECT_FALSE(res[bhttp::field::etag].empty());
   }
+  // Served from the cache, the bytes are the cache entry's own: two responses share one body, no copy.
+  const auto first = get("/api/v1/ports");
+  const auto second = get("/api/v1/ports");
+  EXPECT_EQ(first.body().view().data(), second.body().view().data());
   EXPECT_EQ(get("/api/v1/hosts").body(), reference(*network_.list_hosts()));
   EXPECT_EQ(get("/api/v1/subnets").body(), reference(*network_.list_subnets({})));
   // Filters: each combination its own body, and the same body in any parameter order.
