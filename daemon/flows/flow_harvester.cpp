@@ -238,8 +238,7 @@ void FlowHarvester::log_limited(const std::string& msg) {
 }
 
 void FlowHarvester::drain() {
-  // A pending batch, then a table a killed process left behind, then the active table: three at most.
-  for (int i = 0; i < 3; ++i)
+  for (int i = 0; i < kHarvestsToCatchUp; ++i)
     if (harvest_once()) return;
 }
 

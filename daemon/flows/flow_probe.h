@@ -76,6 +76,10 @@ struct FlowBatch {
   bool caught_up = false;
 };
 
+// Harvests that always reach a caught-up batch: a pending batch, then a table a killed process left behind,
+// then the active table. The last harvest before a stop repeats up to this many times.
+inline constexpr int kHarvestsToCatchUp = 3;
+
 class FlowProbe {
  public:
   static tl::expected<std::unique_ptr<FlowProbe>, std::string> start(const FlowProbeConfig& config);

@@ -108,15 +108,16 @@ int main(int argc, char** argv) {
   if (!ready_file.empty()) std::ofstream(ready_file) << getpid() << "\n";
 
   int rc = 0;
-  // After SIGTERM/SIGINT, harvests go on (at most three) until a batch is caught up (FlowBatch::caught_up):
-  // a pending batch or a table a killed process left behind is followed by the active table.
+  // After SIGTERM/SIGINT, harvests go on (at most kHarvestsToCatchUp) until a batch is caught up
+  // (FlowBatch::caught_up): a pending batch or a table a killed process left behind is followed by the active
+  // table.
   int last_harvests = 0;
   for (;;) {
     if (last_harvests == 0) {
       const auto ms = config->interval.count();
       const timespec timeout{static_cast<time_t>(ms / 1000), static_cast<long>((ms % 1000) * 1000000)};
       const int sig = sigtimedwait(&set, nullptr, &timeout);
-      if (sig == SIGTERM || sig == SIGINT) last_harvests = 3;
+      if (sig == SIGTERM || sig == SIGINT) last_harvests = hsns::daemon::kHarvestsToCatchUp;
     }
     auto batch = (*probe)->harvest();
     if (!batch) {
