@@ -18,6 +18,8 @@ packages=(
   iproute2 iputils-ping ethtool tshark
   # host telemetry tests: property tests of the report spool, real LLDP announced inside test namespaces
   librapidcheck-dev lldpd
+  # Debian packages: dpkg-buildpackage with debhelper, lintian, and the install test's fresh root
+  debhelper lintian debootstrap
 )
 
 missing=()
