@@ -364,8 +364,8 @@ void ReporterComponent::upload_loop() {
             not_before = Clock::now() + backoff.next();
             break;
           }
-          sent_.Increment();
           last_success_.Set(unix_seconds());
+          sent_.Increment();
           backoff.reset();
           continue;
         }
