@@ -287,3 +287,78 @@ TEST(SharedSpool, TwoWritersEachPayloadCarriesItsOwnSeq) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(ReportConfig, TheSectionTurnsReportingOnWithDefaultsAndErrorsNameTheKey) {
+  using hsns::daemon::parse_config_text;
+  auto off = parse_config_text("host: h\n", "t");
+  ASSERT_TRUE(off) << off.error();
+  EXPECT_FALSE(off->report.enabled);
+  auto on = parse_config_text("state_dir: /var/lib/x\nreport: {}\n", "t");
+  ASSERT_TRUE(on) << on.error();
+  EXPECT_TRUE(on->report.enabled);
+  EXPECT_EQ(hsns::daemon::report_spool_dir(*on), "/var/lib/x/report-spool");
+  EXPECT_EQ(on->report.interval, 10000ms);
+  auto set = parse_config_text(
+      "report: {spool_dir: /s, max_bytes: 2097152, interval_ms: 1000, upload_bytes: 4096, enabled: false}\n",
+      "t");
+  ASSERT_TRUE(set) << set.error();
+  EXPECT_FALSE(set->report.enabled);
+  EXPECT_EQ(hsns::daemon::report_spool_dir(*set), "/s");
+  EXPECT_EQ(set->report.max_bytes, 2097152u);
+  EXPECT_EQ(set->report.upload_bytes, 4096u);
+  const std::pair<const char*, const char*> bad[] = {
+      {"report: {spool: /x}\n", "report: unknown key 'spool'"},
+      {"report: {interval_ms: 10}\n", "report.interval_ms must be between 100 and 3600000"},
+      {"report: {max_bytes: 1000}\n", "report.max_bytes must be between"},
+      {"report: {upload_bytes: 10}\n", "report.upload_bytes must be between 1024 and report.max_bytes"},
+      {"report: {interval_ms: soon}\n", "report.interval_ms: wrong type"},
+      {"report: {}\nflow_probe: {table_size: 200000, interfaces: [{name: eth0}]}\n",
+       "flow_probe.table_size must be at most 174762 while reporting is on"},
+  };
+  for (const auto& [yaml, message] : bad) {
+    auto r = parse_config_text(yaml, "t");
+    ASSERT_FALSE(r) << yaml;
+    EXPECT_NE(r.error().find(message), std::string::npos) << r.error();
+  }
+  // Without reporting, the large table stays allowed.
+  EXPECT_TRUE(parse_config_text("flow_probe: {table_size: 200000, interfaces: [{name: eth0}]}\n", "t"));
+}
+
+TEST(ReportUploader, FailuresAreClassifiedByTheAggregatorsAnswer) {
+  using hsns::daemon::AgentError;
+  using hsns::daemon::report::classify;
+  using hsns::daemon::report::failure_reason;
+  using hsns::daemon::report::SendVerdict;
+  const auto status = [](int s) { return AgentError{AgentError::Kind::http_status, s, "x"}; };
+  for (int s : {400, 413, 415, 422}) EXPECT_EQ(classify(status(s)), SendVerdict::drop) << s;
+  for (int s : {401, 403}) EXPECT_EQ(classify(status(s)), SendVerdict::unauthorized) << s;
+  for (int s : {404, 408, 429, 500, 503}) EXPECT_EQ(classify(status(s)), SendVerdict::retry) << s;
+  EXPECT_EQ(classify(AgentError{AgentError::Kind::timeout, 0, "t"}), SendVerdict::retry);
+  EXPECT_STREQ(failure_reason(status(404)), "unregistered");
+  EXPECT_STREQ(failure_reason(status(429)), "throttled");
+  EXPECT_STREQ(failure_reason(status(502)), "server");
+  EXPECT_STREQ(failure_reason(AgentError{AgentError::Kind::transport, 0, "t"}), "transport");
+}
+
+TEST(ReportUploader, PortStatesComeFromSysfs) {
+  TempDir root;
+  const auto dev = root.path() / "class/net/eth9";
+  std::filesystem::create_directories(dev);
+  std::ofstream(dev / "operstate") << "up\n";
+  std::ofstream(dev / "speed") << "100000\n";
+  const auto down = root.path() / "class/net/eth8";
+  std::filesystem::create_directories(down);
+  std::ofstream(down / "operstate") << "down\n";
+  std::ofstream(down / "speed") << "-1\n";
+  const auto ports = hsns::daemon::report::read_port_states(root.path().string(), {"eth9", "eth8", "gone0"});
+  ASSERT_EQ(ports.size(), 3u);
+  EXPECT_EQ(ports[0].oper_state, "up");
+  EXPECT_EQ(ports[0].speed_mbps, 100000u);
+  EXPECT_EQ(ports[1].oper_state, "down");
+  EXPECT_FALSE(ports[1].speed_mbps);
+  EXPECT_EQ(ports[2].oper_state, "notpresent");
+}
+
+}  // namespace
