@@ -326,7 +326,7 @@ class BatchWriter {
     return {};
   }
 
-  StoreResult<void> ports(const std::vector<proto::PortState>& ports, std::int64_t ts_ms) {
+  StoreResult<void> ports(const std::vector<proto::PortOperState>& ports, std::int64_t ts_ms) {
     HSNS_STORE_ASSIGN(st, sql::prepare(c_,
                                        "INSERT INTO telemetry_ports (batch_id, ts_ms, name, oper_state, "
                                        "speed_mbps) VALUES (?1, ?2, ?3, ?4, ?5)"));

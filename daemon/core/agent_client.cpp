@@ -1,7 +1,10 @@
 #include "agent_client.h"
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
+
+#include "hsns/proto/codec.h"
 
 namespace hsns::daemon {
 namespace {
@@ -61,9 +64,10 @@ tl::expected<std::unique_ptr<AgentClient>, std::string> AgentClient::make(const 
 }
 
 tl::expected<HttpResponse, AgentError> AgentClient::send(std::string_view method, const std::string& target,
-                                                         std::string_view body, const HttpHeaders& headers) {
+                                                         std::string_view body, const HttpHeaders& headers,
+                                                         std::string_view content_type) {
   const auto t0 = std::chrono::steady_clock::now();
-  auto r = client_.request(method, target, body, body.empty() ? "" : "application/json", headers);
+  auto r = client_.request(method, target, body, body.empty() ? "" : content_type, headers);
   if (r) return std::move(*r);
   // The client's deadline covers the whole request, so a failure at (or past) it is the timeout.
   const bool timed_out = timeout_.count() > 0 && std::chrono::steady_clock::now() - t0 >= timeout_;
@@ -105,6 +109,19 @@ tl::expected<void, AgentError> AgentClient::put_status(const std::string& body) 
   if (r->status != 200 && r->status != 204)
     return tl::unexpected(unexpected_status("status report answered ", *r));
   return {};
+}
+
+tl::expected<std::uint64_t, AgentError> AgentClient::post_report(std::string_view cbor_body) {
+  static const std::string kMediaType = proto::media_type("report", proto::Encoding::cbor);
+  auto r =
+      send("POST", "/api/v1/agents/" + encode_path_segment(host_) + "/reports", cbor_body, {}, kMediaType);
+  if (!r) return tl::unexpected(r.error());
+  if (r->status != 200) return tl::unexpected(unexpected_status("report answered ", *r));
+  const auto doc = nlohmann::json::parse(r->body, nullptr, false);
+  if (doc.is_object() && doc.contains("acked_seq") && doc["acked_seq"].is_number_unsigned())
+    return doc["acked_seq"].get<std::uint64_t>();
+  return tl::unexpected(AgentError{AgentError::Kind::malformed, r->status,
+                                   "report answered 200 without acked_seq: " + r->body.substr(0, 300)});
 }
 
 }  // namespace hsns::daemon

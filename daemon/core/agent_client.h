@@ -13,11 +13,15 @@
 //   bounds the request as a whole), not by its error text.
 // - fetch_desired() sends If-None-Match with the last ETag; 304 yields `unchanged`. A host the aggregator
 //   does not know answers http_status 404 (the daemon registers again).
+// - post_report() sends one telemetry report batch (CBOR, application/vnd.hsns.report.v1+cbor) and returns
+//   the seq the aggregator acknowledged ({"acked_seq": N}); any status but 200 is http_status, a 200
+//   without a readable acked_seq is malformed.
 // - The bearer token is read from token_file at construction and on reload (make() again).
 // - Thread-compatible; owned by the agent link.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -57,13 +61,15 @@ class AgentClient {
   tl::expected<void, AgentError> register_host(const std::string& body);
   tl::expected<Fetched, AgentError> fetch_desired(const std::string& etag);
   tl::expected<void, AgentError> put_status(const std::string& body);
+  tl::expected<std::uint64_t, AgentError> post_report(std::string_view cbor_body);
 
  private:
   AgentClient(HttpClient client, std::string host, std::chrono::milliseconds timeout)
       : client_(std::move(client)), host_(std::move(host)), timeout_(timeout) {}
   // One request; a failure without a response becomes transport or timeout.
   tl::expected<HttpResponse, AgentError> send(std::string_view method, const std::string& target,
-                                              std::string_view body, const HttpHeaders& headers = {});
+                                              std::string_view body, const HttpHeaders& headers = {},
+                                              std::string_view content_type = "application/json");
 
   HttpClient client_;
   std::string host_;

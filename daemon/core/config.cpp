@@ -48,7 +48,7 @@ Result parse(const YAML::Node& root, DaemonConfig& c) {
   if (auto r = check_keys(
           root, "config",
           {"host", "aggregator", "state_dir", "sysfs_root", "procfs_root", "metrics", "interval_ms",
-           "backoff", "routing", "npus", "qos", "isolation", "flow_probe", "log_level"});
+           "backoff", "routing", "npus", "qos", "isolation", "flow_probe", "report", "log_level"});
       !r)
     return r;
   if (root["host"]) c.host = get<std::string>(root, "host", "");
@@ -107,6 +107,17 @@ Result parse(const YAML::Node& root, DaemonConfig& c) {
     if (i["enabled"]) c.isolation_enabled = get<bool>(i, "enabled", "isolation.");
     if (i["pin_dir"]) c.isolation_pin_dir = get<std::string>(i, "pin_dir", "isolation.");
   }
+  if (const auto rep = root["report"]; rep && !rep.IsNull()) {
+    if (auto k =
+            check_keys(rep, "report", {"enabled", "spool_dir", "max_bytes", "interval_ms", "upload_bytes"});
+        !k)
+      return k;
+    c.report.enabled = rep["enabled"] ? get<bool>(rep, "enabled", "report.") : true;
+    if (rep["spool_dir"]) c.report.spool_dir = get<std::string>(rep, "spool_dir", "report.");
+    if (rep["max_bytes"]) c.report.max_bytes = get<std::uint64_t>(rep, "max_bytes", "report.");
+    if (rep["interval_ms"]) c.report.interval = ms(rep, "interval_ms", "report.");
+    if (rep["upload_bytes"]) c.report.upload_bytes = get<std::uint64_t>(rep, "upload_bytes", "report.");
+  }
   if (const auto f = root["flow_probe"]; f && !f.IsNull()) {
     // Handed to the probe's own parser wrapped in a document of its own, so that its messages name the
     // keys as flow_probe.<key> (and a nested "flow_probe" key is reported as unknown, not unwrapped).
@@ -126,6 +137,26 @@ bool valid_netdev_name(const std::string& name) {
   for (char ch : name)
     if (ch == '/' || ch == ':' || ch <= ' ') return false;
   return true;
+}
+
+// The report section's bounds; with reporting on, one harvest of the flow probe must fit one report.
+tl::expected<void, std::string> validate_report(const DaemonConfig& c) {
+  const auto& r = c.report;
+  if (!r.enabled) return {};
+  if (r.max_bytes < (1ULL << 20) || r.max_bytes > (1ULL << 40))
+    return tl::unexpected(
+        std::string("report.max_bytes must be between 1048576 (1 MiB) and 1099511627776 (1 TiB)"));
+  if (r.interval < std::chrono::milliseconds(100) || r.interval > std::chrono::hours(1))
+    return tl::unexpected(std::string("report.interval_ms must be between 100 and 3600000"));
+  if (r.upload_bytes < 1024 || r.upload_bytes > r.max_bytes)
+    return tl::unexpected(std::string("report.upload_bytes must be between 1024 and report.max_bytes"));
+  if (r.spool_dir.empty() && c.state_dir.empty())
+    return tl::unexpected(std::string("report.spool_dir: no state_dir to put it under"));
+  if (flow_probe_enabled(c) && c.flow_probe.table_size > kMaxReportedFlowTableSize)
+    return tl::unexpected("flow_probe.table_size must be at most " +
+                          std::to_string(kMaxReportedFlowTableSize) +
+                          " while reporting is on (one harvest must fit one report)");
+  return {};
 }
 
 }  // namespace
@@ -193,6 +224,7 @@ tl::expected<void, std::string> validate(const DaemonConfig& c) {
   for (int p : c.qos.ecn_priorities)
     if (p < 0 || p > 7) return fail("qos.ecn_priorities: " + std::to_string(p) + " is not 0..7");
   if (c.qos.trust != "dscp" && c.qos.trust != "pcp") return fail("qos.trust must be dscp or pcp");
+  if (auto r = validate_report(c); !r) return r;
   return {};
 }
 
@@ -212,6 +244,11 @@ bool same_flow_probe_attachment(const FlowProbeConfig& a, const FlowProbeConfig&
 
 bool same_flow_probe(const FlowProbeConfig& a, const FlowProbeConfig& b) {
   return same_flow_probe_attachment(a, b) && a.interval == b.interval && a.sink == b.sink;
+}
+
+std::string report_spool_dir(const DaemonConfig& config) {
+  if (!config.report.spool_dir.empty()) return config.report.spool_dir;
+  return (std::filesystem::path(config.state_dir) / "report-spool").string();
 }
 
 std::string effective_host(const DaemonConfig& config) {

@@ -9,10 +9,15 @@
 // - The `flow_probe:` section is parsed by parse_flow_probe_config (daemon/flows/flow_probe_config.h), so
 //   its errors name the key the same way ("flow_probe.interfaces[0].attach: expected tc or xdp"). An absent
 //   or null section, or one without interfaces, leaves the probe off (flow_probe_enabled() false).
+// - The `report:` section (ReportConfig) turns the report uploader on when present (unless `enabled:
+//   false`): the spool directory (default <state_dir>/report-spool), its byte bound, the report interval
+//   and the payload bytes one upload round sends. With reporting on, the flow probe's batches go into the
+//   spool instead of flow_probe.sink, so flow_probe.table_size is bounded by what one report can carry.
 // - Plain data: copy freely; no threads, no I/O besides load_config's file read.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -29,6 +34,19 @@ struct QosProfile {
   std::vector<int> pfc_priorities;  // priorities with PFC enabled (all others disabled)
   std::string trust = "dscp";       // "dscp" or "pcp"
   std::vector<int> ecn_priorities;  // priorities with RoCE ECN (NP and RP) enabled
+};
+
+// With reporting on, one harvest goes into one report (hsns/proto/report.h: at most 2^18 flow records): the
+// largest flow table whose slots (roce_table_slots: the power of two >= 1.5 x table_size) stay within that.
+inline constexpr std::uint32_t kMaxReportedFlowTableSize = 174762;
+
+// The `report:` section (daemon/report/reporter_component.h).
+struct ReportConfig {
+  bool enabled = false;                    // true when the section is present (unless enabled: false)
+  std::string spool_dir;                   // "" = <state_dir>/report-spool
+  std::uint64_t max_bytes = 256ULL << 20;  // the spool's bound on disk
+  std::chrono::milliseconds interval{10000};
+  std::uint64_t upload_bytes = 16ULL << 20;  // payload bytes one upload round reads and sends
 };
 
 struct DaemonConfig {
@@ -52,12 +70,15 @@ struct DaemonConfig {
   bool isolation_enabled = false;
   std::string isolation_pin_dir = "/sys/fs/bpf/hsns/isolation";
   FlowProbeConfig flow_probe;               // RoCEv2 flow probe; off while flow_probe.interfaces is empty
+  ReportConfig report;                      // the report uploader; off while report.enabled is false
   log::Level log_level = log::Level::info;  // messages below this level are not written
 };
 
 inline bool flow_probe_enabled(const DaemonConfig& config) {
   return !config.flow_probe.interfaces.empty();
 }
+// The spool directory in use: report.spool_dir, else <state_dir>/report-spool.
+std::string report_spool_dir(const DaemonConfig& config);
 // True when a and b describe the same flow probe (every field, interfaces in order).
 bool same_flow_probe(const FlowProbeConfig& a, const FlowProbeConfig& b);
 // True when a and b differ only in what the harvester uses (interval, sink): the attached probe can stay.

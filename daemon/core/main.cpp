@@ -19,6 +19,7 @@
 #include "qos_check.h"
 #include "rdma_qp_component.h"
 #include "reconciler_component.h"
+#include "reporter_component.h"
 #include "status_reporter.h"
 
 namespace {
@@ -63,20 +64,39 @@ tl::expected<DaemonConfig, std::string> assemble(const std::string& path, bool r
 // link before the reconciler so a fetched desired state is applied in the same loop turn, the QoS check
 // and the status report after the pass they describe, then the ports' counters, the flow probe (never before
 // the ports), then the read-only telemetry: the RDMA QP inventory, the optical modules' diagnostics and the
-// LLDP receiver.
+// LLDP receiver, and last the report uploader, which reads the snapshots of all of them. With reporting on,
+// the flow harvester and the reporter share one report spool (the harvester appends flow batches from its
+// thread, the reporter telemetry reports and uploads); the spool outlives both (shared ownership).
 void add_components(hsns::daemon::Daemon& d) {
   using namespace hsns::daemon;
   const auto& config = d.config();
+  std::shared_ptr<report::SharedSpool> spool;
+  if (config.report.enabled) spool = std::make_shared<report::SharedSpool>(report::spool_options(config));
   auto& isolation = d.add<IsolationComponent>(config);
   auto& agent = d.add<AgentLink>(config, d.node(), d.registry());
   auto& reconciler = d.add<ReconcilerComponent>(config, d.node(), isolation, d.registry());
   auto& qos = d.add<QosCheck>(config, d.node(), reconciler, d.registry());
   d.add<StatusReporter>(d.node(), reconciler, qos, agent, d.registry());
-  d.add<counters::CountersComponent>(config, d.registry());
-  d.add<FlowHarvester>(config.flow_probe, d.node().host, d.registry());
-  d.add<RdmaQpComponent>(config, d.node().host, d.registry());
-  d.add<OpticsComponent>(config, d.registry());
-  d.add<LldpComponent>(config, d.node().host, d.registry());
+  auto& counters = d.add<counters::CountersComponent>(config, d.registry());
+  d.add<FlowHarvester>(config.flow_probe, d.node().host, d.registry(), spool);
+  auto& qp = d.add<RdmaQpComponent>(config, d.node().host, d.registry());
+  auto& optics = d.add<OpticsComponent>(config, d.registry());
+  auto& lldp = d.add<LldpComponent>(config, d.node().host, d.registry());
+  if (!spool) return;
+  std::vector<std::string> netdevs;
+  for (const auto& [index, netdev] : config.npus) netdevs.push_back(netdev);
+  const std::string host = d.node().host;
+  report::ReportSources sources;
+  sources.counters = [&counters] { return std::optional(counters.snapshot()); };
+  sources.qp = [&qp] { return std::optional(qp.inventory()); };
+  sources.optics = [&optics, host] {
+    return std::optional(optics.report(host, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                 std::chrono::system_clock::now().time_since_epoch())
+                                                 .count()));
+  };
+  sources.lldp = [&lldp] { return std::optional(lldp.neighbors()); };
+  sources.ports = [&d, netdevs] { return report::read_port_states(d.config().sysfs_root, netdevs); };
+  d.add<report::ReporterComponent>(config, host, spool, std::move(sources), d.registry());
 }
 
 }  // namespace
@@ -120,6 +140,10 @@ int main(int argc, char** argv) {
               << (hsns::daemon::flow_probe_enabled(*config)
                       ? "on " + std::to_string(config->flow_probe.interfaces.size()) + " interface(s)"
                       : std::string("off"))
+              << ", report "
+              << (config->report.enabled ? "every " + std::to_string(config->report.interval.count()) +
+                                               " ms, spool " + hsns::daemon::report_spool_dir(*config)
+                                         : std::string("off"))
               << "\n";
     return 0;
   }

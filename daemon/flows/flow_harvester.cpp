@@ -5,6 +5,7 @@
 #include "config.h"
 #include "hsns/log.h"
 #include "metrics.h"
+#include "report_encoding.h"
 
 namespace hsns::daemon {
 
@@ -69,8 +70,9 @@ void FlowProbeMetrics::set_probe_counters(const std::vector<std::string>& names,
   }
 }
 
-FlowHarvester::FlowHarvester(const FlowProbeConfig& config, std::string host, prometheus::Registry& registry)
-    : wanted_(config), host_(std::move(host)), metrics_(registry) {
+FlowHarvester::FlowHarvester(const FlowProbeConfig& config, std::string host, prometheus::Registry& registry,
+                             std::shared_ptr<report::SharedSpool> spool)
+    : wanted_(config), host_(std::move(host)), metrics_(registry), spool_(std::move(spool)) {
   for (int i = 0; i < ROCE_CNT_MAX; ++i) counter_names_.emplace_back(counter_name(i));
 }
 
@@ -98,7 +100,9 @@ void FlowHarvester::apply(const FlowProbeConfig& fp) {
     next_retry_ = Clock::time_point::max();
     start_error_.clear();
     const std::string harvest = "harvest every " + std::to_string(fp.interval.count()) + " ms into " +
-                                (fp.sink.empty() ? std::string("no sink") : fp.sink);
+                                (spool_            ? "the report spool " + spool_->dir()
+                                 : fp.sink.empty() ? std::string("no sink")
+                                                   : fp.sink);
     switch (*r) {
       case Change::none:
         return;
@@ -184,6 +188,11 @@ void FlowHarvester::stop() {
 
 tl::expected<std::unique_ptr<FlowSink>, std::string> FlowHarvester::open_sink(
     const FlowProbeConfig& config) const {
+  if (spool_) {
+    // The flow batches go to the report spool; the JSON-lines sink is not written.
+    if (auto r = spool_->open(); !r) return tl::unexpected(r.error().message());
+    return std::unique_ptr<FlowSink>();
+  }
   if (config.sink.empty()) return std::unique_ptr<FlowSink>();
   auto s = FlowSink::open(config.sink, host_);
   if (!s) return tl::unexpected(s.error());
@@ -257,8 +266,8 @@ bool FlowHarvester::harvest_once() {
   metrics_.table_entries.Set(static_cast<double>(std::min(records.size(), slots)));
   const auto counters = probe_->counters();
   metrics_.set_probe_counters(counter_names_, std::vector<std::uint64_t>(counters.begin(), counters.end()));
-  if (sink_) {
-    if (auto w = sink_->write(*batch, counters); !w) {
+  {
+    if (auto w = write_batch(*batch, counters); !w) {
       metrics_.sink_errors.Increment();
       metrics_.records_unwritten.Increment(static_cast<double>(records.size()));
       log_limited("flow probe: " + w.error() + " (" + std::to_string(records.size()) +
@@ -284,8 +293,39 @@ bool FlowHarvester::harvest_once() {
   return batch->caught_up;
 }
 
+tl::expected<void, std::string> FlowHarvester::write_batch(
+    const FlowBatch& batch, const std::array<std::uint64_t, ROCE_CNT_MAX>& counters) {
+  if (spool_) {
+    if (batch.records.empty()) return {};
+    if (batch.records.size() > proto::kMaxFlowBatchRecords)
+      return tl::unexpected("a harvest of " + std::to_string(batch.records.size()) +
+                            " records exceeds what one report carries (" +
+                            std::to_string(proto::kMaxFlowBatchRecords) + ")");
+    const auto ts_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+    auto seq = spool_->append(report::SpoolKind::flow_batch, batch.epoch, [&](std::uint64_t s) {
+      return report::encode_flow_report(s, ts_ms, batch.epoch, batch.records.size(), [&](std::size_t i) {
+        auto record = to_contract(batch.records[i], host_);
+        record.epoch = batch.epoch;
+        return record;
+      });
+    });
+    if (!seq) return tl::unexpected("report spool " + spool_->dir() + ": " + seq.error().message());
+    return {};
+  }
+  if (sink_) return sink_->write(batch, counters);
+  return {};
+}
+
 // Settles a batch a killed process left pending, against the sink now in use (see FlowProbe::recover).
 tl::expected<void, std::string> FlowHarvester::recover() {
+  if (spool_) {
+    const auto last = spool_->last_flow_epoch();
+    // Never recover(nullopt) here: that would settle a pending batch the spool does not hold.
+    if (!last) return tl::unexpected("the report spool " + spool_->dir() + " is not open");
+    return probe_->recover(*last);
+  }
   if (sink_ && sink_->truncated_bytes() > 0)
     HSNS_LOG(notice) << "flow probe: " << config_.sink << ": removed a batch cut short by a crash ("
                      << sink_->truncated_bytes() << " bytes after epoch " << sink_->last_epoch() << ")";

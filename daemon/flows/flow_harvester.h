@@ -21,6 +21,17 @@
 // - Harvest failures and sink errors repeat every interval while their cause lasts: logged when the
 //   message changes and otherwise once a minute (the metrics count every one). A batch whose write failed
 //   is not committed: the kernel keeps it and the next harvest returns it again.
+// - Report spool (reporting on: hsnsd's `report:` section; the spool is given at construction): each
+//   harvest goes into the report spool instead of the JSON-lines sink (flow_probe.sink is then not
+//   written): one record of kind flow_batch tagged with the batch's epoch, whose payload is the report
+//   {seq, ts_ms, flows: [{epoch, records}]} (daemon/report/report_encoding.h) with the record's spool seq;
+//   the append returns after fdatasync, and only then is the batch committed, so kill -9 at any moment
+//   loses and repeats nothing here either. A batch without records is committed without a record (nothing
+//   to lose; a pending empty batch is harvested empty again). Recovery uses the spool's last_flow_epoch().
+//   The harvest thread appends through SharedSpool, whose mutex makes it one owner with the reporter; the
+//   spool is opened by start() when the reporter has not opened it yet (a failure is a start failure,
+//   retried like one). A batch the spool refuses (full beyond its bound is not a refusal: the spool drops
+//   its oldest records) is handled like a failed sink write.
 // - Threads: every public method is called from the main thread. FlowProbe and FlowSink are used by one
 //   thread at a time: the harvest thread's start and join order the hand-overs. Metrics are thread-safe.
 // - Metrics: hsns_flow_probe_up, _interfaces, _start_failures_total, _harvests_total,
@@ -58,6 +69,7 @@
 #include "flow_probe.h"
 #include "flow_probe_config.h"
 #include "flow_sink.h"
+#include "shared_spool.h"
 
 namespace hsns::daemon {
 
@@ -95,7 +107,9 @@ class FlowProbeMetrics {
 
 class FlowHarvester final : public Component {
  public:
-  FlowHarvester(const FlowProbeConfig& config, std::string host, prometheus::Registry& registry);
+  // spool: the report spool when reporting is on (flow batches go there), else nullptr (the JSON sink).
+  FlowHarvester(const FlowProbeConfig& config, std::string host, prometheus::Registry& registry,
+                std::shared_ptr<report::SharedSpool> spool = nullptr);
   ~FlowHarvester() override { stop(); }
   FlowHarvester(const FlowHarvester&) = delete;
   FlowHarvester& operator=(const FlowHarvester&) = delete;
@@ -122,6 +136,9 @@ class FlowHarvester final : public Component {
   void log_limited(const std::string& msg);
   // One two-phase harvest; true when its batch was caught up (FlowBatch::caught_up), written and committed.
   bool harvest_once();
+  // Writes a harvested batch durably: into the report spool when there is one, else into the sink.
+  tl::expected<void, std::string> write_batch(const FlowBatch& batch,
+                                              const std::array<std::uint64_t, ROCE_CNT_MAX>& counters);
   // The last harvest before the probe stops or changes its sink: harvests until a batch is caught up, so
   // nothing counted before the call stays in the kernel (a pending batch or a table a killed process left
   // behind take one harvest each; at most three harvests).
@@ -135,6 +152,7 @@ class FlowHarvester final : public Component {
   FlowProbeConfig config_;  // the running probe's section
   std::unique_ptr<FlowProbe> probe_;
   std::unique_ptr<FlowSink> sink_;
+  std::shared_ptr<report::SharedSpool> spool_;
   std::thread thread_;
   std::mutex mutex_;
   std::condition_variable wake_;

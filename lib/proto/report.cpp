@@ -99,8 +99,8 @@ void read_flow_batches(const json& document, FieldReader& r, Report& report) {
 void read_ports(const json& document, FieldReader& r, Report& report) {
   if (empty_list(document, r, "ports")) return;
   std::set<std::string, std::less<>> names;
-  r.objects("ports", false, kMaxReportPorts, [&](FieldReader& pr, std::size_t) {
-    PortState port;
+  r.objects("ports", false, kMaxReportPortStates, [&](FieldReader& pr, std::size_t) {
+    PortOperState port;
     auto name = pr.string("name", true, detail::kMaxNetdevLength);
     if (name && !detail::valid_netdev(*name)) {
       pr.fail("name", "must be a network interface name (1 to 15 characters, no '/', ':' or spaces)");

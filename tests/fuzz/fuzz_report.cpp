@@ -47,7 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   check(report->seq >= 1);
   check(report->flows.size() <= proto::kMaxReportFlowBatches);
   check(report->flow_records() <= proto::kMaxReportFlowRecords);
-  check(report->ports.size() <= proto::kMaxReportPorts);
+  check(report->ports.size() <= proto::kMaxReportPortStates);
   for (const auto& batch : report->flows) check(!batch.records.empty());
   check_round_trip(*report, Encoding::json);
   check_round_trip(*report, Encoding::cbor);

@@ -67,7 +67,7 @@ inline proto::Report sample_report(std::uint64_t seq, std::size_t flow_records =
     nd.pause.push_back({3, sample_counter(1), sample_counter(2), sample_counter(3), sample_counter(4)});
     c.netdevs.push_back(nd);
 
-    proto::PortState ps;
+    proto::PortOperState ps;
     ps.name = netdev;
     ps.oper_state = p % 2 == 0 ? "up" : "down";
     if (p % 2 == 0) ps.speed_mbps = 400'000;

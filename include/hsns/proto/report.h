@@ -26,7 +26,7 @@
 //   kMaxReportFlowRecords.
 // - ports: one entry per parameter-plane netdev, names unique, oper_state one of kPortOperStates (the
 //   kernel's operstate words), speed_mbps optional (absent when the link reports none), at most
-//   kMaxReportPorts entries.
+//   kMaxReportPortStates entries.
 // - encode<Report>() writes the canonical document; decode<Report>(encode<Report>(r)) == r.
 // Values only; thread-safe.
 #pragma once
@@ -51,7 +51,7 @@ namespace hsns::proto {
 
 inline constexpr std::size_t kMaxReportFlowBatches = 64;
 inline constexpr std::size_t kMaxReportFlowRecords = std::size_t{1} << 18;
-inline constexpr std::size_t kMaxReportPorts = 1024;
+inline constexpr std::size_t kMaxReportPortStates = 1024;
 inline constexpr std::uint32_t kMaxPortSpeedMbps = 10'000'000;  // 10 Tb/s: room for every link to come
 
 // /sys/class/net/<netdev>/operstate (RFC 2863 IF-MIB ifOperStatus words as the kernel prints them).
@@ -64,11 +64,11 @@ struct ReportFlowBatch {
   bool operator==(const ReportFlowBatch&) const = default;
 };
 
-struct PortState {
+struct PortOperState {
   std::string name;                         // the netdev
   std::string oper_state = "unknown";       // one of kPortOperStates
   std::optional<std::uint32_t> speed_mbps;  // absent when the link reports no speed
-  bool operator==(const PortState&) const = default;
+  bool operator==(const PortOperState&) const = default;
 };
 
 struct Report {
@@ -79,7 +79,7 @@ struct Report {
   std::optional<OpticsReport> optics;
   std::optional<LldpNeighbors> lldp;
   std::vector<ReportFlowBatch> flows;  // empty: the section is absent
-  std::vector<PortState> ports;        // empty: the section is absent
+  std::vector<PortOperState> ports;    // empty: the section is absent
   bool operator==(const Report&) const = default;
 
   // Flow records of every batch (for limits, metrics and the benchmark).
