@@ -236,6 +236,12 @@ Statement& Statement::bind_text(int index, std::string_view value) {
   return *this;
 }
 
+Statement& Statement::bind_text_unowned(int index, std::string_view value) {
+  record_bind_error(sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_STATIC, SQLITE_UTF8),
+                    index);
+  return *this;
+}
+
 Statement& Statement::bind_int64(int index, std::int64_t value) {
   record_bind_error(sqlite3_bind_int64(stmt_, index, value), index);
   return *this;
@@ -289,6 +295,10 @@ std::int64_t Statement::column_int64(int index) const {
   return sqlite3_column_int64(stmt_, index);
 }
 
+double Statement::column_double(int index) const {
+  return sqlite3_column_double(stmt_, index);
+}
+
 bool Statement::column_is_null(int index) const {
   return sqlite3_column_type(stmt_, index) == SQLITE_NULL;
 }
@@ -324,11 +334,23 @@ Connection::~Connection() {
 }
 
 void Connection::close() {
+  cached_.clear();
   if (db_ == nullptr) return;
   // Every Statement of this connection has been finalized by now (see the ownership contract), so the
   // close succeeds; sqlite3_close_v2 would defer it otherwise rather than leak.
   sqlite3_close_v2(db_);
   db_ = nullptr;
+}
+
+DbResult<Statement*> Connection::prepare_cached(std::string_view sql) {
+  const auto found = cached_.find(std::string(sql));
+  if (found != cached_.end()) {
+    found->second.reset();  // also after a use cut short by an error
+    return &found->second;
+  }
+  auto prepared = prepare(sql);
+  if (!prepared) return tl::unexpected(prepared.error());
+  return &cached_.emplace(std::string(sql), std::move(*prepared)).first->second;
 }
 
 DbResult<Statement> Connection::prepare(std::string_view sql) {

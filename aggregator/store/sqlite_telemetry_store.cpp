@@ -152,7 +152,8 @@ std::string json_counts(const std::array<std::uint64_t, N>& counts) {
   return out;
 }
 
-// The statements of one ingest, prepared once per batch and run once per row.
+// The rows of one batch. Statements are prepared once per writer connection (sql::prepare_cached) and
+// run once per row; text that outlives the row is bound without a copy.
 class BatchWriter {
  public:
   BatchWriter(Connection& c, std::int64_t batch_id) : c_(c), batch_id_(batch_id) {}
@@ -176,21 +177,23 @@ class BatchWriter {
   }
 
   StoreResult<void> counters(const proto::CountersSnapshot& s) {
-    HSNS_STORE_ASSIGN(st,
-                      sql::prepare(c_,
-                                   "INSERT INTO telemetry_port_counters (batch_id, ts_ms, port, source, "
-                                   "counter, value, delta, rate) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"));
+    HSNS_STORE_ASSIGN(prepared, sql::prepare_cached(c_,
+                                                    "INSERT INTO telemetry_port_counters (batch_id, ts_ms, "
+                                                    "port, source, counter, value, delta, rate) VALUES "
+                                                    "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"));
+    Statement& st = **prepared;
+    // `port` and `name` live until run() has stepped the row.
     const auto one = [&](const std::string& port, const char* source, const std::string& name,
                          const proto::CounterSample& v) -> StoreResult<void> {
-      st->bind_int64(1, batch_id_)
+      st.bind_int64(1, batch_id_)
           .bind_int64(2, s.ts_ms)
-          .bind_text(3, port)
-          .bind_text(4, source)
-          .bind_text(5, name)
+          .bind_text_unowned(3, port)
+          .bind_text_unowned(4, source)
+          .bind_text_unowned(5, name)
           .bind_int64(6, bits(v.value))
           .bind_int64(7, bits(v.delta))
           .bind_double(8, v.rate);
-      return run(*st);
+      return run(st);
     };
     for (const auto& p : s.rdma) {
       const std::string port = p.device + "/" + std::to_string(p.port);
@@ -212,128 +215,141 @@ class BatchWriter {
   }
 
   StoreResult<void> qps(const proto::QpInventory& inv) {
-    HSNS_STORE_ASSIGN(st,
-                      sql::prepare(c_,
-                                   "INSERT INTO telemetry_qps (batch_id, ts_ms, device, port, lqpn, rqpn, "
-                                   "type, state, pid, comm, kernel, family, src, dst, sport) VALUES "
-                                   "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"));
+    HSNS_STORE_ASSIGN(prepared, sql::prepare_cached(c_,
+                                                    "INSERT INTO telemetry_qps (batch_id, ts_ms, device, "
+                                                    "port, lqpn, rqpn, type, state, pid, comm, kernel, "
+                                                    "family, src, dst, sport) VALUES (?1, ?2, ?3, ?4, ?5, "
+                                                    "?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"));
+    Statement& st = **prepared;
     for (const auto& q : inv.qps) {
-      st->bind_int64(1, batch_id_)
+      st.bind_int64(1, batch_id_)
           .bind_int64(2, inv.ts_ms)
-          .bind_text(3, q.device)
+          .bind_text_unowned(3, q.device)
           .bind_int64(4, q.port)
           .bind_int64(5, q.lqpn);
-      bind_optional_int(*st, 6, q.rqpn);
-      st->bind_text(7, q.type).bind_text(8, q.state);
-      bind_optional_int(*st, 9, q.pid);
-      st->bind_text(10, q.comm).bind_int64(11, q.kernel ? 1 : 0);
+      bind_optional_int(st, 6, q.rqpn);
+      st.bind_text_unowned(7, q.type).bind_text_unowned(8, q.state);
+      bind_optional_int(st, 9, q.pid);
+      st.bind_text_unowned(10, q.comm).bind_int64(11, q.kernel ? 1 : 0);
       if (q.addresses) {
-        st->bind_int64(12, q.addresses->family)
-            .bind_text(13, q.addresses->src)
-            .bind_text(14, q.addresses->dst);
+        st.bind_int64(12, q.addresses->family)
+            .bind_text_unowned(13, q.addresses->src)
+            .bind_text_unowned(14, q.addresses->dst);
       } else {
-        st->bind_null(12).bind_null(13).bind_null(14);
+        st.bind_null(12).bind_null(13).bind_null(14);
       }
-      bind_optional_int(*st, 15, q.sport);
-      HSNS_STORE_TRY(run(*st));
+      bind_optional_int(st, 15, q.sport);
+      HSNS_STORE_TRY(run(st));
     }
     return {};
   }
 
   StoreResult<void> modules(const proto::OpticsReport& optics) {
-    HSNS_STORE_ASSIGN(st, sql::prepare(c_,
-                                       "INSERT INTO telemetry_modules (batch_id, ts_ms, netdev, status, "
-                                       "temperature_celsius, voltage_volts, document) VALUES "
-                                       "(?1, ?2, ?3, ?4, ?5, ?6, ?7)"));
+    HSNS_STORE_ASSIGN(prepared, sql::prepare_cached(c_,
+                                                    "INSERT INTO telemetry_modules (batch_id, ts_ms, netdev, "
+                                                    "status, temperature_celsius, voltage_volts, document) "
+                                                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"));
+    Statement& st = **prepared;
     for (const auto& m : optics.modules) {
-      st->bind_int64(1, batch_id_)
+      st.bind_int64(1, batch_id_)
           .bind_int64(2, optics.ts_ms)
-          .bind_text(3, m.netdev)
-          .bind_text(4, proto::kModuleStatusNames.at(static_cast<std::size_t>(m.status)));
-      bind_optional_double(*st, 5, m.temperature_celsius);
-      bind_optional_double(*st, 6, m.voltage_volts);
-      st->bind_text(7, proto::to_json(m).dump());
-      HSNS_STORE_TRY(run(*st));
+          .bind_text_unowned(3, m.netdev)
+          .bind_text_unowned(4, proto::kModuleStatusNames.at(static_cast<std::size_t>(m.status)));
+      bind_optional_double(st, 5, m.temperature_celsius);
+      bind_optional_double(st, 6, m.voltage_volts);
+      st.bind_text(7, proto::to_json(m).dump());
+      HSNS_STORE_TRY(run(st));
     }
     return {};
   }
 
   StoreResult<void> neighbors(const proto::LldpNeighbors& lldp) {
-    HSNS_STORE_ASSIGN(st, sql::prepare(c_,
-                                       "INSERT INTO telemetry_lldp_neighbors (batch_id, ts_ms, netdev, "
-                                       "chassis_id, port_id, system_name, ttl_s, last_seen_ms, document) "
-                                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"));
+    HSNS_STORE_ASSIGN(prepared, sql::prepare_cached(c_,
+                                                    "INSERT INTO telemetry_lldp_neighbors (batch_id, ts_ms, "
+                                                    "netdev, chassis_id, port_id, system_name, ttl_s, "
+                                                    "last_seen_ms, document) VALUES (?1, ?2, ?3, ?4, ?5, "
+                                                    "?6, ?7, ?8, ?9)"));
+    Statement& st = **prepared;
     for (const auto& n : lldp.neighbors) {
       proto::LldpNeighbors one{lldp.host, lldp.ts_ms, {n}};
-      st->bind_int64(1, batch_id_)
+      st.bind_int64(1, batch_id_)
           .bind_int64(2, lldp.ts_ms)
-          .bind_text(3, n.netdev)
-          .bind_text(4, n.chassis_id)
-          .bind_text(5, n.port_id)
+          .bind_text_unowned(3, n.netdev)
+          .bind_text_unowned(4, n.chassis_id)
+          .bind_text_unowned(5, n.port_id)
           .bind_optional_text(6, n.system_name)
           .bind_int64(7, n.ttl_s)
           .bind_int64(8, n.last_seen_ms)
           .bind_text(9, proto::to_json(one)["neighbors"][0].dump());
-      HSNS_STORE_TRY(run(*st));
+      HSNS_STORE_TRY(run(st));
     }
     return {};
   }
 
   StoreResult<void> flows(const std::vector<proto::ReportFlowBatch>& batches) {
-    HSNS_STORE_ASSIGN(batch_st, sql::prepare(c_,
-                                             "INSERT INTO telemetry_flow_batches (batch_id, epoch) "
-                                             "VALUES (?1, ?2)"));
-    HSNS_STORE_ASSIGN(
-        st, sql::prepare(c_,
-                         "INSERT INTO telemetry_flows (batch_id, flow_batch_id, ifindex, ifname, direction, "
-                         "family, src, dst, sport, dest_qp, packets, bytes, first_ns, last_ns, op, ect, ce, "
-                         "cnp, nak, psn_regressions, psn_first, psn_last, psn_max) VALUES (?1, ?2, ?3, ?4, "
-                         "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, "
-                         "?22, ?23)"));
+    HSNS_STORE_ASSIGN(batch_prepared, sql::prepare_cached(c_,
+                                                          "INSERT INTO telemetry_flow_batches (batch_id, "
+                                                          "epoch) VALUES (?1, ?2)"));
+    HSNS_STORE_ASSIGN(prepared,
+                      sql::prepare_cached(
+                          c_,
+                          "INSERT INTO telemetry_flows (batch_id, flow_batch_id, ifindex, ifname, direction, "
+                          "family, src, dst, sport, dest_qp, packets, bytes, first_ns, last_ns, op, ect, ce, "
+                          "cnp, nak, psn_regressions, psn_first, psn_last, psn_max) VALUES (?1, ?2, ?3, ?4, "
+                          "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, "
+                          "?22, ?23)"));
+    Statement& batch_st = **batch_prepared;
+    Statement& st = **prepared;
     for (const auto& b : batches) {
-      batch_st->bind_int64(1, batch_id_).bind_int64(2, bits(b.epoch));
-      HSNS_STORE_TRY(run(*batch_st));
+      batch_st.bind_int64(1, batch_id_).bind_int64(2, bits(b.epoch));
+      HSNS_STORE_TRY(run(batch_st));
       const std::int64_t flow_batch_id = sqlite3_last_insert_rowid(c_.handle());
       for (const auto& f : b.records) {
-        st->bind_int64(1, batch_id_)
+        const std::string op = json_counts(f.op);  // bound unowned: lives until run()
+        const std::string nak = json_counts(f.nak);
+        st.bind_int64(1, batch_id_)
             .bind_int64(2, flow_batch_id)
             .bind_int64(3, f.ifindex)
-            .bind_text(4, f.ifname)
-            .bind_text(5, proto::to_string(f.direction))
+            .bind_text_unowned(4, f.ifname)
+            .bind_text_unowned(5, proto::to_string(f.direction))
             .bind_int64(6, f.family)
-            .bind_text(7, f.src)
-            .bind_text(8, f.dst)
+            .bind_text_unowned(7, f.src)
+            .bind_text_unowned(8, f.dst)
             .bind_int64(9, f.sport)
             .bind_int64(10, f.dest_qp)
             .bind_int64(11, bits(f.packets))
             .bind_int64(12, bits(f.bytes))
             .bind_int64(13, f.first_ns)
             .bind_int64(14, f.last_ns)
-            .bind_text(15, json_counts(f.op))
+            .bind_text_unowned(15, op)
             .bind_int64(16, bits(f.ect))
             .bind_int64(17, bits(f.ce))
             .bind_int64(18, bits(f.cnp))
-            .bind_text(19, json_counts(f.nak))
+            .bind_text_unowned(19, nak)
             .bind_int64(20, bits(f.psn_regressions));
         if (f.psn) {
-          st->bind_int64(21, f.psn->first).bind_int64(22, f.psn->last).bind_int64(23, f.psn->max);
+          st.bind_int64(21, f.psn->first).bind_int64(22, f.psn->last).bind_int64(23, f.psn->max);
         } else {
-          st->bind_null(21).bind_null(22).bind_null(23);
+          st.bind_null(21).bind_null(22).bind_null(23);
         }
-        HSNS_STORE_TRY(run(*st));
+        HSNS_STORE_TRY(run(st));
       }
     }
     return {};
   }
 
   StoreResult<void> ports(const std::vector<proto::PortState>& ports, std::int64_t ts_ms) {
-    HSNS_STORE_ASSIGN(st, sql::prepare(c_,
-                                       "INSERT INTO telemetry_ports (batch_id, ts_ms, name, oper_state, "
-                                       "speed_mbps) VALUES (?1, ?2, ?3, ?4, ?5)"));
+    HSNS_STORE_ASSIGN(prepared, sql::prepare_cached(c_,
+                                                    "INSERT INTO telemetry_ports (batch_id, ts_ms, name, "
+                                                    "oper_state, speed_mbps) VALUES (?1, ?2, ?3, ?4, ?5)"));
+    Statement& st = **prepared;
     for (const auto& p : ports) {
-      st->bind_int64(1, batch_id_).bind_int64(2, ts_ms).bind_text(3, p.name).bind_text(4, p.oper_state);
-      bind_optional_int(*st, 5, p.speed_mbps);
-      HSNS_STORE_TRY(run(*st));
+      st.bind_int64(1, batch_id_)
+          .bind_int64(2, ts_ms)
+          .bind_text_unowned(3, p.name)
+          .bind_text_unowned(4, p.oper_state);
+      bind_optional_int(st, 5, p.speed_mbps);
+      HSNS_STORE_TRY(run(st));
     }
     return {};
   }
@@ -379,26 +395,33 @@ std::uint64_t PruneResult::total_rows() const {
 StoreResult<IngestResult> SqliteTelemetryStore::ingest(const std::string& host, const proto::Report& report,
                                                        std::uint64_t bytes) {
   return sql::write(db_, [&](Connection& c) -> StoreResult<IngestResult> {
-    HSNS_STORE_ASSIGN(seen, sql::prepare(c, "SELECT 1 FROM telemetry_batches WHERE host = ?1 AND seq = ?2"));
-    seen->bind_text(1, host).bind_int64(2, bits(report.seq));
-    HSNS_STORE_ASSIGN(duplicate, sql::step(*seen));
+    HSNS_STORE_ASSIGN(seen,
+                      sql::prepare_cached(c, "SELECT 1 FROM telemetry_batches WHERE host = ?1 AND seq = ?2"));
+    (*seen)->bind_text_unowned(1, host).bind_int64(2, bits(report.seq));
+    HSNS_STORE_ASSIGN(duplicate, sql::step(**seen));
+    (*seen)->reset();
     if (*duplicate) return IngestResult{report.seq, true, 0};
-    HSNS_STORE_ASSIGN(exists, sql::prepare(c, "SELECT 1 FROM hosts WHERE name = ?1"));
-    exists->bind_text(1, host);
-    HSNS_STORE_ASSIGN(found, sql::step(*exists));
+    HSNS_STORE_ASSIGN(exists, sql::prepare_cached(c, "SELECT 1 FROM hosts WHERE name = ?1"));
+    (*exists)->bind_text_unowned(1, host);
+    HSNS_STORE_ASSIGN(found, sql::step(**exists));
+    (*exists)->reset();
     if (!*found) return tl::unexpected(StoreError::not_found("host " + host + " is not registered"));
 
     const auto now = std::chrono::system_clock::now();
-    HSNS_STORE_ASSIGN(batch, sql::prepare(c,
-                                          "INSERT INTO telemetry_batches (host, seq, ts_ms, received_at, "
-                                          "received_ms, bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
-    batch->bind_text(1, host)
+    const std::string received_at = format_rfc3339_utc(now);
+    HSNS_STORE_ASSIGN(batch, sql::prepare_cached(c,
+                                                 "INSERT INTO telemetry_batches (host, seq, ts_ms, "
+                                                 "received_at, received_ms, bytes) VALUES (?1, ?2, ?3, ?4, "
+                                                 "?5, ?6)"));
+    (*batch)
+        ->bind_text_unowned(1, host)
         .bind_int64(2, bits(report.seq))
         .bind_int64(3, report.ts_ms)
-        .bind_text(4, format_rfc3339_utc(now))
+        .bind_text_unowned(4, received_at)
         .bind_int64(5, unix_ms(now))
         .bind_int64(6, bits(bytes));
-    HSNS_STORE_TRY(sql::run(*batch));
+    HSNS_STORE_TRY(sql::run(**batch));
+    (*batch)->reset();
     BatchWriter writer(c, sqlite3_last_insert_rowid(c.handle()));
     HSNS_STORE_ASSIGN(rows, writer.write(report));
     return IngestResult{report.seq, false, *rows + 1};
