@@ -199,6 +199,7 @@ const std::vector<Migration>& builtin_migrations() {
       {6, "topology device states stored as rows", kSchemaV6},
       {7, "telemetry report batches: flows, port counters, modules, LLDP, QPs, port states",
        kTelemetrySchema},
+      {8, "telemetry read side: batches by host and time, QP records by endpoint", kTelemetryQuerySchema},
   };
   return migrations;
 }
