@@ -135,7 +135,10 @@ std::string raised_flags(const json& module) {
       for (const auto& [level, set] : levels.items()) {
         if (!set.is_boolean() || !set.get<bool>()) continue;
         if (!out.empty()) out += ',';
-        out += prefix + measure + "." + level;
+        out += prefix;
+        out += measure;
+        out += '.';
+        out += level;
       }
     }
   };
