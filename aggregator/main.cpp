@@ -16,6 +16,7 @@
 #include "api/logs/routes.h"
 #include "api/network/routes.h"
 #include "api/scheduling/routes.h"
+#include "api/telemetry/routes.h"
 #include "api/topology/routes.h"
 #include "config.h"
 #include "hsns/log.h"
@@ -110,6 +111,8 @@ int run(const AggregatorConfig& c) {
   hsns::network::register_agent_routes(service.router(), store, backend.agents());
   hsns::network::TelemetryMetrics telemetry_metrics(metrics.registry());
   hsns::network::register_report_routes(service.router(), backend.telemetry(), telemetry_metrics);
+  hsns::telemetry_api::register_telemetry_routes(service.router(), backend.telemetry(), backend.jobs(),
+                                                 store);
   auto topology_cache = std::make_shared<hsns::services::TopologyCache>(backend.topology());
   hsns::topology_api::register_topology_routes(service.router(), topology_cache);
   hsns::scheduling_api::register_scheduling_routes(service.router(), topology_cache, backend.jobs(), store);

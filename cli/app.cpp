@@ -19,6 +19,7 @@ namespace hsnsctl {
 void add_flow_commands(CLI::App& app, std::function<void(Context&)>& action);        // cli/flows.cpp
 void add_topology_commands(CLI::App& app, std::function<void(Context&)>& action);    // cli/topology.cpp
 void add_scheduling_commands(CLI::App& app, std::function<void(Context&)>& action);  // cli/scheduling.cpp
+void add_telemetry_commands(CLI::App& app, std::function<void(Context&)>& action);   // cli/telemetry.cpp
 
 namespace {
 
@@ -246,6 +247,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   add_flow_commands(app, action);
   add_topology_commands(app, action);
   add_scheduling_commands(app, action);
+  add_telemetry_commands(app, action);
 
   try {
     app.parse(argc, argv);

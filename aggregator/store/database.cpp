@@ -199,6 +199,7 @@ const std::vector<Migration>& builtin_migrations() {
       {6, "topology device states stored as rows", kSchemaV6},
       {7, "telemetry report batches: flows, port counters, modules, LLDP, QPs, port states",
        kTelemetrySchema},
+      {8, "telemetry read side: batches by host and time, QP records by endpoint", kTelemetryQuerySchema},
   };
   return migrations;
 }
@@ -233,6 +234,12 @@ void Statement::record_bind_error(int rc, int index) {
 Statement& Statement::bind_text(int index, std::string_view value) {
   record_bind_error(
       sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8), index);
+  return *this;
+}
+
+Statement& Statement::bind_text_unowned(int index, std::string_view value) {
+  record_bind_error(sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_STATIC, SQLITE_UTF8),
+                    index);
   return *this;
 }
 
@@ -289,6 +296,10 @@ std::int64_t Statement::column_int64(int index) const {
   return sqlite3_column_int64(stmt_, index);
 }
 
+double Statement::column_double(int index) const {
+  return sqlite3_column_double(stmt_, index);
+}
+
 bool Statement::column_is_null(int index) const {
   return sqlite3_column_type(stmt_, index) == SQLITE_NULL;
 }
@@ -324,11 +335,23 @@ Connection::~Connection() {
 }
 
 void Connection::close() {
+  cached_.clear();
   if (db_ == nullptr) return;
   // Every Statement of this connection has been finalized by now (see the ownership contract), so the
   // close succeeds; sqlite3_close_v2 would defer it otherwise rather than leak.
   sqlite3_close_v2(db_);
   db_ = nullptr;
+}
+
+DbResult<Statement*> Connection::prepare_cached(std::string_view sql) {
+  const auto found = cached_.find(std::string(sql));
+  if (found != cached_.end()) {
+    found->second.reset();  // also after a use cut short by an error
+    return &found->second;
+  }
+  auto prepared = prepare(sql);
+  if (!prepared) return tl::unexpected(prepared.error());
+  return &cached_.emplace(std::string(sql), std::move(*prepared)).first->second;
 }
 
 DbResult<Statement> Connection::prepare(std::string_view sql) {

@@ -36,6 +36,7 @@
 #include <string>
 #include <string_view>
 #include <tl/expected.hpp>
+#include <unordered_map>
 #include <vector>
 
 #include "store/revision.h"
@@ -86,6 +87,9 @@ class Statement {
 
   // Parameters are numbered from 1, as in SQLite. Text is copied (SQLITE_TRANSIENT).
   Statement& bind_text(int index, std::string_view value);
+  // Text bound without a copy (SQLITE_STATIC): `value` must stay alive and unchanged until the statement
+  // is stepped for the last time or reset (bulk inserts of values that outlive the row).
+  Statement& bind_text_unowned(int index, std::string_view value);
   Statement& bind_int64(int index, std::int64_t value);
   Statement& bind_double(int index, double value);
   Statement& bind_null(int index);
@@ -101,6 +105,7 @@ class Statement {
   // Columns are numbered from 0. NULL reads as "" / 0.
   std::string column_text(int index) const;
   std::int64_t column_int64(int index) const;
+  double column_double(int index) const;
   bool column_is_null(int index) const;
   std::optional<std::string> column_optional_text(int index) const;
 
@@ -124,6 +129,10 @@ class Connection {
 
   // One SQL statement; trailing text after the first statement is an error.
   DbResult<Statement> prepare(std::string_view sql);
+  // The same, prepared once per connection and kept until the connection closes (statements run once per
+  // row of every batch of a bulk writer): the cached statement, reset with its bindings cleared. It
+  // belongs to the connection: valid until the next prepare_cached of the same text or close().
+  DbResult<Statement*> prepare_cached(std::string_view sql);
   // One or more statements without results (DDL, PRAGMAs).
   DbResult<void> execute(const std::string& sql);
   // A DbError for result code rc with the connection's current message, prefixed by what was done.
@@ -137,6 +146,7 @@ class Connection {
 
  private:
   sqlite3* db_ = nullptr;
+  std::unordered_map<std::string, Statement> cached_;  // finalized by close(), before the handle
 };
 
 // BEGIN IMMEDIATE (write: takes the write lock at once, so the transaction cannot fail later with

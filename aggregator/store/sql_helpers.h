@@ -66,6 +66,11 @@ inline StoreResult<Statement> prepare(Connection& c, std::string_view text) {
   return converted(c.prepare(text));
 }
 
+// A statement prepared once per connection (Connection::prepare_cached), reset and ready to bind.
+inline StoreResult<Statement*> prepare_cached(Connection& c, std::string_view text) {
+  return converted(c.prepare_cached(text));
+}
+
 inline StoreResult<bool> step(Statement& s) {
   return converted(s.step());
 }

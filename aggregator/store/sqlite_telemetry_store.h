@@ -1,5 +1,6 @@
-// SQLite implementation of TelemetryStore: the telemetry_* tables of schema migration 7
-// (kTelemetrySchema below, applied by store/database.cpp's builtin_migrations()).
+// SQLite implementation of TelemetryStore: the telemetry_* tables of schema migration 7 and the indexes of
+// migration 8 (kTelemetrySchema, kTelemetryQuerySchema below, applied by store/database.cpp's
+// builtin_migrations()).
 //
 // Contract: as TelemetryStore. ingest and prune each run in one BEGIN IMMEDIATE transaction on the
 // Database's writer connection (sql::write). Rows reference their batch by telemetry_batches.id
@@ -19,6 +20,9 @@ namespace hsns::store {
 
 // The DDL of schema migration 7 (the telemetry tables).
 extern const char* const kTelemetrySchema;
+// The DDL of schema migration 8: the indexes of the read side (batches by host and time, QP records by
+// their endpoints for the flows' QP join).
+extern const char* const kTelemetryQuerySchema;
 
 class SqliteTelemetryStore final : public TelemetryStore {
  public:
@@ -28,6 +32,19 @@ class SqliteTelemetryStore final : public TelemetryStore {
   StoreResult<PruneResult> prune(const RetentionPolicy& policy,
                                  std::chrono::system_clock::time_point now) override;
   StoreResult<TelemetryUsage> usage() override;
+  StoreResult<std::vector<FlowDirectionTotals>> flow_directions(const FlowQuery& query) override;
+  StoreResult<TelemetryPage<CounterReading>> latest_counters(const std::string& host,
+                                                             const CounterQuery& query) override;
+  StoreResult<TelemetryPage<CounterReading>> counter_series(const std::string& host,
+                                                            const CounterQuery& query,
+                                                            const TimeRange& range) override;
+  StoreResult<TelemetryPage<SectionDocument>> latest_modules(const std::string& host,
+                                                             const std::optional<std::string>& netdev,
+                                                             const Paging& paging) override;
+  StoreResult<TelemetryPage<SectionDocument>> latest_neighbors(const std::string& host,
+                                                               const std::optional<std::string>& netdev,
+                                                               const Paging& paging) override;
+  StoreResult<TelemetryPage<QpReading>> latest_qps(const std::string& host, const Paging& paging) override;
 
  private:
   Database& db_;

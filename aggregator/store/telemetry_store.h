@@ -13,6 +13,17 @@
 //   the oldest received batches first, each with all its rows. It answers how many batches and rows of
 //   each table went. A pruned (host, seq) is forgotten: the same seq sent again is a new batch.
 // - usage() answers the batches held and their bytes (for metrics and tests).
+// Read side (each call one read snapshot; `host` must be registered, not_found otherwise; times are the
+// batches' and sections' ts_ms, Unix milliseconds; a range is since <= ts_ms < until, either end open):
+// - flow_directions(query): the flow records of the batches in the range (reporting host, addresses),
+//   summed per direction key (host, family, src, dst, sport, dest_qp), each with what the QP inventories
+//   say about its two endpoints (FlowDirectionTotals). At most query.max_keys + 1 keys are answered, so the
+//   caller can tell the range holds more than it may join.
+// - latest_counters / counter_series: the port counters of the host's newest report carrying a counters
+//   section (one snapshot: every port), or every reading in the range; ordered by port, source, counter
+//   (then time); offset/limit pages them (limit + 1 rows read, so the caller knows a next page exists).
+// - latest_modules, latest_neighbors, latest_qps: the rows of the host's newest report carrying that
+//   section, paged likewise.
 // - Errors are StoreError values (unavailable when the backend fails). Thread-safe as the backend is.
 // - Implementations: SqliteTelemetryStore (the tables of schema migration 7); a column store (ClickHouse)
 //   may implement the same interface later.
@@ -22,7 +33,9 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "hsns/proto/report.h"
 #include "store/network_store.h"
@@ -67,6 +80,94 @@ struct TelemetryUsage {
   std::uint64_t bytes = 0;
 };
 
+// ---- read side ----
+
+struct TimeRange {
+  std::optional<std::int64_t> since_ms;  // inclusive
+  std::optional<std::int64_t> until_ms;  // exclusive
+};
+
+struct Paging {
+  std::size_t offset = 0;
+  std::size_t limit = 100;
+};
+
+// A page of rows: `more` when rows beyond this page exist.
+template <typename T>
+struct TelemetryPage {
+  std::vector<T> items;
+  bool more = false;
+};
+
+struct FlowQuery {
+  std::optional<std::string> host;                    // reporting host
+  std::optional<std::vector<std::string>> addresses;  // src or dst among them (an empty list matches none)
+  TimeRange range;
+  std::size_t max_keys = 100000;
+};
+
+// What a QP inventory record says about a flow endpoint: the process that owns the QP.
+struct QpOwner {
+  std::string host;  // the host whose inventory holds the QP
+  std::string device;
+  std::uint32_t qpn = 0;
+  std::optional<std::uint32_t> pid;
+  std::string comm;
+  bool kernel = false;
+  std::int64_t ts_ms = 0;  // the inventory's reading
+};
+
+struct FlowDirectionTotals {
+  std::string host;  // the reporting host
+  int family = 4;
+  std::string src;
+  std::string dst;
+  std::uint32_t sport = 0;
+  std::uint32_t dest_qp = 0;
+  std::optional<std::uint32_t> src_qp;  // from a QP record on either end (none: unknown)
+  std::vector<std::string> ifnames;     // sorted, each once
+  std::vector<std::string> directions;  // "egress", "ingress", "xdp": sorted, each once
+  std::uint64_t packets = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t ect = 0;
+  std::uint64_t ce = 0;
+  std::uint64_t cnp = 0;
+  std::uint64_t naks = 0;
+  std::uint64_t psn_regressions = 0;
+  std::int64_t first_ns = 0;
+  std::int64_t last_ns = 0;
+  std::uint64_t records = 0;           // flow records summed
+  std::optional<QpOwner> src_process;  // the QP (src, src_qp), when an inventory holds it
+  std::optional<QpOwner> dst_process;  // the QP (dst, dest_qp)
+};
+
+struct CounterReading {
+  std::string port;  // "device/port" (RDMA) or the netdev
+  std::string source;
+  std::string counter;
+  std::uint64_t value = 0;
+  std::uint64_t delta = 0;
+  double rate = 0;
+  std::int64_t ts_ms = 0;
+};
+
+struct CounterQuery {
+  std::optional<std::string> port;
+  std::optional<std::string> counter;
+  Paging paging;
+};
+
+// A module or LLDP neighbour as its section's document (JSON text) with the reading's time.
+struct SectionDocument {
+  std::string document;
+  std::int64_t ts_ms = 0;
+};
+
+struct QpReading {
+  proto::QpRecord record;
+  std::int64_t ts_ms = 0;
+};
+
 class TelemetryStore {
  public:
   virtual ~TelemetryStore() = default;
@@ -75,6 +176,20 @@ class TelemetryStore {
   virtual StoreResult<PruneResult> prune(const RetentionPolicy& policy,
                                          std::chrono::system_clock::time_point now) = 0;
   virtual StoreResult<TelemetryUsage> usage() = 0;
+
+  virtual StoreResult<std::vector<FlowDirectionTotals>> flow_directions(const FlowQuery& query) = 0;
+  virtual StoreResult<TelemetryPage<CounterReading>> latest_counters(const std::string& host,
+                                                                     const CounterQuery& query) = 0;
+  virtual StoreResult<TelemetryPage<CounterReading>> counter_series(const std::string& host,
+                                                                    const CounterQuery& query,
+                                                                    const TimeRange& range) = 0;
+  // `netdev`: only that port's module / neighbours.
+  virtual StoreResult<TelemetryPage<SectionDocument>> latest_modules(const std::string& host,
+                                                                     const std::optional<std::string>& netdev,
+                                                                     const Paging& paging) = 0;
+  virtual StoreResult<TelemetryPage<SectionDocument>> latest_neighbors(
+      const std::string& host, const std::optional<std::string>& netdev, const Paging& paging) = 0;
+  virtual StoreResult<TelemetryPage<QpReading>> latest_qps(const std::string& host, const Paging& paging) = 0;
 };
 
 }  // namespace hsns::store

@@ -1,5 +1,6 @@
 // Ingest rate of telemetry report batches (hsns/proto/report.h) into SQLite through the store
-// (store::SqliteTelemetryStore::ingest: one transaction per batch, statements prepared per batch), printed
+// (store::SqliteTelemetryStore::ingest: one transaction per batch with its (host, seq) dedup check,
+// statements prepared once per writer connection and kept across batches), printed
 // beside the baseline of the same run: raw SQLite prepared inserts of the same rows into the same schema
 // (the same migrations, WAL, synchronous=FULL), one transaction per batch, statements prepared once for
 // the whole run and bound without copies. Rows per second of the calling thread's CPU time (one core) and

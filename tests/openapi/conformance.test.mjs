@@ -451,6 +451,10 @@ SCENARIO_MAIN.push('GET /api/v1/logs');
 SCENARIO_MAIN.push('POST /api/v1/topology/search', 'POST /api/v1/schedule', 'GET /api/v1/jobs', 'GET /api/v1/jobs/{name}');
 NOT_FOUND_WITHOUT_TOPOLOGY.push('POST /api/v1/topology/search', 'POST /api/v1/schedule');
 SCENARIO_DELETES.unshift('DELETE /api/v1/jobs/{name}');
+// Telemetry queries (aggregator/api/telemetry/routes.h): after the report route and the job (the flows
+// example filters by the schedule example's job).
+SCENARIO_MAIN.push('GET /api/v1/flows', 'GET /api/v1/hosts/{host}/counters', 'GET /api/v1/hosts/{host}/optics',
+  'GET /api/v1/hosts/{host}/lldp', 'GET /api/v1/hosts/{host}/qps');
 
 test('the aggregator starts and serves the document it was built from', async () => {
   await startServer();

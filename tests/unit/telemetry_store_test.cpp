@@ -135,5 +135,106 @@ TEST_F(TelemetryStoreTest, OverTheSizeBudgetTheOldestBatchesGoFirst) {
   EXPECT_EQ(query_int(lease->connection(), "SELECT COUNT(*) FROM telemetry_flows"), 8);
 }
 
+// Statements are kept on the writer connection across batches: a batch that failed half-way (an
+// unregistered host), a duplicate and a batch after them all behave as the first one did.
+TEST_F(TelemetryStoreTest, KeptStatementsServeBatchAfterBatchAndAfterAFailure) {
+  ASSERT_TRUE(store_->ingest("node-1", hsns::testing::sample_report(1, 3, 2), 100));
+  EXPECT_FALSE(store_->ingest("node-9", hsns::testing::sample_report(2, 3, 2), 100));
+  auto dup = store_->ingest("node-1", hsns::testing::sample_report(1, 3, 2), 100);
+  ASSERT_TRUE(dup);
+  EXPECT_TRUE(dup->duplicate);
+  auto next = store_->ingest("node-1", hsns::testing::sample_report(2, 3, 2), 100);
+  ASSERT_TRUE(next) << next.error().message();
+  EXPECT_FALSE(next->duplicate);
+  EXPECT_EQ(count("telemetry_batches"), 2);
+  EXPECT_EQ(count("telemetry_flows"), 6);
+  // Text bound without a copy is stored as sent.
+  auto lease = db_->writer();
+  EXPECT_EQ(
+      query_int(lease->connection(),
+                "SELECT COUNT(*) FROM telemetry_flows WHERE ifname = 'ens1f0np0' AND src LIKE '198.18.0.%' "
+                "AND op = '[0,900,0,0,101,0,0,0]'"),
+      2);
+}
+
+TEST_F(TelemetryStoreTest, CountersLatestSnapshotSeriesAndPaging) {
+  auto first = hsns::testing::sample_report(1, 0, 2);
+  auto second = hsns::testing::sample_report(2, 0, 2);
+  second.counters->rdma[0].counters["port_xmit_data"].value = 0xFFFF'FFFF'FFFF'FFF0ULL;  // above 2^63
+  ASSERT_TRUE(store_->ingest("node-1", first, 100));
+  ASSERT_TRUE(store_->ingest("node-1", second, 100));
+
+  auto latest = store_->latest_counters("node-1", {});
+  ASSERT_TRUE(latest) << latest.error().message();
+  EXPECT_EQ(latest->items.size(), 2U * 9);
+  EXPECT_FALSE(latest->more);
+  for (const auto& c : latest->items) EXPECT_EQ(c.ts_ms, second.counters->ts_ms);
+  CounterQuery xmit;
+  xmit.port = "mlx5_0/1";
+  xmit.counter = "port_xmit_data";
+  auto one = store_->latest_counters("node-1", xmit);
+  ASSERT_TRUE(one);
+  ASSERT_EQ(one->items.size(), 1U);
+  EXPECT_EQ(one->items[0].value, 0xFFFF'FFFF'FFFF'FFF0ULL);
+  EXPECT_EQ(one->items[0].rate, 100.0);
+
+  auto series = store_->counter_series("node-1", xmit, {first.counters->ts_ms, std::nullopt});
+  ASSERT_TRUE(series);
+  ASSERT_EQ(series->items.size(), 2U);
+  EXPECT_EQ(series->items[0].ts_ms, first.counters->ts_ms);
+  EXPECT_EQ(series->items[1].ts_ms, second.counters->ts_ms);
+  auto before = store_->counter_series("node-1", xmit, {std::nullopt, second.counters->ts_ms});
+  ASSERT_TRUE(before);
+  EXPECT_EQ(before->items.size(), 1U);
+
+  CounterQuery paged;
+  paged.paging = {16, 5};
+  auto page = store_->latest_counters("node-1", paged);
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->items.size(), 2U);
+  EXPECT_FALSE(page->more);
+  paged.paging = {0, 5};
+  page = store_->latest_counters("node-1", paged);
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->items.size(), 5U);
+  EXPECT_TRUE(page->more);
+
+  EXPECT_FALSE(store_->latest_counters("node-9", {}));
+}
+
+TEST_F(TelemetryStoreTest, FlowDirectionsSumOverBatchesAndStopAtTheKeyBound) {
+  ASSERT_TRUE(store_->ingest("node-1", hsns::testing::sample_report(1, 3, 1), 100));
+  ASSERT_TRUE(store_->ingest("node-1", hsns::testing::sample_report(2, 3, 1), 100));
+  FlowQuery q;
+  q.host = "node-1";
+  auto all = store_->flow_directions(q);
+  ASSERT_TRUE(all) << all.error().message();
+  ASSERT_EQ(all->size(), 3U);  // the same three keys in both batches
+  for (const auto& d : *all) {
+    EXPECT_EQ(d.records, 2U);
+    EXPECT_EQ(d.directions, std::vector<std::string>{"egress"});
+    EXPECT_EQ(d.ifnames, std::vector<std::string>{"ens1f0np0"});
+  }
+  // By address: record 1 of each batch (198.18.0.2 -> 198.18.1.2), summed over both batches.
+  q.addresses = std::vector<std::string>{"198.18.0.2"};
+  auto one = store_->flow_directions(q);
+  ASSERT_TRUE(one);
+  ASSERT_EQ(one->size(), 1U);
+  EXPECT_EQ((*one)[0].packets, 2U * 1001);
+  EXPECT_EQ((*one)[0].bytes, 2U * 4096 * 1001);
+  q.addresses = std::vector<std::string>{};
+  auto none = store_->flow_directions(q);
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->empty());
+  // More keys than the bound: bound + 1 answered, so the caller can refuse.
+  q.addresses.reset();
+  q.max_keys = 1;
+  auto over = store_->flow_directions(q);
+  ASSERT_TRUE(over);
+  EXPECT_EQ(over->size(), 2U);
+  q.host = "node-9";
+  EXPECT_FALSE(store_->flow_directions(q));
+}
+
 }  // namespace
 }  // namespace hsns::store
