@@ -108,9 +108,10 @@ int run(const AggregatorConfig& c) {
       hsns::WorkerLimits{c.worker_threads, c.heavy_queue_limit, c.worker_nice});
   hsns::network::register_network_routes(service.router(), store);
   hsns::network::register_agent_routes(service.router(), store, backend.agents());
-  hsns::network::TelemetryMetrics telemetry_metrics(metrics.registry());
-  hsns::network::register_report_routes(service.router(), backend.telemetry(), telemetry_metrics);
   auto topology_cache = std::make_shared<hsns::services::TopologyCache>(backend.topology());
+  hsns::network::TelemetryMetrics telemetry_metrics(metrics.registry());
+  hsns::network::register_report_routes(service.router(), backend.telemetry(), telemetry_metrics,
+                                        topology_cache);
   hsns::topology_api::register_topology_routes(service.router(), topology_cache);
   hsns::scheduling_api::register_scheduling_routes(service.router(), topology_cache, backend.jobs(), store);
   hsns::ingest::LogBuffer logs(c.syslog.messages_per_device, c.syslog.max_devices);
