@@ -73,6 +73,10 @@ cleanup() {
   [ -z "$leftovers" ] || { echo "FAIL: namespaces left behind: $leftovers" >&2; rc=1; }
   [ ! -e "/sys/fs/bpf/hsns-lab/$prefix" ] || { echo "FAIL: pins left in /sys/fs/bpf/hsns-lab/$prefix" >&2; rc=1; }
   [ ! -e "$state" ] || { echo "FAIL: state directory $state left behind" >&2; rc=1; }
+  # The switches' lldpd run with their files under the state directory: none may outlive the lab.
+  leftovers=$(for p in /proc/[0-9]*; do tr '\0' ' ' 2>/dev/null <"$p/cmdline" | grep -F "$state/" || true; done)
+  [ -z "$leftovers" ] || { echo "FAIL: processes of the lab left behind: $leftovers" >&2; rc=1; }
+  if grep -qF "$state" /proc/self/mountinfo; then echo "FAIL: mounts of $state left behind" >&2; rc=1; fi
   rm -rf "$scratch"
   [ $rc = 0 ] && echo "PASS"
   exit $rc
