@@ -74,6 +74,22 @@ bool same_observations(const std::vector<topo::LldpObservation>& a,
                     [&](const auto& x, const auto& y) { return fields(x) == fields(y); });
 }
 
+// Does the model already hold every observation as a host link to that leaf port? Then a merge would
+// only confirm them.
+bool model_confirms(const topo::Topology& t, const std::vector<topo::LldpObservation>& observations) {
+  return std::all_of(observations.begin(), observations.end(), [&](const topo::LldpObservation& o) {
+    auto host = t.find(o.host);
+    if (!host || t.node(*host).tier != topo::Tier::kHost) return false;
+    for (const topo::Npu& n : t.node(*host).npus) {
+      if (!(o.npu ? n.index == *o.npu : n.port == o.port)) continue;
+      if ((!o.port.empty() && n.port != o.port) || n.link == topo::kNoLink) return false;
+      const auto& link = t.link(n.link);
+      return t.node(link.upper).name == o.neighbor_system && link.upper_port == o.neighbor_port;
+    }
+    return false;
+  });
+}
+
 }  // namespace
 
 Result<ReportedLldp> TopologyService::merge_reported_lldp(const proto::LldpNeighbors& section) {
@@ -88,8 +104,8 @@ Result<ReportedLldp> TopologyService::merge_reported_lldp(const proto::LldpNeigh
   {
     const std::lock_guard lock(reported_mutex_);
     auto last = last_reported_.find(section.host);
-    if (last != last_reported_.end() && last->second.revision == now->revision &&
-        same_observations(last->second.observations, observations)) {
+    if (last != last_reported_.end() && same_observations(last->second.observations, observations) &&
+        (last->second.revision == now->revision || model_confirms(*now->topology, observations))) {
       result.unchanged = true;
       return result;
     }

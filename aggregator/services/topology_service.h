@@ -17,10 +17,11 @@
 // - merge_reported_lldp: the "lldp" section of a host's telemetry report (hsns/proto/lldp.h) as
 //   observations of that host, what it sees on each local port: {host, port: netdev, npu,
 //   neighbor_system: lldp_observation_system(), neighbor_port: port_id}, merged as merge_lldp does. A
-//   section with no neighbours, or with the same observations this service last merged for that host at
-//   the topology revision now current, is not merged again (unchanged): a host reporting the same
-//   neighbours every interval costs one comparison, not a copy of the model (so the stored observations'
-//   observed_at is when they were first reported, or last changed). not_found while no topology exists.
+//   section with no neighbours is not merged (unchanged); nor is one with the same observations this
+//   service last merged for that host when the topology revision has not moved since, or the current
+//   model already links every one of them to that leaf port: a host reporting the same neighbours every
+//   interval costs a comparison, not a copy of the model (so the stored observations' observed_at is when
+//   they were first reported, or last changed). not_found while no topology exists.
 // - set_device_state: a host or switch by name (not_found otherwise); with an NPU index only for a host
 //   (invalid "npu" for a switch, unprocessable "npu" for an index the host lacks). set_device_states: the
 //   same for many devices, all or nothing: every bad entry is one field of one invalid Error
