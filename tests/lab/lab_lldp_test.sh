@@ -37,6 +37,8 @@ for b in aggregator/hsns-aggregator daemon/core/hsnsd; do
 done
 
 labtool=$src/lab/hsns-lab
+# shellcheck source=lab_teardown.sh
+. "$src/tests/lab/lab_teardown.sh"
 # A run killed without its teardown leaves ll<pid>-* behind: remove those whose test process is gone.
 for stale in $(ip netns list | awk '{print $1}' | sed -n 's/^\(ll[0-9]*\)-mgmt$/\1/p'); do
   if ! grep -qs lab_lldp_test "/proc/${stale#ll}/cmdline"; then
@@ -51,17 +53,8 @@ inns() { local n=$1; shift; "$labtool" exec --prefix "$prefix" "$n" -- "$@"; }
 api() { lab api "$@"; }
 step() { echo; echo "=== $*"; }
 
-# Anything of this lab still in the machine: processes naming the state directory, mounts of it.
-lab_processes() {
-  local p
-  for p in /proc/[0-9]*; do
-    tr '\0' ' ' 2>/dev/null <"$p/cmdline" | grep -qF "$state/" && echo "${p#/proc/} $(tr '\0' ' ' <"$p/cmdline")"
-  done
-  return 0
-}
-
 cleanup() {
-  local rc=$? leftovers down_log
+  local rc=$?
   trap - EXIT INT TERM
   if [ $rc != 0 ] && [ -d "$state" ]; then
     echo "--- diagnostics (exit $rc)" >&2
@@ -72,19 +65,7 @@ cleanup() {
       tail -n 15 "$f" >&2 2>/dev/null || true
     done
   fi
-  down_log=$(lab down 2>&1) || { echo "$down_log" >&2; rc=1; }
-  [ -n "$down_log" ] && echo "$down_log"
-  if grep -q "ignored SIGTERM" <<<"$down_log"; then
-    echo "FAIL: a process needed SIGKILL at teardown" >&2
-    rc=1
-  fi
-  leftovers=$(ip netns list | awk '{print $1}' | grep -E "^$prefix-" || true)
-  [ -z "$leftovers" ] || { echo "FAIL: namespaces left behind: $leftovers" >&2; rc=1; }
-  [ ! -e "/sys/fs/bpf/hsns-lab/$prefix" ] || { echo "FAIL: pins left in /sys/fs/bpf/hsns-lab/$prefix" >&2; rc=1; }
-  [ ! -e "$state" ] || { echo "FAIL: state directory $state left behind" >&2; rc=1; }
-  leftovers=$(lab_processes)
-  [ -z "$leftovers" ] || { echo "FAIL: processes of the lab left behind: $leftovers" >&2; rc=1; }
-  if grep -qF "$state" /proc/self/mountinfo; then echo "FAIL: mounts of $state left behind" >&2; rc=1; fi
+  lab_teardown_checked "$prefix" "$state" || rc=1
   [ $rc = 0 ] && echo "PASS"
   exit $rc
 }
