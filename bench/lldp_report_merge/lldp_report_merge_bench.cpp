@@ -132,6 +132,7 @@ int main(int argc, char** argv) {
     check(topology.import_document(topology_yaml(hosts), hsns::topology::FileFormat::kYaml).has_value(),
           "import");
     std::vector<proto::Report> batches;
+    batches.reserve(static_cast<std::size_t>(reports));
     for (int i = 0; i < reports; ++i) batches.push_back(report_of(i));
 
     const Figures ingest = timed([&] {

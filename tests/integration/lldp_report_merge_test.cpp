@@ -83,10 +83,17 @@ class LldpReports : public ::testing::Test {
     agg_.start();
     agent_ = agg_.client(kAgentToken);
     for (const char* host : {"node-1", "node-2", "node-3"}) {
-      const std::string h = std::string("0") + host[5];
-      auto r = agent_.put(std::string("/api/v1/hosts/") + host,
-                          R"({"npus":[{"index":0,"netdev":"eth0","mac":"02:00:00:00:)" + h +
-                              R"(:00"},{"index":1,"netdev":"eth1","mac":"02:00:00:00:)" + h + R"(:01"}]})");
+      const auto mac = [&](int npu) {
+        std::string m = "02:00:00:00:0";
+        m += host[5];
+        m += ":0";
+        m += std::to_string(npu);
+        return m;
+      };
+      const json registration = {{"npus",
+                                  {{{"index", 0}, {"netdev", "eth0"}, {"mac", mac(0)}},
+                                   {{"index", 1}, {"netdev", "eth1"}, {"mac", mac(1)}}}}};
+      auto r = agent_.put(std::string("/api/v1/hosts/") + host, registration.dump());
       ASSERT_TRUE(r && r->status == 201) << (r ? r->body : r.error());
     }
   }
