@@ -109,11 +109,12 @@ int run(const AggregatorConfig& c) {
       hsns::WorkerLimits{c.worker_threads, c.heavy_queue_limit, c.worker_nice});
   hsns::network::register_network_routes(service.router(), store);
   hsns::network::register_agent_routes(service.router(), store, backend.agents());
+  auto topology_cache = std::make_shared<hsns::services::TopologyCache>(backend.topology());
   hsns::network::TelemetryMetrics telemetry_metrics(metrics.registry());
-  hsns::network::register_report_routes(service.router(), backend.telemetry(), telemetry_metrics);
+  hsns::network::register_report_routes(service.router(), backend.telemetry(), telemetry_metrics,
+                                        topology_cache);
   hsns::telemetry_api::register_telemetry_routes(service.router(), backend.telemetry(), backend.jobs(),
                                                  store);
-  auto topology_cache = std::make_shared<hsns::services::TopologyCache>(backend.topology());
   hsns::topology_api::register_topology_routes(service.router(), topology_cache);
   hsns::scheduling_api::register_scheduling_routes(service.router(), topology_cache, backend.jobs(), store);
   hsns::ingest::LogBuffer logs(c.syslog.messages_per_device, c.syslog.max_devices);

@@ -1,6 +1,8 @@
 #include "services/topology_service.h"
 
+#include <algorithm>
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include "services/store_errors.h"
@@ -44,6 +46,78 @@ Result<LldpOutcome> TopologyService::merge_lldp(const std::vector<topo::LldpObse
   if (!stored) return tl::unexpected(std::move(stored.error()));
   outcome.revision = stored->revision;
   return outcome;
+}
+
+std::vector<topo::LldpObservation> reported_observations(const proto::LldpNeighbors& section) {
+  std::vector<topo::LldpObservation> out;
+  out.reserve(section.neighbors.size());
+  for (const auto& n : section.neighbors) {
+    topo::LldpObservation o;
+    o.host = section.host;
+    o.port = n.netdev;
+    if (n.npu && *n.npu >= 0) o.npu = static_cast<std::uint32_t>(*n.npu);
+    o.neighbor_system = proto::lldp_observation_system(n);
+    o.neighbor_port = n.port_id;
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+namespace {
+
+bool same_observations(const std::vector<topo::LldpObservation>& a,
+                       const std::vector<topo::LldpObservation>& b) {
+  const auto fields = [](const topo::LldpObservation& o) {
+    return std::tie(o.host, o.port, o.npu, o.neighbor_system, o.neighbor_port);
+  };
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [&](const auto& x, const auto& y) { return fields(x) == fields(y); });
+}
+
+// Does the model already hold every observation as a host link to that leaf port? Then a merge would
+// only confirm them.
+bool model_confirms(const topo::Topology& t, const std::vector<topo::LldpObservation>& observations) {
+  return std::all_of(observations.begin(), observations.end(), [&](const topo::LldpObservation& o) {
+    auto host = t.find(o.host);
+    if (!host || t.node(*host).tier != topo::Tier::kHost) return false;
+    for (const topo::Npu& n : t.node(*host).npus) {
+      if (!(o.npu ? n.index == *o.npu : n.port == o.port)) continue;
+      if ((!o.port.empty() && n.port != o.port) || n.link == topo::kNoLink) return false;
+      const auto& link = t.link(n.link);
+      return t.node(link.upper).name == o.neighbor_system && link.upper_port == o.neighbor_port;
+    }
+    return false;
+  });
+}
+
+}  // namespace
+
+Result<ReportedLldp> TopologyService::merge_reported_lldp(const proto::LldpNeighbors& section) {
+  ReportedLldp result;
+  auto observations = reported_observations(section);
+  if (observations.empty()) {
+    result.unchanged = true;
+    return result;
+  }
+  auto now = cache_->current();
+  if (!now) return tl::unexpected(std::move(now.error()));
+  {
+    const std::lock_guard lock(reported_mutex_);
+    auto last = last_reported_.find(section.host);
+    if (last != last_reported_.end() && same_observations(last->second.observations, observations) &&
+        (last->second.revision == now->revision || model_confirms(*now->topology, observations))) {
+      result.unchanged = true;
+      return result;
+    }
+  }
+  auto merged = merge_lldp(observations);
+  if (!merged) return tl::unexpected(std::move(merged.error()));
+  {
+    const std::lock_guard lock(reported_mutex_);
+    last_reported_[section.host] = {merged->revision, std::move(observations)};
+  }
+  result.outcome = std::move(*merged);
+  return result;
 }
 
 namespace {

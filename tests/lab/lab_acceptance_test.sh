@@ -25,6 +25,8 @@ for b in aggregator/hsns-aggregator daemon/core/hsnsd cli/hsnsctl; do
 done
 
 labtool=$src/lab/hsns-lab
+# shellcheck source=lab_teardown.sh
+. "$src/tests/lab/lab_teardown.sh"
 # A run killed without its teardown (ctest's timeout sends SIGKILL) leaves lt<pid>-* behind: remove those whose
 # test process is gone.
 for stale in $(ip netns list | awk '{print $1}' | sed -n 's/^\(lt[0-9]*\)-mgmt$/\1/p'); do
@@ -50,7 +52,7 @@ fail() {
 }
 
 cleanup() {
-  local rc=$? leftovers down_log
+  local rc=$?
   trap - EXIT INT TERM
   if [ $rc != 0 ] && [ -d "$state" ]; then
     echo "--- diagnostics (exit $rc)" >&2
@@ -63,16 +65,7 @@ cleanup() {
       tail -n 30 "${d}hsnsd.log" >&2 2>/dev/null || true
     done
   fi
-  down_log=$(lab down 2>&1) || { echo "$down_log" >&2; rc=1; }
-  [ -n "$down_log" ] && echo "$down_log"
-  if grep -q "ignored SIGTERM" <<<"$down_log"; then
-    echo "FAIL: a process needed SIGKILL at teardown" >&2
-    rc=1
-  fi
-  leftovers=$(ip netns list | awk '{print $1}' | grep -E "^$prefix-" || true)
-  [ -z "$leftovers" ] || { echo "FAIL: namespaces left behind: $leftovers" >&2; rc=1; }
-  [ ! -e "/sys/fs/bpf/hsns-lab/$prefix" ] || { echo "FAIL: pins left in /sys/fs/bpf/hsns-lab/$prefix" >&2; rc=1; }
-  [ ! -e "$state" ] || { echo "FAIL: state directory $state left behind" >&2; rc=1; }
+  lab_teardown_checked "$prefix" "$state" || rc=1
   rm -rf "$scratch"
   [ $rc = 0 ] && echo "PASS"
   exit $rc

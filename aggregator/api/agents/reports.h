@@ -12,6 +12,12 @@
 // - The batch is stored whole in one transaction (store::TelemetryStore::ingest); an unregistered host is
 //   404. A batch whose seq this host sent before answers 200 with the same acknowledgement and stores
 //   nothing again, so an agent resends safely after a lost answer.
+// - The "lldp" section of a batch stored now (not of a duplicate) feeds the topology's LLDP merge as
+//   observations of that host (services::TopologyService::merge_reported_lldp; the same merge as POST
+//   /api/v1/topology/lldp), after the batch is stored. The merge's outcome never changes the answer: a
+//   failed merge (no topology yet, a store error) is counted and logged and the batch stays stored and
+//   acknowledged; neighbours naming an unknown host port or switch (unresolved) and conflicts with the
+//   topology are counted and logged, never applied.
 // - Decoding and storing a batch of up to hundreds of thousands of records is work of seconds: the route
 //   runs on the worker pool (Cost::heavy; 503 with Retry-After when its queue is full, the agent keeps
 //   the batch in its spool and resends).
@@ -19,8 +25,12 @@
 //   the first run at once) until destroyed; a failed run is logged and retried at the next interval.
 // - TelemetryMetrics: hsns_telemetry_batches_total{result="stored"|"duplicate"},
 //   hsns_telemetry_rows_stored_total, hsns_telemetry_pruned_batches_total{reason="age"|"size"},
-//   hsns_telemetry_pruned_rows_total{table=<store::kTelemetryTableNames>}. Thread-safe.
-// The store and the metrics must outlive the router and the retention thread.
+//   hsns_telemetry_pruned_rows_total{table=<store::kTelemetryTableNames>},
+//   hsns_telemetry_lldp_merges_total{result="merged"|"unchanged"|"no_topology"|"failed"} (per report with
+//   an lldp section; unchanged: no neighbours or the same as last merged), hsns_telemetry_lldp_links_total
+//   {change="added"|"completed"}, hsns_telemetry_lldp_issues_total{kind="unresolved"|"conflict"}.
+//   Thread-safe.
+// The store, the topology cache and the metrics must outlive the router and the retention thread.
 #pragma once
 
 #include <prometheus/counter.h>
@@ -29,10 +39,12 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <thread>
 
 #include "http/router.h"
+#include "services/topology_service.h"
 #include "store/telemetry_store.h"
 
 namespace hsns::network {
@@ -42,16 +54,21 @@ class TelemetryMetrics {
   explicit TelemetryMetrics(prometheus::Registry& registry);
   void observe_batch(const store::IngestResult& result);
   void observe_prune(const store::PruneResult& result);
+  // One report's LLDP merge (result as the metric's label) and, when it ran, its outcome.
+  void observe_lldp_merge(const char* result, const services::LldpOutcome* outcome = nullptr);
 
  private:
   prometheus::Family<prometheus::Counter>& batches_;
   prometheus::Counter& rows_stored_;
   prometheus::Family<prometheus::Counter>& pruned_batches_;
   prometheus::Family<prometheus::Counter>& pruned_rows_;
+  prometheus::Family<prometheus::Counter>& lldp_merges_;
+  prometheus::Family<prometheus::Counter>& lldp_links_;
+  prometheus::Family<prometheus::Counter>& lldp_issues_;
 };
 
-void register_report_routes(http::Router& router, store::TelemetryStore& telemetry,
-                            TelemetryMetrics& metrics);
+void register_report_routes(http::Router& router, store::TelemetryStore& telemetry, TelemetryMetrics& metrics,
+                            std::shared_ptr<services::TopologyCache> topology);
 
 class TelemetryRetention {
  public:
