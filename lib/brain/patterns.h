@@ -137,23 +137,23 @@ struct LogField {
 };
 
 struct LogEvent {
-  std::string_view entity;  // the device the line came from, as the caller resolved its hostname ("leaf01")
+  std::string_view entity{};  // the device the line came from, as the caller resolved its hostname ("leaf01")
   std::int64_t timestamp_ms = 0;
-  std::string_view message;
-  std::string_view app;
-  std::string_view hostname;
-  std::string_view msgid;
-  std::string_view procid;
+  std::string_view message{};
+  std::string_view app{};
+  std::string_view hostname{};
+  std::string_view msgid{};
+  std::string_view procid{};
   int severity = 6;  // 0..7
-  std::span<const LogField> fields;
+  std::span<const LogField> fields{};
 };
 
 struct KpiObservation {
-  std::string_view entity;  // "host0042/mlx5_3/1", "leaf01/Ethernet48"
-  std::string_view metric;
+  std::string_view entity{};  // "host0042/mlx5_3/1", "leaf01/Ethernet48"
+  std::string_view metric{};
   std::int64_t timestamp_ms = 0;
-  double value = 0;                        // a gauge's value, a counter's per-second rate
-  std::span<const AnomalyEvent> verdicts;  // the DetectorBank's events for this sample, if any
+  double value = 0;                          // a gauge's value, a counter's per-second rate
+  std::span<const AnomalyEvent> verdicts{};  // the DetectorBank's events for this sample, if any
 };
 
 enum class FaultState : std::uint8_t { raised, cleared };
