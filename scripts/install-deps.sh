@@ -18,6 +18,8 @@ packages=(
   iproute2 iputils-ping ethtool tshark
   # host telemetry tests: property tests of the report spool, real LLDP announced inside test namespaces
   librapidcheck-dev lldpd
+  # fault-pattern library: RE2, linear-time regular expressions for the patterns users write
+  libre2-dev
 )
 
 missing=()
