@@ -61,7 +61,6 @@ struct CompiledLog {
   const LogCondition* condition = nullptr;
   std::unique_ptr<RE2> message;
   std::vector<CompiledField> fields;
-  int groups = 0;
   int ifname_group = -1;
   std::vector<std::pair<int, std::string>> named;  // group index, name
 };
@@ -372,7 +371,6 @@ CompiledLog compile_log(const LogCondition& log) {
   c.condition = &log;
   std::string error;
   c.message = compile_regex(log.message, error);  // checked when parsed
-  c.groups = c.message->NumberOfCapturingGroups();
   for (const auto& [name, index] : c.message->NamedCapturingGroups()) {
     c.named.emplace_back(index, name);
     if (name == "ifname") c.ifname_group = index;
@@ -717,12 +715,21 @@ FaultMatch PatternMatcher::make_match(std::uint32_t pattern, FaultState state, s
   return m;
 }
 
-void PatternMatcher::raise(std::uint32_t pattern, State& state, const std::string& peer,
-                           const Occurrence& occurrence, std::vector<FaultMatch>& out) {
+std::string PatternMatcher::resolve_peer(std::uint32_t pattern, std::string_view entity) const {
   const Pattern& p = library_.compiled_->patterns[pattern];
-  FaultMatch m = make_match(pattern, FaultState::raised, state.entity(), occurrence);
+  if (!peers_ || (p.scope != PatternScope::link_both_ends && p.root_cause != RootCauseRole::link)) return {};
+  auto resolved = peers_(entity);
+  if (!resolved || resolved->size() > limits_.max_entity_length) return {};
+  return std::move(*resolved);
+}
+
+void PatternMatcher::raise(std::uint32_t pattern, State* state, std::string_view entity,
+                           const std::string& peer, const Occurrence& occurrence,
+                           std::vector<FaultMatch>& out) {
+  const Pattern& p = library_.compiled_->patterns[pattern];
+  FaultMatch m = make_match(pattern, FaultState::raised, entity, occurrence);
   m.peer = peer;
-  m.root_cause = root_cause_entity(p.root_cause, state.entity(), peer);
+  m.root_cause = root_cause_entity(p.root_cause, entity, peer);
   std::string detail = p.description;
   if (!occurrence.metric.empty()) {
     detail += " (" + std::string(occurrence.metric) + " " + format_number(occurrence.value);
@@ -738,11 +745,11 @@ void PatternMatcher::raise(std::uint32_t pattern, State& state, const std::strin
   out.push_back(std::move(m));
   ++stats_.raised;
   // Log patterns without clears_on are one-shot: raised each time they fire, never active.
-  if (!p.clears_on && !p.match.kpi) return;
-  state.active = true;
-  state.peer = peer;
+  if (state == nullptr || (!p.clears_on && !p.match.kpi)) return;
+  state->active = true;
+  state->peer = peer;
   if (p.scope == PatternScope::link_both_ends) {
-    const std::string self(state.entity());
+    const std::string self(state->entity());
     if (State* other = find(pattern, peer)) {
       other->active = true;
       other->peer = self;
@@ -779,15 +786,7 @@ void PatternMatcher::step(std::uint32_t pattern, State& state, bool held, const 
   state.held = true;
   state.last_held_ms = occurrence.t_ms;
   if (state.active) return;
-  std::string peer;
-  if (p.scope == PatternScope::link_both_ends || p.root_cause == RootCauseRole::link) {
-    if (peers_) {
-      if (auto resolved = peers_(state.entity());
-          resolved && !resolved->empty() && resolved->size() <= limits_.max_entity_length) {
-        peer = std::move(*resolved);
-      }
-    }
-  }
+  const std::string peer = resolve_peer(pattern, state.entity());
   if (p.scope == PatternScope::link_both_ends) {
     if (peer.empty()) {
       ++stats_.unpaired;
@@ -799,7 +798,7 @@ void PatternMatcher::step(std::uint32_t pattern, State& state, bool held, const 
       return;
     }
   }
-  raise(pattern, state, peer, occurrence, out);
+  raise(pattern, &state, state.entity(), peer, occurrence, out);
 }
 
 void PatternMatcher::check_log(std::uint32_t pattern, bool clearing, const LogEvent& event,
@@ -813,10 +812,14 @@ void PatternMatcher::check_log(std::uint32_t pattern, bool clearing, const LogEv
     const std::string_view value = field_value(event, f.condition->field, present);
     if (!present || !field_ok(f, value)) return;
   }
-  std::vector<re2::StringPiece> groups(static_cast<std::size_t>(log.groups) + 1);
+  // Only the groups up to the last named one are asked for: RE2 is faster the fewer it has to report.
+  std::array<re2::StringPiece, 16> small;
+  std::vector<re2::StringPiece> large;
+  const auto wanted = static_cast<std::size_t>(log.named.empty() ? 0 : log.named.back().first) + 1;
+  if (wanted > small.size()) large.resize(wanted);
+  re2::StringPiece* groups = wanted > small.size() ? large.data() : small.data();
   if (!log.message->Match(re2::StringPiece(event.message.data(), event.message.size()), 0,
-                          event.message.size(), RE2::UNANCHORED, groups.data(),
-                          static_cast<int>(groups.size()))) {
+                          event.message.size(), RE2::UNANCHORED, groups, static_cast<int>(wanted))) {
     return;
   }
   Occurrence occurrence;
@@ -842,6 +845,11 @@ void PatternMatcher::check_log(std::uint32_t pattern, bool clearing, const LogEv
       if (s->active)
         clear(pattern, *s, occurrence, "cleared: " + std::string(event.message.substr(0, 200)), out);
     }
+    return;
+  }
+  if (p.count == 0 && p.scope == PatternScope::entity && !p.clears_on) {
+    // Nothing to remember: a one-shot fault, raised by every matching line.
+    raise(pattern, nullptr, entity, resolve_peer(pattern, entity), occurrence, out);
     return;
   }
   State& s = find_or_add(pattern, entity, out);
@@ -886,6 +894,8 @@ void PatternMatcher::check_kpi(std::uint32_t pattern, bool clearing, const KpiOb
     }
     return;
   }
+  // A series whose condition does not hold and that has no state yet leaves nothing to remember.
+  if (!(compared && (!k.anomaly || verdict == 1)) && find(pattern, observation.entity) == nullptr) return;
   State& s = find_or_add(pattern, observation.entity, out);
   if (verdict >= 0) s.anomaly = verdict == 1;
   const bool condition = compared && (!k.anomaly || s.anomaly);

@@ -223,8 +223,10 @@ class PatternMatcher {
   void set_key(std::uint32_t pattern, std::string_view entity);
   void step(std::uint32_t pattern, State& state, bool held, const Occurrence& occurrence,
             std::vector<FaultMatch>& out);
-  void raise(std::uint32_t pattern, State& state, const std::string& peer, const Occurrence& occurrence,
-             std::vector<FaultMatch>& out);
+  std::string resolve_peer(std::uint32_t pattern, std::string_view entity) const;
+  // state: nullptr for a one-shot fault (nothing remembered).
+  void raise(std::uint32_t pattern, State* state, std::string_view entity, const std::string& peer,
+             const Occurrence& occurrence, std::vector<FaultMatch>& out);
   void clear(std::uint32_t pattern, State& state, const Occurrence& occurrence, std::string_view reason,
              std::vector<FaultMatch>& out);
   FaultMatch make_match(std::uint32_t pattern, FaultState state, std::string_view entity,
