@@ -59,8 +59,7 @@ std::vector<Line> make_lines(std::size_t n, std::mt19937_64& rng) {
       "%SYS-5-CONFIG_I: Configured from console by admin on vty#",
       "lldp: neighbor # added on Ethernet12, chassis 7c:fe:90:12:34:56",
       "Counter poll for port # took 12 ms",
-      "%%01SHELL/5/CMDRECORD(s)[#]:Recorded command information. (Task=VT0, User=admin, Command=display "
-      "version)",
+      "%%01SHELL/5/CMDRECORD(s)[#]:Recorded command information. (Task=VT0, User=admin, Command=dir)",
       "bgpd: 10.0.0.# rcvd UPDATE w/ attr: nexthop 10.0.0.1, origin i, path 65001",
       "CRON[#]: (root) CMD (/usr/local/bin/logrotate.sh)",
   };

@@ -43,8 +43,9 @@ namespace hsns::brain {
 inline constexpr std::size_t kMaxPatternFileBytes = 1 << 20;
 inline constexpr std::size_t kMaxPatterns = 4096;  // over every file of a library
 inline constexpr std::size_t kMaxRegexLength = 4096;
-inline constexpr std::uint32_t kMaxCount = 64;                  // `count`: occurrences remembered per state
-inline constexpr std::int64_t kMaxDurationMs = 7 * 86'400'000;  // `for`, `within`, `both_ends_within`
+inline constexpr std::uint32_t kMaxCount = 64;  // `count`: occurrences remembered per state
+inline constexpr std::int64_t kMaxDurationMs =
+    std::int64_t{7} * 86'400'000;  // `for`, `within`, `both_ends_within`
 
 enum class FaultSeverity : std::uint8_t { info, warning, minor, major, critical };
 std::string_view to_string(FaultSeverity severity);

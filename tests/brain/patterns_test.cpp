@@ -36,7 +36,7 @@ PatternLibrary parse_one(const std::string& text, const std::string& name = "tes
 }
 
 // A peer resolver over a symmetric table.
-PeerResolver peers_of(std::map<std::string, std::string> links) {
+PeerResolver peers_of(const std::map<std::string, std::string>& links) {
   std::map<std::string, std::string, std::less<>> both;
   for (const auto& [a, b] : links) {
     both[a] = b;
