@@ -446,6 +446,25 @@ TEST(PatternMatcher, LogClearsOnEndsARaisedFaultOfTheSamePort) {
   EXPECT_EQ(out.back().entity, "leaf01/Ethernet4");
 }
 
+TEST(PatternMatcher, AnEvictedStateReportsItsRaisedFaultCleared) {
+  const PatternLibrary library = parse_one(entry("hot", "      kpi: {metric: t, above: 75}\n"));
+  PatternMatcher matcher(library, nullptr, {.max_states = 1});
+  std::vector<FaultMatch> out;
+  matcher.observe(KpiObservation{"a", "t", 0, 80, {}}, out);
+  ASSERT_EQ(out.size(), 1U);
+  matcher.observe(KpiObservation{"b", "t", 1000, 20, {}}, out);  // holds nothing: no state, no eviction
+  EXPECT_EQ(out.size(), 1U);
+  matcher.observe(KpiObservation{"b", "t", 2000, 90, {}}, out);
+  ASSERT_EQ(out.size(), 3U);
+  EXPECT_EQ(out[1].state, FaultState::cleared);
+  EXPECT_EQ(out[1].entity, "a");
+  EXPECT_EQ(out[1].detail, "state evicted");
+  EXPECT_EQ(out[2].state, FaultState::raised);
+  EXPECT_EQ(out[2].entity, "b");
+  EXPECT_EQ(matcher.state_count(), 1U);
+  EXPECT_EQ(matcher.stats().evicted, 1U);
+}
+
 TEST(PatternMatcher, InvalidInputIsCountedAndIgnored) {
   PatternMatcher matcher(shipped(), nullptr);
   std::vector<FaultMatch> out;
