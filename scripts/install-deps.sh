@@ -11,6 +11,7 @@ packages=(
   libboost1.81-dev libboost-url1.81-dev prometheus-cpp-dev libcli11-dev libyaml-cpp-dev
   nlohmann-json3-dev libsqlite3-dev libexpected-dev libsystemd-dev libssl-dev zlib1g-dev
   libgtest-dev libgmock-dev
+  libre2-dev  # the brain's fault patterns: RE2, linear-time regular expressions for patterns users write
   # node daemon: eBPF (libbpf, bpftool, clang above), rtnetlink, rdma-core verbs
   libbpf-dev bpftool libnl-route-3-dev libibverbs-dev linux-libc-dev
   # test and benchmark tools

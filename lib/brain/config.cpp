@@ -2,14 +2,10 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <algorithm>
-#include <cerrno>
-#include <charconv>
 #include <cmath>
-#include <cstring>
-#include <fstream>
 #include <initializer_list>
-#include <sstream>
+
+#include "brain/yaml_reader.h"
 
 namespace hsns::brain {
 namespace {
@@ -21,74 +17,14 @@ const std::initializer_list<std::string_view> kDetectorKeys = {
     "type", "counter_bits", "baseline", "rate", "level_shift", "burst", "threshold"};
 
 // Reads one document into configurations; the first problem is kept and every step after it stops.
-class Parser {
+class Parser : public YamlReader {
  public:
-  explicit Parser(std::string_view source) : source_(source) {}
-
-  bool ok() const { return !error_; }
-  Error take_error() { return std::move(*error_); }
-
-  bool fail(const YAML::Node& node, const std::string& path, const std::string& reason) {
-    const YAML::Mark mark = node.Mark();
-    std::string where(source_);
-    if (!mark.is_null()) where += ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
-    if (!error_) error_ = Error::invalid(path, where + ": " + reason);
-    return false;
-  }
-
-  bool check_keys(const YAML::Node& map, const std::string& path,
-                  std::initializer_list<std::string_view> allowed,
-                  std::initializer_list<std::string_view> also = {}) {
-    if (!map.IsMap()) return fail(map, path, "must be a mapping");
-    for (const auto& entry : map) {
-      const auto key = entry.first.Scalar();
-      const auto known = [&](std::initializer_list<std::string_view> keys) {
-        return std::find(keys.begin(), keys.end(), key) != keys.end();
-      };
-      if (!known(allowed) && !known(also)) return fail(entry.first, join(path, key), "unknown key");
-    }
-    return true;
-  }
-
-  static std::string join(const std::string& path, std::string_view key) {
-    return path.empty() ? std::string(key) : path + "." + std::string(key);
-  }
-
-  bool read_number(const YAML::Node& map, const std::string& path, std::string_view key, double& out) {
-    const YAML::Node node = map[std::string(key)];
-    if (!node) return true;
-    const std::string where = join(path, key);
-    if (!node.IsScalar()) return fail(node, where, "must be a number");
-    const std::string& text = node.Scalar();
-    double v = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v)) {
-      return fail(node, where, "must be a finite number, got \"" + text + "\"");
-    }
-    out = v;
-    return true;
-  }
-
-  bool read_count(const YAML::Node& map, const std::string& path, std::string_view key, std::uint32_t& out) {
-    double v = out;
-    if (!read_number(map, path, key, v)) return false;
-    if (v < 0 || v != std::floor(v) || v > 1e9) {
-      return fail(map[std::string(key)], join(path, key), "must be a whole number");
-    }
-    out = static_cast<std::uint32_t>(v);
-    return true;
-  }
+  using YamlReader::YamlReader;
 
   // A section's `enabled` key; a section present without it turns its detector on.
   bool read_enabled(const YAML::Node& section, const std::string& path, bool& out) {
     out = true;
-    const YAML::Node node = section["enabled"];
-    if (!node) return true;
-    if (node.IsScalar() && (node.Scalar() == "true" || node.Scalar() == "false")) {
-      out = node.Scalar() == "true";
-      return true;
-    }
-    return fail(node, join(path, "enabled"), "must be true or false");
+    return read_bool(section, path, "enabled", out);
   }
 
   bool apply(const YAML::Node& map, const std::string& path, DetectorConfig& c,
@@ -237,10 +173,6 @@ class Parser {
     }
     return true;
   }
-
- private:
-  std::string_view source_;
-  std::optional<Error> error_;
 };
 
 DetectorConfig gauge() {
@@ -371,13 +303,9 @@ Result<BrainConfig> parse_brain_config(std::string_view text, std::string_view s
     return tl::unexpected(
         Error::too_large(std::string(source) + ": over " + std::to_string(kMaxConfigBytes) + " bytes"));
   }
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    return tl::unexpected(Error::invalid("", std::string(source) + ":" + std::to_string(e.mark.line + 1) +
-                                                 ":" + std::to_string(e.mark.column + 1) + ": " + e.msg));
-  }
+  auto loaded = load_yaml(text, source);
+  if (!loaded) return tl::unexpected(std::move(loaded.error()));
+  const YAML::Node root = *loaded;
   BrainConfig config = default_brain_config();
   Parser p(source);
   if (root.IsNull()) return config;
@@ -440,11 +368,9 @@ Result<BrainConfig> parse_brain_config(std::string_view text, std::string_view s
 }
 
 Result<BrainConfig> load_brain_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return tl::unexpected(Error::not_found("cannot read " + path + ": " + std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_brain_config(text.str(), path);
+  auto text = read_text_file(path, kMaxConfigBytes);
+  if (!text) return tl::unexpected(std::move(text.error()));
+  return parse_brain_config(*text, path);
 }
 
 }  // namespace hsns::brain
