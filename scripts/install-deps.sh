@@ -18,6 +18,8 @@ packages=(
   iproute2 iputils-ping ethtool tshark
   # host telemetry tests: property tests of the report spool, real LLDP announced inside test namespaces
   librapidcheck-dev lldpd
+  # switch KPIs by SNMP: net-snmp's library; its agent and command-line tools for the poller's tests
+  libsnmp-dev snmpd snmp
 )
 
 missing=()
