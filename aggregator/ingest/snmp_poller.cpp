@@ -275,6 +275,8 @@ struct SnmpPoller::Agent {
   bool open_pending = false;   // the probe found the engine ID: open the session and walk
   bool close_pending = false;  // a failure: close the sessions (never inside a callback)
   bool first_request = true;
+  Clock::time_point walk_started;
+  double walk_ms = 0;
   std::string device;
   std::vector<Column> columns;
   SnmpPoll current;
@@ -517,6 +519,7 @@ void SnmpPoller::begin_poll(Agent& a, bool after_probe) {
   a.current = SnmpPoll{};
   a.first_request = true;
   a.phase = Agent::Phase::walking;
+  a.walk_started = Clock::now();
   send_next(a);
 }
 
@@ -634,6 +637,7 @@ void SnmpPoller::fail(Agent& a, std::string_view reason) {
 
 void SnmpPoller::finish(Agent& a) {
   a.phase = Agent::Phase::idle;
+  a.walk_ms = std::chrono::duration<double, std::milli>(Clock::now() - a.walk_started).count();
   CounterEvents events;
   auto samples = derive_samples(a.device, a.previous ? &*a.previous : nullptr, a.current, events);
   const auto& name = a.config.name;
@@ -665,6 +669,7 @@ void SnmpPoller::publish(const Agent& a) {
   s.device = a.device;
   s.last = a.previous;
   s.last_events = a.events;
+  s.last_walk_ms = a.walk_ms;
 }
 
 }  // namespace hsns::ingest

@@ -117,6 +117,7 @@ struct SnmpSwitchStatus {
   std::string device;                        // the entity prefix of the latest poll
   std::optional<SnmpPoll> last;              // the latest successful walk
   std::optional<CounterEvents> last_events;  // what derive_samples counted on it
+  double last_walk_ms = 0;                   // from the walk's first request to its last answer
 };
 
 class SnmpPoller {
