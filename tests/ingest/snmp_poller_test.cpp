@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/aggregator_process.h"
 #include "support/metrics.h"
 #include "support/netns.h"
 #include "support/process.h"
@@ -313,6 +314,68 @@ TEST_F(SnmpPollerTest, AnAgentRestartIsCountedAndStartsANewBaseline) {
   const auto v3_after = status("leaf01-v3").successes;
   ASSERT_TRUE(wait_until([&] { return status("leaf01-v3").successes >= v3_after + 2; }, 15s))
       << status("leaf01-v3").last_failure;
+}
+
+// The real hsns-aggregator in the agent's namespace, configured with an `snmp:` section (a v2c switch, a
+// v3 switch whose keys are in a credentials file, a silent one): main.cpp starts the poller, /metrics
+// shows each switch's polls.
+TEST_F(SnmpPollerTest, TheAggregatorPollsTheConfiguredSwitches) {
+  const auto credentials = dir_ / "leaf02.yaml";
+  std::ofstream(credentials) << "user: " << kV3User << "\nauth_protocol: SHA-256\nauth_password: \""
+                             << kAuthPassword << "\"\npriv_protocol: AES\npriv_password: \"" << kPrivPassword
+                             << "\"\n";
+  testing::TempDir work("hsns-snmp-aggregator");
+  testing::AggregatorProcess aggregator(work.path());
+  aggregator.set_netns(agent_ns_);
+  const std::string agent = "address: 127.0.0.1, port: " + std::to_string(kAgentPort);
+  aggregator.set_config(
+      "snmp:\n  switches:\n"
+      "    - {name: leaf01, " +
+      agent + ", community: " + kCommunity +
+      ", interval_ms: 1000, timeout_ms: 200}\n"
+      "    - {name: leaf02, " +
+      agent + ", version: '3', credentials_file: " + credentials.string() +
+      ", interval_ms: 1000, timeout_ms: 200}\n"
+      "    - {name: silent, address: 127.0.0.1, port: " +
+      std::to_string(kSilentPort) + ", community: x, interval_ms: 1000, timeout_ms: 200, retries: 0}\n");
+  aggregator.start();
+  std::string exposition;
+  const auto scrape = [&] {
+    const auto r = Namespaces::exec(agent_ns_, {"curl", "-sf", aggregator.url() + "/metrics"});
+    exposition = r.output;
+    return r.ok();
+  };
+  const auto value = [&](const std::string& selector) {
+    return testing::metric_value(exposition, selector).value_or(-1);
+  };
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return scrape() && value("hsns_snmp_samples_total{switch=\"leaf01\"}") > 0 &&
+               value("hsns_snmp_samples_total{switch=\"leaf02\"}") > 0 &&
+               value("hsns_snmp_poll_failures_total{reason=\"timeout\",switch=\"silent\"}") >= 2;
+      },
+      15s))
+      << exposition << aggregator.log();
+  EXPECT_GT(value("hsns_snmp_last_success_timestamp_seconds{switch=\"leaf02\"}"), 1.6e9);
+  EXPECT_GE(value("hsns_snmp_interfaces{switch=\"leaf01\"}"), 2);
+  EXPECT_EQ(value("hsns_snmp_last_success_timestamp_seconds{switch=\"silent\"}"), -1);
+  EXPECT_GE(value("hsns_snmp_unknown_device_total{switch=\"leaf01\"}"), 1) << "no topology was loaded";
+  EXPECT_EQ(aggregator.stop(), 0) << aggregator.log();
+}
+
+// check-config refuses a bad `snmp:` section naming the field, without starting anything.
+TEST(SnmpAggregatorConfig, CheckConfigNamesTheBadField) {
+  testing::TempDir work("hsns-snmp-check");
+  const auto config = work / "aggregator.yaml";
+  std::ofstream(config)
+      << "insecure_no_auth: true\nsnmp:\n  switches:\n    - {name: leaf01, address: leaf01.example, "
+         "community: c}\n";
+  const auto r = testing::run_command(
+      {testing::build_path("aggregator/hsns-aggregator").string(), "check-config", "-c", config.string()});
+  EXPECT_EQ(r.status, 64) << r.output;
+  EXPECT_NE(r.output.find("snmp.switches[0].address: 'leaf01.example' is not an IP address"),
+            std::string::npos)
+      << r.output;
 }
 
 }  // namespace
