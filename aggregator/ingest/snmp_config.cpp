@@ -59,7 +59,7 @@ SnmpSwitchConfig read_switch(const YAML::Node& node, const std::string& at) {
   for (const auto& kv : node) {
     const auto key = kv.first.as<std::string>();
     const auto& v = kv.second;
-    const std::string where = at + "." + key;
+    const std::string where = std::string(at).append(".").append(key);
     if (key == "name") {
       s.name = read_text(v, where);
       if (!is_switch_name(s.name)) {
@@ -82,7 +82,7 @@ SnmpSwitchConfig read_switch(const YAML::Node& node, const std::string& at) {
       } else if (text == "3") {
         s.version = SnmpVersion::v3;
       } else {
-        throw std::runtime_error(where + ": '" + text + "' is not 2c or 3");
+        throw std::runtime_error(std::string(where).append(": '").append(text).append("' is not 2c or 3"));
       }
     } else if (key == "community") {
       s.credentials.community = read_text(v, where);
@@ -144,7 +144,7 @@ SnmpCredentials read_snmp_credentials(const std::string& path, const std::string
   for (const auto& kv : root) {
     const auto key = kv.first.as<std::string>();
     const auto& v = kv.second;
-    const std::string field = where + " (" + path + ")." + key;
+    const std::string field = std::string(where).append(" (").append(path).append(").").append(key);
     if (key == "community") {
       c.community = read_text(v, field);
       if (c.community.empty()) throw std::runtime_error(field + ": must not be empty");
@@ -159,8 +159,9 @@ SnmpCredentials read_snmp_credentials(const std::string& path, const std::string
       has_auth = true;
     } else if (key == "priv_protocol") {
       const auto proto = read_text(v, field);
-      if (proto != "AES" && proto != "AES-128")
-        throw std::runtime_error(field + ": '" + proto + "' is not AES");
+      if (proto != "AES" && proto != "AES-128") {
+        throw std::runtime_error(std::string(field).append(": '").append(proto).append("' is not AES"));
+      }
       c.priv_protocol = SnmpPrivProtocol::aes;
     } else if (key == "priv_password") {
       c.priv_password = read_password(v, field);

@@ -270,7 +270,7 @@ struct SnmpPoller::Agent {
   std::vector<u_char> engine_id;
   Phase phase = Phase::idle;
   Clock::time_point next_due;
-  Clock::time_point deadline;  // the walk must be done by then (the next poll's time)
+  Clock::time_point deadline;  // the poll must be done by then (the next poll's time)
   bool send_pending = false;   // the walk goes on with another request
   bool open_pending = false;   // the probe found the engine ID: open the session and walk
   bool close_pending = false;  // a failure: close the sessions (never inside a callback)
@@ -354,15 +354,11 @@ void SnmpPoller::run() {
           a.session = a.probe = nullptr;
           a.close_pending = false;
         }
-        if (now >= a.next_due) {
-          if (a.phase == Agent::Phase::idle) {
-            begin_poll(a, false);
-          } else {
-            metrics_.poll_started(a.config.name);
-            fail(a, "overrun");  // cannot happen while timeouts fit the interval (config check)
-          }
+        if (now >= a.next_due) {  // idle: a poll still running at this time failed just above
+          begin_poll(a, false);
           a.next_due += a.config.interval;
           if (a.next_due < now) a.next_due = now + a.config.interval;  // the thread was held up: no burst
+          a.deadline = a.next_due;  // the walk must be done when the next poll is due
         }
         if (a.open_pending) {
           a.open_pending = false;
@@ -486,12 +482,11 @@ void* open_session(const SnmpSwitchConfig& s, const std::vector<u_char>& engine_
 }  // namespace
 
 void SnmpPoller::begin_poll(Agent& a, bool after_probe) {
-  if (!after_probe) {
+  if (!after_probe) {  // the walk after an engine ID probe belongs to the probe's poll
     metrics_.poll_started(a.config.name);
     const std::lock_guard lock(status_mutex_);
     ++status_[a.index].polls;
   }
-  a.deadline = Clock::now() + a.config.interval;
   if (a.config.version == SnmpVersion::v3 && a.engine_id.empty()) {
     a.probe = a.probe != nullptr ? a.probe : open_session(a.config, {}, true, &SnmpPoller::on_pdu, &a);
     if (a.probe == nullptr) return fail(a, "open");

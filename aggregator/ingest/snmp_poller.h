@@ -18,9 +18,8 @@
 //   done when the next poll is due), send (net-snmp refused to send), open (no session), auth (an SNMPv3
 //   report: unknown user, wrong digest, ...; or an answer our keys do not authenticate or decrypt),
 //   error_status (an error-status in the response), malformed (no sysUpTime first, no progress, an OID that
-//   did not increase), overrun (the previous poll still runs when the next is due: skipped). After a failure
-//   the switch's session is closed and the next poll is at its interval; the previous successful poll stays
-//   the baseline unless the agent restarted meanwhile.
+//   did not increase). After a failure the switch's session is closed and the next poll is at its
+//   interval; the previous successful poll stays the baseline (an agent restart meanwhile is seen then).
 // - Bounds: at most config.max_switches switches (config check), config.max_interfaces rows per switch
 //   (more are not walked: counter event interfaces_truncated), GETBULK of config.bulk_rows rows
 //   (snmp.max_repetitions).

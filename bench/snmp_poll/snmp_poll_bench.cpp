@@ -104,7 +104,12 @@ int main(int argc, char** argv) {
   const std::string quiet = " >/dev/null 2>&1";
   bool up = false;
   for (int i = 0; i < 100 && !up; ++i) {
-    up = run("snmpget -v2c -c " + std::string(kCommunity) + " " + agent + " 1.3.6.1.2.1.1.3.0" + quiet) == 0;
+    up = run(std::string("snmpget -v2c -c ")
+                 .append(kCommunity)
+                 .append(" ")
+                 .append(agent)
+                 .append(" 1.3.6.1.2.1.1.3.0")
+                 .append(quiet)) == 0;
     if (!up) std::this_thread::sleep_for(100ms);
   }
   check(up, "snmpd did not answer");
@@ -114,9 +119,14 @@ int main(int argc, char** argv) {
   auto t0 = Clock::now();
   while (ms_since(t0) < seconds * 1000.0) {
     for (const auto& column : kColumns) {
-      check(run("snmpbulkwalk -v2c -c " + std::string(kCommunity) + " -Cr16 -On -Oq " + agent + " " + column +
-                quiet) == 0,
-            "snmpbulkwalk");
+      const auto walk = std::string("snmpbulkwalk -v2c -c ")
+                            .append(kCommunity)
+                            .append(" -Cr16 -On -Oq ")
+                            .append(agent)
+                            .append(" ")
+                            .append(column)
+                            .append(quiet);
+      check(run(walk) == 0, "snmpbulkwalk");
     }
     ++walks;
   }

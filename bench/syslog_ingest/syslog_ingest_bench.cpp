@@ -57,14 +57,21 @@ std::vector<std::string> make_lines(std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) {
     const auto host = device_name(static_cast<int>(i % kDevices));
     const auto port = std::to_string(i % 64);
+    std::string line;
     if (i % 2 == 0) {
-      lines.push_back("<187>1 2026-12-02T05:07:56.123Z " + host +
-                      " bgpd 2211 PEER [peer@32473 ip=\"198.18.0." + port +
-                      "\" as=\"65001\"] neighbor 198.18.0." + port + " state changed to Idle (hold timer)");
+      line.append("<187>1 2026-12-02T05:07:56.123Z ")
+          .append(host)
+          .append(" bgpd 2211 PEER [peer@32473 ip=\"198.18.0.");
+      line.append(port).append("\" as=\"65001\"] neighbor 198.18.0.").append(port);
+      line.append(" state changed to Idle (hold timer)");
     } else {
-      lines.push_back("<189>Dec  2 05:07:56 " + host + " ifmgr[311]: Interface Ethernet1/" + port +
-                      " changed state to down, reason: link fault, seq " + std::to_string(i));
+      line.append("<189>Dec  2 05:07:56 ")
+          .append(host)
+          .append(" ifmgr[311]: Interface Ethernet1/")
+          .append(port);
+      line.append(" changed state to down, reason: link fault, seq ").append(std::to_string(i));
     }
+    lines.push_back(std::move(line));
   }
   return lines;
 }

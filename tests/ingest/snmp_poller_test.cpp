@@ -222,7 +222,7 @@ TEST_F(SnmpPollerTest, CountersMatchSnmpgetAndRatesFollowTraffic) {
   const auto ping = Namespaces::exec(
       peer_ns_, {"ping", "-q", "-c", "50", "-i", "0.01", "-s", "1000", "-W", "1", "198.18.61.1"});
   ASSERT_TRUE(ping.ok()) << ping.output;
-  const std::uint64_t ping_octets = 50 * (1000 + 8 + 20 + 14);
+  const std::uint64_t ping_octets = std::uint64_t{50} * (1000 + 8 + 20 + 14);
   // snmpd caches its interface table for a few seconds: look until the traffic shows, then two more polls.
   while (seen.back().poll.interfaces.at(*index).in_octets <
              seen.front().poll.interfaces.at(*index).in_octets.value() + ping_octets &&
