@@ -162,16 +162,21 @@ class ReceiverThread {
   double cpu_ms_ = 0;
 };
 
+sockaddr_in loopback(std::uint16_t port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return a;
+}
+
 Figures over_udp(const std::vector<std::string>& lines, std::size_t window) {
   Ingest in(true, false);
   const auto to = *in.receiver->udp_endpoint();
   ReceiverThread receiver(in);
   const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
   check(fd >= 0, "udp socket");
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(to.port());
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  sockaddr_in a = loopback(to.port());
   const auto t0 = Clock::now();
   for (std::size_t i = 0; i < lines.size(); ++i) {
     while (i - in.stored.load(std::memory_order_acquire) >= window) std::this_thread::yield();
@@ -204,10 +209,7 @@ Figures over_tcp(const std::vector<std::string>& lines) {
   for (const auto& line : lines) stream.append(std::to_string(line.size())).append(" ").append(line);
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   check(fd >= 0, "tcp socket");
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(to.port());
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  sockaddr_in a = loopback(to.port());
   check(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0, "connect");
   const auto t0 = Clock::now();
   for (std::size_t off = 0; off < stream.size();) {
