@@ -18,6 +18,7 @@
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <set>
@@ -126,6 +127,16 @@ struct Ingest {
     });
     receiver->start();
   }
+  // The connections' last handlers refer to the receiver: run them before it goes (as the aggregator's
+  // event loop does before main returns).
+  ~Ingest() {
+    receiver->stop();
+    ioc.restart();
+    ioc.run_for(std::chrono::seconds(5));
+    receiver.reset();
+  }
+  Ingest(const Ingest&) = delete;
+  Ingest& operator=(const Ingest&) = delete;
 };
 
 Figures in_process(const std::vector<std::string>& lines) {
