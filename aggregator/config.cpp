@@ -163,6 +163,8 @@ tl::expected<AggregatorConfig, std::string> load_config_yaml(const std::string& 
         apply_telemetry(v, c);
       } else if (key == "syslog") {
         ingest::apply_syslog_yaml(v, c.syslog);
+      } else if (key == "snmp") {
+        ingest::apply_snmp_yaml(v, c.snmp);
       } else if (key == "shutdown_grace_ms") {
         c.shutdown_grace = std::chrono::milliseconds(read_int<long long>(v, key, 0, 600'000));
       } else {

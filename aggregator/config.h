@@ -20,6 +20,7 @@
 
 #include "hsns/log.h"
 #include "http/server.h"
+#include "ingest/snmp_config.h"
 #include "ingest/syslog_config.h"
 
 namespace hsns {
@@ -61,6 +62,7 @@ struct AggregatorConfig {
   std::string ready_file;  // written with "<address> <port>" once listening (for tests and scripts)
   log::Level log_level = log::Level::info;  // --log-level: messages below it are not written
   ingest::SyslogConfig syslog;              // syslog receivers (off unless a listen address is set)
+  ingest::SnmpConfig snmp;                  // SNMP poller (off unless switches are listed)
 };
 
 enum class Command { run, check_config, exit_ok };

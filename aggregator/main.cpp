@@ -22,6 +22,7 @@
 #include "hsns/log.h"
 #include "hsns/version.h"
 #include "http/service.h"
+#include "ingest/snmp_poller.h"
 #include "ingest/topology_devices.h"
 #include "store/factory.h"
 #include "store/instrumented_network_store.h"
@@ -159,6 +160,13 @@ int run(const AggregatorConfig& c) {
   }
   if (auto at = syslog.udp_endpoint()) HSNS_LOG(info) << "syslog over UDP at " << *at;
   if (auto at = syslog.tcp_endpoint()) HSNS_LOG(info) << "syslog over TCP at " << *at;
+  hsns::ingest::SnmpMetrics snmp_metrics(metrics.registry());
+  hsns::ingest::LatestKpiSamples snmp_samples;  // the KPI store takes its place once merged
+  hsns::ingest::SnmpPoller snmp(c.snmp, hsns::ingest::topology_device_resolver(topology_cache), snmp_samples,
+                                snmp_metrics);
+  snmp.start();
+  if (!c.snmp.switches.empty())
+    HSNS_LOG(info) << "polling " << c.snmp.switches.size() << " switches over SNMP";
   const auto bound = server.local_endpoint();
   metrics.set_max_connections(static_cast<double>(server.max_connections()));
 
@@ -215,6 +223,7 @@ int run(const AggregatorConfig& c) {
   for (int i = 1; i < c.threads; ++i) threads.emplace_back([&ioc] { ioc.run(); });
   ioc.run();
   for (auto& t : threads) t.join();
+  snmp.stop();
   service.stop_workers();  // heavy requests still running finish before the stores close
   retention.reset();
 

@@ -21,6 +21,8 @@ packages=(
   librapidcheck-dev lldpd
   # Debian packages: dpkg-buildpackage with debhelper, lintian, and the install test's fresh root
   debhelper lintian debootstrap
+  # switch KPIs by SNMP: net-snmp's library; its agent and command-line tools for the poller's tests
+  libsnmp-dev snmpd snmp
 )
 
 missing=()
