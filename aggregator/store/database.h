@@ -61,7 +61,8 @@ class DatabaseOpenError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// One numbered schema migration. Versions start at 1 and increase by one; a migration is never edited
+// One numbered schema migration. Versions start at 1 and increase (a gap is a migration of a branch not
+// merged yet); a migration is never edited
 // once released: schema changes are new migrations.
 struct Migration {
   int version = 0;
@@ -101,6 +102,7 @@ class Statement {
   // Columns are numbered from 0. NULL reads as "" / 0.
   std::string column_text(int index) const;
   std::int64_t column_int64(int index) const;
+  double column_double(int index) const;
   bool column_is_null(int index) const;
   std::optional<std::string> column_optional_text(int index) const;
 
