@@ -13,6 +13,9 @@
 
 #include "api/agents/reports.h"
 #include "api/agents/routes.h"
+#include "api/kpis/events.h"
+#include "api/kpis/report_kpis.h"
+#include "api/kpis/routes.h"
 #include "api/logs/routes.h"
 #include "api/network/routes.h"
 #include "api/scheduling/routes.h"
@@ -109,12 +112,20 @@ int run(const AggregatorConfig& c) {
   hsns::network::register_network_routes(service.router(), store);
   hsns::network::register_agent_routes(service.router(), store, backend.agents());
   hsns::network::TelemetryMetrics telemetry_metrics(metrics.registry());
-  hsns::network::register_report_routes(service.router(), backend.telemetry(), telemetry_metrics);
+  hsns::kpis_api::KpiMetrics kpi_metrics(metrics.registry());
+  hsns::network::register_report_routes(service.router(), backend.telemetry(), telemetry_metrics,
+                                        hsns::kpis_api::ReportKpiRecorder(backend.kpis(), kpi_metrics));
   auto topology_cache = std::make_shared<hsns::services::TopologyCache>(backend.topology());
+  hsns::kpis_api::DeviceCheck topology_device =
+      [resolve = hsns::ingest::topology_device_resolver(topology_cache)](std::string_view device) {
+        return resolve(device, "");
+      };
+  hsns::kpis_api::register_kpi_routes(service.router(), backend.kpis(), kpi_metrics, topology_device);
   hsns::topology_api::register_topology_routes(service.router(), topology_cache);
   hsns::scheduling_api::register_scheduling_routes(service.router(), topology_cache, backend.jobs(), store);
   hsns::ingest::LogBuffer logs(c.syslog.messages_per_device, c.syslog.max_devices);
   hsns::logs_api::register_log_routes(service.router(), logs);
+  hsns::kpis_api::register_event_routes(service.router(), logs, kpi_metrics, topology_device);
 
   net::io_context ioc(c.threads);
   std::unique_ptr<net::ssl::context> tls;
@@ -196,6 +207,8 @@ int run(const AggregatorConfig& c) {
       hsns::store::RetentionPolicy{std::chrono::duration_cast<std::chrono::milliseconds>(c.telemetry_max_age),
                                    c.telemetry_max_bytes},
       c.telemetry_prune_interval, telemetry_metrics);
+  auto kpi_retention = std::make_unique<hsns::kpis_api::KpiRetentionTask>(
+      backend.kpis(), c.telemetry_prune_interval, kpi_metrics);
   service.set_ready(true);
   if (!c.ready_file.empty()) {
     const auto tmp = c.ready_file + ".tmp";
@@ -213,6 +226,7 @@ int run(const AggregatorConfig& c) {
   for (auto& t : threads) t.join();
   service.stop_workers();  // heavy requests still running finish before the stores close
   retention.reset();
+  kpi_retention.reset();
 
   if (auto closed = backend.close(); !closed) {
     HSNS_LOG(warning) << "database close: " << closed.error().detail;

@@ -30,7 +30,8 @@ std::optional<Problem> check_section_hosts(const std::string& host, const proto:
   return Problem::invalid(std::move(wrong));
 }
 
-Response post_report(store::TelemetryStore& telemetry, TelemetryMetrics& metrics, RequestContext& ctx) {
+Response post_report(store::TelemetryStore& telemetry, TelemetryMetrics& metrics,
+                     const ReportObserver& on_stored, RequestContext& ctx) {
   if (auto p = http::check_query(ctx, {})) return http::problem(ctx, *p);
   const std::string host(ctx.path_param("host"));
   if (auto why = check_host_name(host)) return http::problem(ctx, Problem::invalid("host", *why));
@@ -44,6 +45,7 @@ Response post_report(store::TelemetryStore& telemetry, TelemetryMetrics& metrics
   auto stored = telemetry.ingest(host, *report, body.size());
   if (!stored) return http::problem(ctx, services::from_store(stored.error()));
   metrics.observe_batch(*stored);
+  if (on_stored && !stored->duplicate) on_stored(host, *report);
   return http::json_ok(ctx, nlohmann::json{{"acked_seq", stored->acked_seq}});
 }
 
@@ -88,13 +90,15 @@ void TelemetryMetrics::observe_prune(const store::PruneResult& result) {
   }
 }
 
-void register_report_routes(http::Router& router, store::TelemetryStore& telemetry,
-                            TelemetryMetrics& metrics) {
+void register_report_routes(http::Router& router, store::TelemetryStore& telemetry, TelemetryMetrics& metrics,
+                            ReportObserver on_stored) {
   using http::Permission;
   router.add(
       bhttp::verb::post, "/api/v1/agents/{host}/reports",
       Permission::agent_report | Permission::manage_network,
-      [&telemetry, &metrics](RequestContext& ctx) { return post_report(telemetry, metrics, ctx); },
+      [&telemetry, &metrics, on_stored = std::move(on_stored)](RequestContext& ctx) {
+        return post_report(telemetry, metrics, on_stored, ctx);
+      },
       http::Cost::heavy);
 }
 

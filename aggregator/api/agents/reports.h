@@ -29,6 +29,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -50,8 +51,12 @@ class TelemetryMetrics {
   prometheus::Family<prometheus::Counter>& pruned_rows_;
 };
 
-void register_report_routes(http::Router& router, store::TelemetryStore& telemetry,
-                            TelemetryMetrics& metrics);
+// Called on the worker with every newly stored batch (not a duplicate), after its answer is decided:
+// what derives data from reports (the KPI samples of api/kpis/report_kpis.h) hooks in here.
+using ReportObserver = std::function<void(const std::string& host, const proto::Report& report)>;
+
+void register_report_routes(http::Router& router, store::TelemetryStore& telemetry, TelemetryMetrics& metrics,
+                            ReportObserver on_stored = {});
 
 class TelemetryRetention {
  public:
