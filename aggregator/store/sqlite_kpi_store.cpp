@@ -109,10 +109,8 @@ struct SeriesState {
 
 class BatchWriter {
  public:
-  BatchWriter(Connection& c, const KpiStoreOptions& options, std::int64_t now_ms)
-      : c_(c),
-        window_ms_(options.late_window.count()),
-        raw_floor_ms_(now_ms - options.retention.raw.count()) {}
+  BatchWriter(Connection& c, const KpiStoreOptions& options, std::int64_t raw_floor_ms)
+      : c_(c), window_ms_(options.late_window.count()), raw_floor_ms_(raw_floor_ms) {}
 
   StoreResult<void> prepare() {
     HSNS_STORE_ASSIGN(find, sql::prepare(c_,
@@ -250,10 +248,17 @@ StoreResult<KpiAppendResult> SqliteKpiStore::append(std::span<const KpiSample> s
   if (auto errors = validate_kpi_samples(samples); !errors.empty()) {
     return tl::unexpected(StoreError::invalid(std::move(errors)));
   }
-  if (samples.empty()) return KpiAppendResult{};
   const auto now_ms = unix_ms(Clock::now());
+  // Nothing that could be stored (an old report replayed, say): no transaction, no commit to wait for.
+  const auto raw_floor_ms = now_ms - options_.retention.raw.count();
+  if (std::all_of(samples.begin(), samples.end(),
+                  [&](const KpiSample& s) { return s.ts_ms <= raw_floor_ms; })) {
+    KpiAppendResult all_late;
+    all_late.late = samples.size();
+    return all_late;
+  }
   return sql::write(db_, [&](Connection& c) -> StoreResult<KpiAppendResult> {
-    BatchWriter writer(c, options_, now_ms);
+    BatchWriter writer(c, options_, raw_floor_ms);
     HSNS_STORE_TRY(writer.prepare());
     for (const auto& s : samples) HSNS_STORE_TRY(writer.add(s));
     return writer.finish();

@@ -100,7 +100,7 @@ Figures raw_inserts(const std::filesystem::path& file,
         "prepare series");
   for (std::size_t s = 0; s < batches.front().size(); ++s) {
     const auto& k = batches.front()[s];
-    sqlite3_bind_int64(series, 1, static_cast<sqlite3_int64>(s + 1));
+    sqlite3_bind_int64(series, 1, static_cast<sqlite3_int64>(s) + 1);
     sqlite3_bind_text(series, 2, k.entity.data(), static_cast<int>(k.entity.size()), SQLITE_STATIC);
     sqlite3_bind_text(series, 3, k.metric.data(), static_cast<int>(k.metric.size()), SQLITE_STATIC);
     check(sqlite3_step(series) == SQLITE_DONE, "insert series");
@@ -119,7 +119,7 @@ Figures raw_inserts(const std::filesystem::path& file,
   for (const auto& batch : batches) {
     check(sqlite3_exec(h, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK, "begin");
     for (std::size_t s = 0; s < batch.size(); ++s) {
-      sqlite3_bind_int64(raw, 1, static_cast<sqlite3_int64>(s + 1));
+      sqlite3_bind_int64(raw, 1, static_cast<sqlite3_int64>(s) + 1);
       sqlite3_bind_int64(raw, 2, batch[s].ts_ms);
       sqlite3_bind_double(raw, 3, batch[s].value);
       check(sqlite3_step(raw) == SQLITE_DONE, "insert raw");

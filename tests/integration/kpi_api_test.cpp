@@ -32,7 +32,7 @@ std::int64_t now_ms() {
 
 // The start of the hour two hours ago: every sample of a test lies within the raw retention (48 h).
 std::int64_t base_ms() {
-  const auto t = now_ms() - 2 * 3'600'000;
+  const auto t = now_ms() - std::int64_t{2} * 3'600'000;
   return t - t % 3'600'000;
 }
 

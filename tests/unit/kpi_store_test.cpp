@@ -19,6 +19,9 @@ namespace {
 using namespace std::chrono_literals;
 using test_support::query_int;
 
+constexpr std::int64_t kMinuteMs = 60'000;
+constexpr std::int64_t kHourMs = 3'600'000;
+
 std::int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -27,8 +30,8 @@ std::int64_t now_ms() {
 
 // The start of the hour two hours ago: every sample of a test lies within the raw retention.
 std::int64_t base_ms() {
-  const auto t = now_ms() - 2 * 3'600'000;
-  return t - t % 3'600'000;
+  const auto t = now_ms() - 2 * kHourMs;
+  return t - t % kHourMs;
 }
 
 class KpiStoreTest : public ::testing::Test {
@@ -107,7 +110,8 @@ TEST_F(KpiStoreTest, StoresRawSamplesAndRollsThemUpPerMinuteAndHour) {
 TEST_F(KpiStoreTest, RollupsOfSeveralBatchesEqualThoseOfOne) {
   const auto base = base_ms();
   for (int i = 0; i < 6; ++i) {
-    const KpiSample s{"node-1/eth0", "rx_bytes_per_s", base + i * 10'000, static_cast<double>(i)};
+    const KpiSample s{"node-1/eth0", "rx_bytes_per_s", base + i * std::int64_t{10'000},
+                      static_cast<double>(i)};
     ASSERT_TRUE(store_->append(std::span(&s, 1)));
   }
   const auto minute = points(KpiResolution::minute);
@@ -143,9 +147,9 @@ TEST_F(KpiStoreTest, OutOfOrderWithinTheWindowIsStoredAndLaterOnesAreRefused) {
   open(KpiStoreOptions{.retention = {}, .late_window = 10min});
   const auto base = base_ms();
   ASSERT_TRUE(
-      store_->append(std::vector<KpiSample>{{"node-1/eth0", "rx_bytes_per_s", base + 30 * 60'000, 9}}));
-  const std::vector<KpiSample> older = {{"node-1/eth0", "rx_bytes_per_s", base + 25 * 60'000 + 5, 4},
-                                        {"node-1/eth0", "rx_bytes_per_s", base + 5 * 60'000, 1}};
+      store_->append(std::vector<KpiSample>{{"node-1/eth0", "rx_bytes_per_s", base + 30 * kMinuteMs, 9}}));
+  const std::vector<KpiSample> older = {{"node-1/eth0", "rx_bytes_per_s", base + 25 * kMinuteMs + 5, 4},
+                                        {"node-1/eth0", "rx_bytes_per_s", base + 5 * kMinuteMs, 1}};
   auto r = store_->append(older);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->accepted, 1U);
@@ -153,7 +157,7 @@ TEST_F(KpiStoreTest, OutOfOrderWithinTheWindowIsStoredAndLaterOnesAreRefused) {
   EXPECT_EQ(r->late, 1U);
   const auto raw = points(KpiResolution::raw);
   ASSERT_EQ(raw.points.size(), 2U);
-  EXPECT_EQ(raw.points[0].ts_ms, base + 25 * 60'000 + 5);
+  EXPECT_EQ(raw.points[0].ts_ms, base + 25 * kMinuteMs + 5);
   // The hour bucket's last stays the newest sample's value although the older one came after it.
   const auto hour = points(KpiResolution::hour);
   ASSERT_EQ(hour.points.size(), 1U);
@@ -162,13 +166,13 @@ TEST_F(KpiStoreTest, OutOfOrderWithinTheWindowIsStoredAndLaterOnesAreRefused) {
   auto series = store_->list_series({});
   ASSERT_TRUE(series);
   ASSERT_EQ(series->items.size(), 1U);
-  EXPECT_EQ(series->items[0].last_ms, base + 30 * 60'000);
+  EXPECT_EQ(series->items[0].last_ms, base + 30 * kMinuteMs);
   EXPECT_EQ(series->items[0].last_value, 9);
-  EXPECT_EQ(series->items[0].first_ms, base + 25 * 60'000 + 5);
+  EXPECT_EQ(series->items[0].first_ms, base + 25 * kMinuteMs + 5);
 }
 
 TEST_F(KpiStoreTest, SamplesOlderThanTheRawRetentionAreLate) {
-  const std::vector<KpiSample> old = {{"node-1/eth0", "rx_bytes_per_s", now_ms() - 49 * 3'600'000, 1}};
+  const std::vector<KpiSample> old = {{"node-1/eth0", "rx_bytes_per_s", now_ms() - 49 * kHourMs, 1}};
   auto r = store_->append(old);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->late, 1U);
@@ -198,7 +202,10 @@ TEST_F(KpiStoreTest, ABadSampleNamesItsFieldAndNothingOfTheBatchIsStored) {
 TEST_F(KpiStoreTest, QueryBoundsAndLimitAndTheSeriesList) {
   const auto base = base_ms();
   std::vector<KpiSample> batch;
-  for (int i = 0; i < 10; ++i) batch.push_back({"node-1/eth0", "rx_bytes_per_s", base + i * 1000, 1.0 * i});
+  batch.reserve(12);
+  for (int i = 0; i < 10; ++i) {
+    batch.push_back({"node-1/eth0", "rx_bytes_per_s", base + i * std::int64_t{1000}, 1.0 * i});
+  }
   batch.push_back({"node-1/eth1", "rx_bytes_per_s", base, 1});
   batch.push_back({"node-1/eth0", "tx_bytes_per_s", base, 1});
   ASSERT_TRUE(store_->append(batch));

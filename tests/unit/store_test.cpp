@@ -378,6 +378,7 @@ TEST_F(StoreTest, ConcurrentPutHostCreatesExactlyOnce) {
     std::latch start(kThreads);
     std::atomic<int> created{0}, updated{0}, failed{0};
     std::vector<std::thread> threads;
+    threads.reserve(kThreads);
     for (int i = 0; i < kThreads; ++i) {
       threads.emplace_back([&, i] {
         NetworkStore& store = i % 2 == 0 ? static_cast<NetworkStore&>(*store_) : second;
@@ -670,6 +671,7 @@ TEST_F(StoreTest, AllocatesLowestFreeAddressAndReusesGaps) {
   ok(store_->put_host(registration("node-a", 8)));
   auto s = make_subnet("net-a", "10.0.0.0/24", "10.0.0.1", {range("10.0.0.10", "10.0.0.19")});
   std::vector<network::Port> ports;
+  ports.reserve(5);
   for (int i = 0; i < 5; ++i) ports.push_back(ok(store_->create_port(port_spec(s.id, "node-a", i))));
   for (int i = 0; i < 5; ++i) EXPECT_EQ(ports[i].ip_address, ip("10.0.0.1" + std::to_string(i)));
   ok(store_->delete_port(ports[2].id));
@@ -855,6 +857,7 @@ TEST_F(StoreTest, ListPortsFiltersAndOrder) {
 
   auto ids = [](const std::vector<network::Port>& ps) {
     std::vector<std::string> v;
+    v.reserve(ps.size());
     for (const auto& p : ps) v.push_back(p.id);
     return v;
   };
@@ -954,6 +957,7 @@ TEST_F(StoreTest, HostView) {
 TEST_F(StoreTest, HostViewIsOneSnapshotWhileWritersCommit) {
   ok(store_->put_host(registration("node-a", 8)));
   std::vector<std::string> subnets;
+  subnets.reserve(5);
   for (int i = 0; i < 5; ++i)
     subnets.push_back(make_subnet("s" + std::to_string(i), "10." + std::to_string(i) + ".0.0/24").id);
   std::atomic<bool> done{false};
