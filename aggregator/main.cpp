@@ -13,6 +13,9 @@
 
 #include "api/agents/reports.h"
 #include "api/agents/routes.h"
+#include "api/kpis/events.h"
+#include "api/kpis/report_kpis.h"
+#include "api/kpis/routes.h"
 #include "api/logs/routes.h"
 #include "api/network/routes.h"
 #include "api/scheduling/routes.h"
@@ -112,14 +115,22 @@ int run(const AggregatorConfig& c) {
   hsns::network::register_agent_routes(service.router(), store, backend.agents());
   auto topology_cache = std::make_shared<hsns::services::TopologyCache>(backend.topology());
   hsns::network::TelemetryMetrics telemetry_metrics(metrics.registry());
+  hsns::kpis_api::KpiMetrics kpi_metrics(metrics.registry());
   hsns::network::register_report_routes(service.router(), backend.telemetry(), telemetry_metrics,
-                                        topology_cache);
+                                        topology_cache,
+                                        hsns::kpis_api::ReportKpiRecorder(backend.kpis(), kpi_metrics));
   hsns::telemetry_api::register_telemetry_routes(service.router(), backend.telemetry(), backend.jobs(),
                                                  store);
+  hsns::kpis_api::DeviceCheck topology_device =
+      [resolve = hsns::ingest::topology_device_resolver(topology_cache)](std::string_view device) {
+        return resolve(device, "");
+      };
+  hsns::kpis_api::register_kpi_routes(service.router(), backend.kpis(), kpi_metrics, topology_device);
   hsns::topology_api::register_topology_routes(service.router(), topology_cache);
   hsns::scheduling_api::register_scheduling_routes(service.router(), topology_cache, backend.jobs(), store);
   hsns::ingest::LogBuffer logs(c.syslog.messages_per_device, c.syslog.max_devices);
   hsns::logs_api::register_log_routes(service.router(), logs);
+  hsns::kpis_api::register_event_routes(service.router(), logs, kpi_metrics, topology_device);
 
   net::io_context ioc(c.threads);
   std::unique_ptr<net::ssl::context> tls;
@@ -161,7 +172,7 @@ int run(const AggregatorConfig& c) {
   if (auto at = syslog.udp_endpoint()) HSNS_LOG(info) << "syslog over UDP at " << *at;
   if (auto at = syslog.tcp_endpoint()) HSNS_LOG(info) << "syslog over TCP at " << *at;
   hsns::ingest::SnmpMetrics snmp_metrics(metrics.registry());
-  hsns::ingest::LatestKpiSamples snmp_samples;  // the KPI store takes its place once merged
+  hsns::ingest::StoreKpiSink snmp_samples(backend.kpis());
   hsns::ingest::SnmpPoller snmp(c.snmp, hsns::ingest::topology_device_resolver(topology_cache), snmp_samples,
                                 snmp_metrics);
   snmp.start();
@@ -208,6 +219,8 @@ int run(const AggregatorConfig& c) {
       hsns::store::RetentionPolicy{std::chrono::duration_cast<std::chrono::milliseconds>(c.telemetry_max_age),
                                    c.telemetry_max_bytes},
       c.telemetry_prune_interval, telemetry_metrics);
+  auto kpi_retention = std::make_unique<hsns::kpis_api::KpiRetentionTask>(
+      backend.kpis(), c.telemetry_prune_interval, kpi_metrics);
   service.set_ready(true);
   if (!c.ready_file.empty()) {
     const auto tmp = c.ready_file + ".tmp";
@@ -226,6 +239,7 @@ int run(const AggregatorConfig& c) {
   snmp.stop();
   service.stop_workers();  // heavy requests still running finish before the stores close
   retention.reset();
+  kpi_retention.reset();
 
   if (auto closed = backend.close(); !closed) {
     HSNS_LOG(warning) << "database close: " << closed.error().detail;

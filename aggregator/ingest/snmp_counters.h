@@ -24,16 +24,13 @@
 #include <string_view>
 #include <vector>
 
+#include "store/kpi_store.h"
+
 namespace hsns::ingest {
 
 // One sample of the KPI store's shape (docs/brain.md): what the poller hands its sink.
-struct KpiSample {
-  std::string entity;
-  std::string metric;
-  std::int64_t ts_ms = 0;
-  double value = 0;
-  bool operator==(const KpiSample&) const = default;
-};
+// The KPI store's sample (store/kpi_store.h): what the poller produces is stored as it is.
+using KpiSample = store::KpiSample;
 
 inline constexpr const char* kIfOperStatus = "if_oper_status";
 inline constexpr const char* kIfInOctetsRate = "if_in_octets_per_s";

@@ -161,6 +161,14 @@ std::string peer_name(const SnmpSwitchConfig& s) {
 
 // ---- latest samples ----------------------------------------------------------------------------------
 
+bool StoreKpiSink::append(std::span<const KpiSample> samples) {
+  auto stored = store_.append(samples);
+  if (!stored)
+    HSNS_LOG(warning) << "snmp: the KPI store did not take " << samples.size()
+                      << " samples: " << stored.error().message();
+  return stored.has_value();
+}
+
 bool LatestKpiSamples::append(std::span<const KpiSample> samples) {
   const std::lock_guard lock(mutex_);
   bool all = true;

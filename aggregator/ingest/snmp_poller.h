@@ -70,8 +70,19 @@ class KpiSink {
   virtual bool append(std::span<const KpiSample> samples) = 0;
 };
 
+// The KPI store as the poller's sink (what hsns-aggregator uses): a batch the store refuses or cannot
+// take is logged (the store's detail) and answered false, which the poller counts as a sink error.
+class StoreKpiSink final : public KpiSink {
+ public:
+  explicit StoreKpiSink(store::KpiSink& store) : store_(store) {}
+  bool append(std::span<const KpiSample> samples) override;
+
+ private:
+  store::KpiSink& store_;
+};
+
 // The latest value of each (entity, metric), at most `capacity` series (a new series beyond it is refused):
-// the sink the aggregator uses until the KPI store takes its place. Thread-safe.
+// an in-memory sink (tests, benchmarks). Thread-safe.
 class LatestKpiSamples : public KpiSink {
  public:
   explicit LatestKpiSamples(std::size_t capacity = 1 << 20) : capacity_(capacity) {}

@@ -476,7 +476,15 @@ tl::expected<SyslogMessage, SyslogParseError> parse_3164(std::string_view s, std
 }  // namespace
 
 std::string_view to_string(SyslogFormat format) {
-  return format == SyslogFormat::rfc5424 ? "rfc5424" : "rfc3164";
+  switch (format) {
+    case SyslogFormat::rfc5424:
+      return "rfc5424";
+    case SyslogFormat::rfc3164:
+      return "rfc3164";
+    case SyslogFormat::api:
+      return "api";
+  }
+  return "rfc5424";
 }
 
 std::string_view fault_name(SyslogFault fault) {

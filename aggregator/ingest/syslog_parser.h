@@ -33,8 +33,9 @@
 
 namespace hsns::ingest {
 
-enum class SyslogFormat : std::uint8_t { rfc5424, rfc3164 };
-std::string_view to_string(SyslogFormat format);  // "rfc5424", "rfc3164"
+// api: an event pushed through POST /api/v1/events (api/kpis/events.h), kept beside the syslog messages.
+enum class SyslogFormat : std::uint8_t { rfc5424, rfc3164, api };
+std::string_view to_string(SyslogFormat format);  // "rfc5424", "rfc3164", "api"
 
 struct SdParam {
   std::string name;

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "hsns/time.h"
+#include "store/sqlite_kpi_store.h"
 #include "store/sqlite_telemetry_store.h"
 
 namespace hsns::store {
@@ -200,6 +201,7 @@ const std::vector<Migration>& builtin_migrations() {
       {7, "telemetry report batches: flows, port counters, modules, LLDP, QPs, port states",
        kTelemetrySchema},
       {8, "telemetry read side: batches by host and time, QP records by endpoint", kTelemetryQuerySchema},
+      {9, "KPI series: raw samples and their 1-minute and 1-hour rollups", kKpiSchema},
   };
   return migrations;
 }
@@ -484,12 +486,13 @@ Database::~Database() {
 
 void Database::migrate(const std::vector<Migration>& migrations) {
   const auto& path = options_.path;
+  // Increasing numbers; a gap is a migration of another branch not merged yet.
   for (std::size_t i = 0; i < migrations.size(); ++i) {
-    if (migrations[i].version != static_cast<int>(i) + 1) {
-      throw DatabaseOpenError("internal error: schema migrations must be numbered 1, 2, 3, ...");
+    if (migrations[i].version <= (i == 0 ? 0 : migrations[i - 1].version)) {
+      throw DatabaseOpenError("internal error: schema migrations must be numbered in increasing order");
     }
   }
-  const int known = static_cast<int>(migrations.size());
+  const int known = migrations.empty() ? 0 : migrations.back().version;
   auto fail = [&](const std::string& what, const DbError& e) {
     throw DatabaseOpenError("database " + path + ": " + what + ": " + e.message);
   };

@@ -62,7 +62,8 @@ class DatabaseOpenError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// One numbered schema migration. Versions start at 1 and increase by one; a migration is never edited
+// One numbered schema migration. Versions start at 1 and increase (a gap is a migration of a branch not
+// merged yet); a migration is never edited
 // once released: schema changes are new migrations.
 struct Migration {
   int version = 0;

@@ -7,6 +7,7 @@
 #include "store/database.h"
 #include "store/sqlite_agent_store.h"
 #include "store/sqlite_job_store.h"
+#include "store/sqlite_kpi_store.h"
 #include "store/sqlite_network_store.h"
 #include "store/sqlite_telemetry_store.h"
 #include "store/sqlite_topology_store.h"
@@ -16,14 +17,21 @@ namespace {
 
 class SqliteStores final : public Stores {
  public:
-  explicit SqliteStores(const DatabaseOptions& options)
-      : db_(options), network_(db_), agents_(db_), topology_(db_), jobs_(db_), telemetry_(db_) {}
+  SqliteStores(const DatabaseOptions& options, const KpiStoreOptions& kpi)
+      : db_(options),
+        network_(db_),
+        agents_(db_),
+        topology_(db_),
+        jobs_(db_),
+        telemetry_(db_),
+        kpis_(db_, kpi) {}
 
   NetworkStore& network() override { return network_; }
   AgentStore& agents() override { return agents_; }
   TopologyStore& topology() override { return topology_; }
   JobStore& jobs() override { return jobs_; }
   TelemetryStore& telemetry() override { return telemetry_; }
+  KpiStore& kpis() override { return kpis_; }
   StoreResult<void> check() override { return unavailable_on_error(db_.check()); }
   StoreResult<void> close() override { return unavailable_on_error(db_.close()); }
   std::string describe() const override {
@@ -42,6 +50,7 @@ class SqliteStores final : public Stores {
   SqliteTopologyStore topology_;
   SqliteJobStore jobs_;
   SqliteTelemetryStore telemetry_;
+  SqliteKpiStore kpis_;
 };
 
 }  // namespace
@@ -87,7 +96,7 @@ StoreResult<std::unique_ptr<Stores>> open_stores(const StoreOptions& options) {
   db.path = parsed->location;
   db.read_connections = options.read_connections;
   try {
-    return std::unique_ptr<Stores>(std::make_unique<SqliteStores>(db));
+    return std::unique_ptr<Stores>(std::make_unique<SqliteStores>(db, KpiStoreOptions{}));
   } catch (const std::exception& e) {
     return tl::unexpected(
         StoreError::unavailable("cannot open database " + parsed->location + ": " + e.what()));

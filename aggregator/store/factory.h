@@ -23,6 +23,7 @@
 
 #include "store/agent_store.h"
 #include "store/job_store.h"
+#include "store/kpi_store.h"
 #include "store/network_store.h"
 #include "store/telemetry_store.h"
 #include "store/topology_store.h"
@@ -53,6 +54,7 @@ class Stores {
   virtual TopologyStore& topology() = 0;
   virtual JobStore& jobs() = 0;
   virtual TelemetryStore& telemetry() = 0;
+  virtual KpiStore& kpis() = 0;
   // Is the backend usable? (/readyz)
   virtual StoreResult<void> check() = 0;
   // Flushes and closes the backend; idempotent. The error reports a failed flush (data stays safe).

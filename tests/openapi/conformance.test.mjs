@@ -448,6 +448,8 @@ const SCENARIO_DELETES = ['DELETE /api/v1/ports/{port_id}', 'DELETE /api/v1/subn
 // Topology search and scheduling (aggregator/api/scheduling/routes.h): after the topology routes; the job delete
 // first among the deletes. Search and schedule answer 404 while no topology exists.
 SCENARIO_MAIN.push('GET /api/v1/logs');
+// The KPI store and the push APIs (aggregator/api/kpis/routes.h): samples pushed, then read back.
+SCENARIO_MAIN.push('POST /api/v1/kpis', 'GET /api/v1/kpis', 'GET /api/v1/kpis/series', 'POST /api/v1/events');
 SCENARIO_MAIN.push('POST /api/v1/topology/search', 'POST /api/v1/schedule', 'GET /api/v1/jobs', 'GET /api/v1/jobs/{name}');
 NOT_FOUND_WITHOUT_TOPOLOGY.push('POST /api/v1/topology/search', 'POST /api/v1/schedule');
 SCENARIO_DELETES.unshift('DELETE /api/v1/jobs/{name}');

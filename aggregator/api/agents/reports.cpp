@@ -65,7 +65,7 @@ void merge_lldp(services::TopologyService& topology, TelemetryMetrics& metrics, 
 }
 
 Response post_report(store::TelemetryStore& telemetry, services::TopologyService& topology,
-                     TelemetryMetrics& metrics, RequestContext& ctx) {
+                     TelemetryMetrics& metrics, const ReportObserver& on_stored, RequestContext& ctx) {
   if (auto p = http::check_query(ctx, {})) return http::problem(ctx, *p);
   const std::string host(ctx.path_param("host"));
   if (auto why = check_host_name(host)) return http::problem(ctx, Problem::invalid("host", *why));
@@ -80,6 +80,7 @@ Response post_report(store::TelemetryStore& telemetry, services::TopologyService
   if (!stored) return http::problem(ctx, services::from_store(stored.error()));
   metrics.observe_batch(*stored);
   if (report->lldp && !stored->duplicate) merge_lldp(topology, metrics, host, *report->lldp);
+  if (on_stored && !stored->duplicate) on_stored(host, *report);
   return http::json_ok(ctx, nlohmann::json{{"acked_seq", stored->acked_seq}});
 }
 
@@ -153,14 +154,14 @@ void TelemetryMetrics::observe_prune(const store::PruneResult& result) {
 }
 
 void register_report_routes(http::Router& router, store::TelemetryStore& telemetry, TelemetryMetrics& metrics,
-                            std::shared_ptr<services::TopologyCache> topology) {
+                            std::shared_ptr<services::TopologyCache> topology, ReportObserver on_stored) {
   using http::Permission;
   auto service = std::make_shared<services::TopologyService>(std::move(topology));
   router.add(
       bhttp::verb::post, "/api/v1/agents/{host}/reports",
       Permission::agent_report | Permission::manage_network,
-      [&telemetry, &metrics, service](RequestContext& ctx) {
-        return post_report(telemetry, *service, metrics, ctx);
+      [&telemetry, &metrics, service, on_stored = std::move(on_stored)](RequestContext& ctx) {
+        return post_report(telemetry, *service, metrics, on_stored, ctx);
       },
       http::Cost::heavy);
 }

@@ -39,6 +39,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -67,8 +68,12 @@ class TelemetryMetrics {
   prometheus::Family<prometheus::Counter>& lldp_issues_;
 };
 
+// Called on the worker with every newly stored batch (not a duplicate), after its answer is decided:
+// what derives data from reports (the KPI samples of api/kpis/report_kpis.h) hooks in here.
+using ReportObserver = std::function<void(const std::string& host, const proto::Report& report)>;
+
 void register_report_routes(http::Router& router, store::TelemetryStore& telemetry, TelemetryMetrics& metrics,
-                            std::shared_ptr<services::TopologyCache> topology);
+                            std::shared_ptr<services::TopologyCache> topology, ReportObserver on_stored = {});
 
 class TelemetryRetention {
  public:

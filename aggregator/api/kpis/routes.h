@@ -1,0 +1,85 @@
+// REST handlers of the KPI store (store/kpi_store.h) and the events other monitoring platforms push.
+//
+// Routes (docs/rest-api.md "KPIs", aggregator/openapi.json):
+//   POST /api/v1/kpis          {"samples": [{"entity","metric","ts","value"}, ...]} (1..kMaxKpiBatch);
+//                              role agent or operator (a monitoring
+//                              platform pushes with an agent token); 200
+//                              {"accepted","duplicate","out_of_order",
+//                              "rejected","new_series","unknown_entities"}
+//   GET  /api/v1/kpis?entity=&metric=&since=&until=&resolution=raw|1m|1h&limit=   one series' points
+//   GET  /api/v1/kpis/series?entity=&metric=&limit=                                 the series list
+//   POST /api/v1/events        (api/kpis/events.h)
+// Contract:
+// - ts (a sample's, since, until): an RFC 3339 time with an offset ("2026-12-02T05:07:56.123Z") or an
+//   integer of Unix milliseconds. A bad body or a bad sample is a 400 naming every bad field
+//   ("samples[3].ts") and stores nothing (all or nothing); a sample the store counts (duplicate, late:
+//   "rejected") is not an error. unknown_entities counts the samples whose entity's device (the part
+//   before the first '/') is no device of the topology: stored all the same, and counted in /metrics.
+// - GET /api/v1/kpis: entity and metric required; since (default: everything) inclusive, until
+//   (default: everything) exclusive, resolution default raw, limit 1..kMaxKpiPoints (default 10000);
+//   {"entity","metric","resolution","points":[{"ts_ms","min","max","avg","count","last"}],"truncated"}.
+//   A series never seen answers no points.
+// - GET /api/v1/kpis/series: limit 1..kMaxKpiSeriesLimit (default 1000);
+//   {"items":[{"entity","metric","first_ms","last_ms","last_value"}],"truncated"}.
+// - Unknown query parameters and bad values are 400 naming the parameter; a store failure is 503.
+// - KpiRetentionTask prunes (KpiStore::prune) on its own thread every interval, the first run at once,
+//   until destroyed; a failed run is logged and retried at the next interval.
+// The store, the metrics and the device check must outlive the router and the task. Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "api/kpis/metrics.h"
+#include "http/router.h"
+#include "store/kpi_store.h"
+
+namespace hsns::kpis_api {
+
+inline constexpr std::size_t kMaxKpiBatch = 10'000;
+inline constexpr std::size_t kMaxKpiPoints = 100'000;
+inline constexpr std::size_t kMaxKpiSeriesLimit = 10'000;
+
+// The topology's name of `device` (as ingest/topology_devices.h resolves a syslog HOSTNAME), nullopt when
+// the current topology has no such device. (An empty function: every device is unknown.)
+using DeviceCheck = std::function<std::optional<std::string>(std::string_view device)>;
+
+// The device an entity id names: the part before its first '/'.
+std::string_view entity_device(std::string_view entity);
+
+// A time as the API takes it: RFC 3339 with an offset, or an integer of Unix milliseconds (JSON number or
+// the text of one in a query), in [0, store::kMaxKpiTimestampMs].
+std::optional<std::int64_t> parse_api_time(const nlohmann::json& value);
+std::optional<std::int64_t> parse_api_time_text(std::string_view text);
+
+void register_kpi_routes(http::Router& router, store::KpiStore& store, KpiMetrics& metrics,
+                         DeviceCheck known_device);
+
+class KpiRetentionTask {
+ public:
+  KpiRetentionTask(store::KpiStore& store, std::chrono::milliseconds interval, KpiMetrics& metrics);
+  ~KpiRetentionTask();
+  KpiRetentionTask(const KpiRetentionTask&) = delete;
+  KpiRetentionTask& operator=(const KpiRetentionTask&) = delete;
+
+ private:
+  void run();
+
+  store::KpiStore& store_;
+  std::chrono::milliseconds interval_;
+  KpiMetrics& metrics_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;  // last: starts once the members above exist
+};
+
+}  // namespace hsns::kpis_api
