@@ -9,7 +9,7 @@
 #     --out DIR        where the .deb files go (default build/deb)
 #
 # dpkg-buildpackage wants debian/ at the top of the source, so the script stages a copy of the source tree
-# (the files git knows or would add; never a build tree) with packaging/deb/debian as its debian/ under
+# (the files git knows or would add, or without git everything but build trees; never a build tree) with packaging/deb/debian as its debian/ under
 # OUT/src and builds there. Prints the packages it made.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,9 +33,13 @@ version=$(dpkg-parsechangelog -l packaging/deb/debian/changelog -S Version)
 src=$out/src/hsns-$version
 rm -rf "$out"
 mkdir -p "$src"
-git ls-files -z --cached --others --exclude-standard |
-  while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
-  tar --null -T - -cf - | tar -xf - -C "$src"
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  git ls-files -z --cached --others --exclude-standard |
+    while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+    tar --null -T - -cf - | tar -xf - -C "$src"
+else  # a source tree without git (an unpacked archive): everything but build trees and npm modules
+  tar --exclude=./build --exclude=./.git --exclude='*/node_modules' -cf - . | tar -xf - -C "$src"
+fi
 cp -r packaging/deb/debian "$src/debian"
 
 # A test build (--build-dir) makes no -dbgsym packages: they double the time of the packaging and lintian.
