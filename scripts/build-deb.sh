@@ -9,8 +9,8 @@
 #     --out DIR        where the .deb files go (default build/deb)
 #
 # dpkg-buildpackage wants debian/ at the top of the source, so the script stages a copy of the source tree
-# (the files git knows or would add, or without git everything but build trees; never a build tree) with packaging/deb/debian as its debian/ under
-# OUT/src and builds there. Prints the packages it made.
+# (the files git knows or would add, or without git everything but build trees; never a build tree) with
+# packaging/deb/debian as its debian/ under OUT/src and builds there. Prints the packages it made.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
