@@ -12,14 +12,19 @@
 
 namespace hsns::daemon {
 namespace fs = std::filesystem;
-namespace {
-
-std::string read_line(const fs::path& p) {
-  std::ifstream in(p);
+std::optional<std::string> read_sysfs_line(const fs::path& path) {
+  std::ifstream in(path);
   std::string line;
-  std::getline(in, line);
+  if (!in || !std::getline(in, line)) return std::nullopt;
   while (!line.empty() && (line.back() == '\n' || line.back() == ' ' || line.back() == '\r')) line.pop_back();
   return line;
+}
+
+namespace {
+
+// Inventory reads an unreadable attribute as empty.
+std::string read_line(const fs::path& p) {
+  return read_sysfs_line(p).value_or("");
 }
 
 // "4: ACTIVE" -> "ACTIVE"

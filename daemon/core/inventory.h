@@ -10,6 +10,8 @@
 // - Pure reads of sysfs (and libibverbs when sysfs_root is the real /sys); no threads.
 #pragma once
 
+#include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,5 +48,10 @@ struct Inventory {
 
 Inventory discover(const DaemonConfig& config);
 std::string registration_body(const Inventory& inventory);
+
+// The first line of a sysfs attribute file without its trailing newline, spaces and carriage return;
+// nullopt when the file cannot be read (missing, or EINVAL from an attribute such as the speed of a link
+// that is down).
+std::optional<std::string> read_sysfs_line(const std::filesystem::path& path);
 
 }  // namespace hsns::daemon

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <random>
 
 #include "backoff.h"
 #include "hsns/log.h"
 #include "hsns/proto/codec.h"
+#include "inventory.h"
 #include "metrics.h"
 #include "report_encoding.h"
 
@@ -22,14 +22,6 @@ std::int64_t unix_ms() {
 
 double unix_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-std::optional<std::string> read_line(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::string line;
-  if (!in || !std::getline(in, line)) return std::nullopt;
-  while (!line.empty() && (line.back() == '\n' || line.back() == ' ' || line.back() == '\r')) line.pop_back();
-  return line;
 }
 
 // A section's content without its timestamp, for "did it change".
@@ -68,12 +60,12 @@ std::vector<proto::PortOperState> read_port_states(const std::string& sysfs_root
     std::error_code ec;
     if (!std::filesystem::exists(dir, ec)) {
       p.oper_state = "notpresent";
-    } else if (auto state = read_line(dir / "operstate")) {
+    } else if (auto state = read_sysfs_line(dir / "operstate")) {
       const bool known = std::any_of(proto::kPortOperStates.begin(), proto::kPortOperStates.end(),
                                      [&](const char* s) { return *state == s; });
       p.oper_state = known ? *state : "unknown";
     }
-    if (auto speed = read_line(dir / "speed")) {
+    if (auto speed = read_sysfs_line(dir / "speed")) {
       try {
         const long v = std::stol(*speed);
         if (v > 0 && v <= static_cast<long>(proto::kMaxPortSpeedMbps))
