@@ -15,6 +15,17 @@ function(hsns_set_global_flags)
     add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
     add_link_options(-fsanitize=address,undefined)
   endif()
+  # The test builds (sanitizers, fuzzing) are built on every CI run: line tables only (-g1, the last -g
+  # option wins over the Debug type's -g) are what a sanitizer's or libFuzzer's stack trace needs, and
+  # cost about a fifth less compile time and much smaller objects than full debug info; lld links them
+  # about twice as fast as GNU ld. Release and package builds keep the default toolchain and -g.
+  if(HSNS_SANITIZE OR HSNS_FUZZ)
+    add_compile_options(-g1)
+    find_program(HSNS_LLD ld.lld)
+    if(HSNS_LLD)
+      add_link_options(-fuse-ld=lld)
+    endif()
+  endif()
   # Boost.Asio without deprecated interfaces.
   add_compile_definitions(BOOST_ASIO_NO_DEPRECATED)
 endfunction()
