@@ -18,8 +18,9 @@ function(hsns_set_global_flags)
   # The test builds (sanitizers, fuzzing) are built on every CI run: line tables only (-g1, the last -g
   # option wins over the Debug type's -g) are what a sanitizer's or libFuzzer's stack trace needs, and
   # cost about a fifth less compile time and much smaller objects than full debug info; lld links them
-  # about twice as fast as GNU ld. Release and package builds keep the default toolchain and -g.
-  if(HSNS_SANITIZE OR HSNS_FUZZ)
+  # about twice as fast as GNU ld. Release and package builds keep the default toolchain and -g;
+  # -DHSNS_TEST_LINE_TABLES=OFF keeps full debug info and GNU ld for a debugger session.
+  if((HSNS_SANITIZE OR HSNS_FUZZ) AND HSNS_TEST_LINE_TABLES)
     add_compile_options(-g1)
     find_program(HSNS_LLD ld.lld)
     if(HSNS_LLD)
