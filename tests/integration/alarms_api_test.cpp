@@ -9,8 +9,6 @@
 //   survived the restart, its WebSocket route upgrades, and deleting the silence (operator) unsuppresses
 //   the alarm, which the binary pushes to Alertmanager again.
 #include <gtest/gtest.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -107,14 +105,13 @@ class Alertmanager {
   bool ready_ = false;
 };
 
-// A synchronous WebSocket client whose reads give up after a few seconds (SO_RCVTIMEO).
+// A WebSocket client whose reads give up after a deadline (on the TCP layer), so a missing message fails
+// the test instead of hanging it.
 class StreamClient {
  public:
   int open(int port, const std::string& target, const std::string& token) {
-    auto& socket = ws_.next_layer();
-    socket.connect({net::ip::make_address("127.0.0.1"), static_cast<std::uint16_t>(port)});
-    timeval tv{10, 0};
-    ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    beast::get_lowest_layer(ws_).socket().connect(
+        {net::ip::make_address("127.0.0.1"), static_cast<std::uint16_t>(port)});
     ws_.set_option(websocket::stream_base::decorator([token](websocket::request_type& req) {
       req.set(beast::http::field::authorization, "Bearer " + token);
     }));
@@ -126,8 +123,11 @@ class StreamClient {
   // The next message as JSON (null on a timeout or error).
   json next() {
     beast::flat_buffer buffer;
-    beast::error_code ec;
-    ws_.read(buffer, ec);
+    beast::error_code ec = net::error::would_block;
+    beast::get_lowest_layer(ws_).expires_after(10s);
+    ws_.async_read(buffer, [&ec](beast::error_code e, std::size_t) { ec = e; });
+    ioc_.restart();
+    ioc_.run();
     if (ec) return nullptr;
     return json::parse(beast::buffers_to_string(buffer.data()));
   }
@@ -143,7 +143,7 @@ class StreamClient {
 
  private:
   net::io_context ioc_;
-  websocket::stream<net::ip::tcp::socket> ws_{ioc_};
+  websocket::stream<beast::tcp_stream> ws_{ioc_};
 };
 
 // The aggregator's server, service and alarm service in this process, on the database at `db`.
@@ -249,6 +249,7 @@ TEST(AlarmsApi, FaultsReachRestWebSocketAndAlertmanagerAndSurviveARestart) {
   brain::PatternMatcher matcher(*library, [](std::string_view) { return std::nullopt; });
   const std::int64_t t0 = alarms::wall_ms() - 60'000;
 
+  std::filesystem::create_directories(dir.path() / "binary");
   testing::AggregatorProcess binary(dir.path() / "binary");
   std::string first;
   std::string second;
