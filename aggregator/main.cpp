@@ -13,6 +13,7 @@
 
 #include "api/agents/reports.h"
 #include "api/agents/routes.h"
+#include "api/alarms/routes.h"
 #include "api/kpis/events.h"
 #include "api/kpis/report_kpis.h"
 #include "api/kpis/routes.h"
@@ -21,6 +22,8 @@
 #include "api/scheduling/routes.h"
 #include "api/telemetry/routes.h"
 #include "api/topology/routes.h"
+#include "brain/alarm_service.h"
+#include "brain/alertmanager_push.h"
 #include "config.h"
 #include "hsns/log.h"
 #include "hsns/version.h"
@@ -131,6 +134,13 @@ int run(const AggregatorConfig& c) {
   hsns::ingest::LogBuffer logs(c.syslog.messages_per_device, c.syslog.max_devices);
   hsns::logs_api::register_log_routes(service.router(), logs);
   hsns::kpis_api::register_event_routes(service.router(), logs, kpi_metrics, topology_device);
+  // Alarms: the pipeline's faults go to alarm_service.on_faults (its FaultHandler).
+  hsns::alarms::AlarmService alarm_service(backend.alarms(), metrics.registry(), c.alarms);
+  if (auto loaded = alarm_service.load(hsns::alarms::wall_ms()); !loaded) {
+    HSNS_LOG(error) << "alarms: " << loaded.error().message();
+    return 1;
+  }
+  hsns::alarms_api::register_alarm_routes(service.router(), alarm_service, service.hub());
 
   net::io_context ioc(c.threads);
   std::unique_ptr<net::ssl::context> tls;
@@ -179,6 +189,20 @@ int run(const AggregatorConfig& c) {
   if (!c.snmp.switches.empty())
     HSNS_LOG(info) << "polling " << c.snmp.switches.size() << " switches over SNMP";
   const auto bound = server.local_endpoint();
+  auto alertmanager_config = c.alertmanager;
+  if (alertmanager_config.external_url.empty()) {
+    alertmanager_config.external_url = std::string(tls ? "https" : "http") + "://" +
+                                       bound.address().to_string() + ":" + std::to_string(bound.port());
+  }
+  hsns::alarms::AlertmanagerPush alertmanager(alertmanager_config, metrics.registry());
+  alarm_service.add_listener([&alertmanager](std::span<const hsns::brain::AlarmChange> changes) {
+    alertmanager.on_changes(changes);
+  });
+  alertmanager.seed(alarm_service.active());
+  alertmanager.start();
+  alarm_service.start();
+  if (!c.alertmanager.urls.empty())
+    HSNS_LOG(info) << "pushing alarms to " << c.alertmanager.urls.size() << " Alertmanager(s)";
   metrics.set_max_connections(static_cast<double>(server.max_connections()));
 
   // Connection gauge and systemd watchdog, refreshed from the event loop (proves it makes progress).
@@ -237,6 +261,8 @@ int run(const AggregatorConfig& c) {
   ioc.run();
   for (auto& t : threads) t.join();
   snmp.stop();
+  alarm_service.stop();
+  alertmanager.stop();
   service.stop_workers();  // heavy requests still running finish before the stores close
   retention.reset();
   kpi_retention.reset();

@@ -23,6 +23,8 @@ packages=(
   debhelper lintian debootstrap
   # switch KPIs by SNMP: net-snmp's library; its agent and command-line tools for the poller's tests
   libsnmp-dev snmpd snmp
+  # alarms pushed to a real Alertmanager in the tests (started on loopback by the test itself)
+  prometheus-alertmanager
 )
 
 missing=()

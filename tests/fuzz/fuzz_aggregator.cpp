@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "api/agents/routes.h"
+#include "api/alarms/routes.h"
 #include "api/network/routes.h"
 #include "api/scheduling/routes.h"
 #include "api/topology/routes.h"
@@ -60,6 +61,7 @@ struct FuzzAggregator::State {
   std::unique_ptr<store::Stores> stores;
   Metrics metrics;
   std::optional<AggregatorService> service;
+  std::optional<alarms::AlarmService> alarms;  // the alarm routes over an empty engine (no faults come in)
   net::io_context ioc{1};
   std::optional<http::HttpServer> server;
   std::optional<std::thread> io;
@@ -77,6 +79,9 @@ FuzzAggregator::FuzzAggregator() : state_(new State) {
   auto topology = std::make_shared<services::TopologyCache>(backend.topology());
   topology_api::register_topology_routes(router, topology);
   scheduling_api::register_scheduling_routes(router, topology, backend.jobs(), backend.network());
+  state_->alarms.emplace(backend.alarms(), state_->metrics.registry());
+  require(state_->alarms->load(alarms::wall_ms()).has_value());
+  alarms_api::register_alarm_routes(router, *state_->alarms, state_->service->hub());
   state_->service->set_ready(true);
 }
 
