@@ -13,6 +13,7 @@
 
 #include "api/agents/reports.h"
 #include "api/agents/routes.h"
+#include "api/incidents/routes.h"
 #include "api/kpis/events.h"
 #include "api/kpis/report_kpis.h"
 #include "api/kpis/routes.h"
@@ -21,6 +22,7 @@
 #include "api/scheduling/routes.h"
 #include "api/telemetry/routes.h"
 #include "api/topology/routes.h"
+#include "brain/incident_service.h"
 #include "config.h"
 #include "hsns/log.h"
 #include "hsns/version.h"
@@ -131,6 +133,14 @@ int run(const AggregatorConfig& c) {
   hsns::ingest::LogBuffer logs(c.syslog.messages_per_device, c.syslog.max_devices);
   hsns::logs_api::register_log_routes(service.router(), logs);
   hsns::kpis_api::register_event_routes(service.router(), logs, kpi_metrics, topology_device);
+  // Root cause and job impact: incidents from the alarm service's changes (its listener feeds on_alarms).
+  hsns::brain_service::IncidentService incidents(*topology_cache, backend.jobs(), backend.incidents(),
+                                                 &service.hub(), metrics.registry());
+  if (auto started = incidents.start(); !started) {
+    HSNS_LOG(error) << "incidents: " << started.error().detail;
+    return 1;
+  }
+  hsns::incidents_api::register_incident_routes(service.router(), incidents, service.hub());
 
   net::io_context ioc(c.threads);
   std::unique_ptr<net::ssl::context> tls;
@@ -238,6 +248,7 @@ int run(const AggregatorConfig& c) {
   for (auto& t : threads) t.join();
   snmp.stop();
   service.stop_workers();  // heavy requests still running finish before the stores close
+  incidents.stop();
   retention.reset();
   kpi_retention.reset();
 

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "hsns/time.h"
+#include "store/sqlite_incident_store.h"
 #include "store/sqlite_kpi_store.h"
 #include "store/sqlite_telemetry_store.h"
 
@@ -202,6 +203,7 @@ const std::vector<Migration>& builtin_migrations() {
        kTelemetrySchema},
       {8, "telemetry read side: batches by host and time, QP records by endpoint", kTelemetryQuerySchema},
       {9, "KPI series: raw samples and their 1-minute and 1-hour rollups", kKpiSchema},
+      {11, "network brain incidents: ranked root causes, affected jobs, their alarms", kIncidentSchema},
   };
   return migrations;
 }

@@ -6,6 +6,7 @@
 
 #include "store/database.h"
 #include "store/sqlite_agent_store.h"
+#include "store/sqlite_incident_store.h"
 #include "store/sqlite_job_store.h"
 #include "store/sqlite_kpi_store.h"
 #include "store/sqlite_network_store.h"
@@ -24,7 +25,8 @@ class SqliteStores final : public Stores {
         topology_(db_),
         jobs_(db_),
         telemetry_(db_),
-        kpis_(db_, kpi) {}
+        kpis_(db_, kpi),
+        incidents_(db_) {}
 
   NetworkStore& network() override { return network_; }
   AgentStore& agents() override { return agents_; }
@@ -32,6 +34,7 @@ class SqliteStores final : public Stores {
   JobStore& jobs() override { return jobs_; }
   TelemetryStore& telemetry() override { return telemetry_; }
   KpiStore& kpis() override { return kpis_; }
+  IncidentStore& incidents() override { return incidents_; }
   StoreResult<void> check() override { return unavailable_on_error(db_.check()); }
   StoreResult<void> close() override { return unavailable_on_error(db_.close()); }
   std::string describe() const override {
@@ -51,6 +54,7 @@ class SqliteStores final : public Stores {
   SqliteJobStore jobs_;
   SqliteTelemetryStore telemetry_;
   SqliteKpiStore kpis_;
+  SqliteIncidentStore incidents_;
 };
 
 }  // namespace

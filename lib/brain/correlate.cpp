@@ -550,7 +550,7 @@ std::vector<RootCauseCandidate> rank_candidates(const LocatedTopology* topo,
                                                                             : CandidateKind::port);
     b.add(entity, kind, 0.5,
           from_hint ? "Not on the topology; the pattern names " + entity + " (" +
-                          std::string(to_string(first.role)) + ")."
+                          std::string(to_string(kind_of(first.role))) + ")."
                     : entity + " reports " + types_of(alarms, idx) + " (not on the topology).",
           idx);
   }
@@ -561,7 +561,7 @@ std::vector<RootCauseCandidate> rank_candidates(const LocatedTopology* topo,
       if (hint_names(alarms[i], entity, c.kind)) {
         c.strength += 0.08;
         c.evidence.push_back("Pattern " + alarms[i].fault_type + " names " + alarms[i].root_cause +
-                             " as the root cause (" + std::string(to_string(alarms[i].role)) + ").");
+                             " as the root cause (" + std::string(to_string(kind_of(alarms[i].role))) + ").");
         break;
       }
     }
