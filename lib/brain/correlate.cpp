@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <utility>
 
 namespace hsns::brain {
@@ -637,6 +638,7 @@ struct Correlator::State {
     std::set<std::string> keys;
     std::size_t active = 0;
     std::int64_t cleared_at = -1;  // event time the last active alarm cleared; -1 while any is active
+    std::int64_t last_raise = 0;   // event time of its newest raise (device keys join only near it)
     bool announced = false;        // opened was answered
     bool force_confirm = false;    // absorbed an announced incident
   };
@@ -694,6 +696,7 @@ struct Correlator::State {
     if (is_active(a)) {
       ++l.active;
       l.cleared_at = -1;
+      l.last_raise = std::max(l.last_raise, a.first_ms);
     }
   }
 
@@ -714,6 +717,7 @@ struct Correlator::State {
       into.inc.alarms.push_back(std::move(a));
     }
     into.active += from.active;
+    into.last_raise = std::max(into.last_raise, from.last_raise);
     if (into.active > 0) into.cleared_at = -1;
     if (from.announced) {
       into.force_confirm = true;
@@ -823,6 +827,7 @@ std::vector<IncidentChange> Correlator::apply(std::span<const IncidentInput> cha
       } else if (!was && active) {
         ++l.active;
         l.cleared_at = -1;
+        l.last_raise = std::max(l.last_raise, c.first_ms);
       }
       touched.insert(it->second);
       continue;
@@ -841,8 +846,14 @@ std::vector<IncidentChange> Correlator::apply(std::span<const IncidentInput> cha
     for (const auto& k : keys) {
       auto kit = s.key_index.find(k);
       if (kit == s.key_index.end()) continue;
+      // A shared link joins a live incident; a shared device only one raised within the window of this
+      // alarm (concurrent), so long-lived faults under one switch do not chain unrelated ones together.
+      const bool device_key = k.starts_with("d:");
       for (auto seq : kit->second) {
-        if (s.joinable(s.live.at(seq))) hits.push_back(seq);
+        const auto& l = s.live.at(seq);
+        if (!s.joinable(l)) continue;
+        if (device_key && std::llabs(c.first_ms - l.last_raise) > s.options.window_ms) continue;
+        hits.push_back(seq);
       }
     }
     std::sort(hits.begin(), hits.end());

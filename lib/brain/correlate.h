@@ -11,7 +11,8 @@
 //   "link:<a>|<b>" or "<a><-><b>"; a port maps to its link through the ports named on the topology's
 //   links) and gets keys: its link, the devices at both ends of that link (a host port also keys its
 //   leaf: a leaf that fails makes every host under it report), or its device alone. A raised alarm joins
-//   the live incident sharing a key with it; an alarm sharing keys with several live incidents merges them
+//   a live incident sharing its link, or sharing a device and having had a raise within window_ms of this
+//   alarm (concurrent); an alarm joining several live incidents merges them
 //   into the oldest (the others are answered `merged`, with merged_into, and forgotten). An incident is live
 //   while any of its alarms is active (raised or acknowledged, not suppressed) and, after the last one
 //   cleared, for `window_ms` more (a related alarm within the window reopens it, e.g. a flapping port).
