@@ -184,6 +184,7 @@ std::vector<AffectedJob> JobImpact::affected(std::span<const RootCauseCandidate>
   }
 
   std::vector<AffectedJob> out;
+  out.reserve(hit.size());
   for (const auto& [j, ranks] : hit) {
     out.push_back({x.jobs[j].id, x.jobs[j].name, std::vector<std::uint32_t>(ranks.begin(), ranks.end())});
   }
