@@ -14,6 +14,7 @@
 #include "api/agents/reports.h"
 #include "api/agents/routes.h"
 #include "api/alarms/routes.h"
+#include "api/incidents/routes.h"
 #include "api/kpis/events.h"
 #include "api/kpis/report_kpis.h"
 #include "api/kpis/routes.h"
@@ -24,6 +25,7 @@
 #include "api/topology/routes.h"
 #include "brain/alarm_service.h"
 #include "brain/alertmanager_push.h"
+#include "brain/incident_service.h"
 #include "config.h"
 #include "hsns/log.h"
 #include "hsns/version.h"
@@ -141,6 +143,20 @@ int run(const AggregatorConfig& c) {
     return 1;
   }
   hsns::alarms_api::register_alarm_routes(service.router(), alarm_service, service.hub());
+  // Root cause and job impact: incidents from the alarm service's changes (its listener feeds on_alarms).
+  hsns::brain_service::IncidentService incidents(*topology_cache, backend.jobs(), backend.incidents(),
+                                                 &service.hub(), metrics.registry());
+  if (auto started = incidents.start(); !started) {
+    HSNS_LOG(error) << "incidents: " << started.error().detail;
+    return 1;
+  }
+  alarm_service.add_listener([&incidents](std::span<const hsns::brain::AlarmChange> changes) {
+    std::vector<hsns::brain::IncidentInput> inputs;
+    inputs.reserve(changes.size());
+    for (const auto& change : changes) inputs.push_back(hsns::brain::to_incident_input(change));
+    incidents.on_alarms(inputs);
+  });
+  hsns::incidents_api::register_incident_routes(service.router(), incidents, service.hub());
 
   net::io_context ioc(c.threads);
   std::unique_ptr<net::ssl::context> tls;
@@ -264,6 +280,7 @@ int run(const AggregatorConfig& c) {
   alarm_service.stop();
   alertmanager.stop();
   service.stop_workers();  // heavy requests still running finish before the stores close
+  incidents.stop();
   retention.reset();
   kpi_retention.reset();
 

@@ -11,6 +11,7 @@
 
 #include "hsns/time.h"
 #include "store/sqlite_alarm_store.h"
+#include "store/sqlite_incident_store.h"
 #include "store/sqlite_kpi_store.h"
 #include "store/sqlite_telemetry_store.h"
 
@@ -204,6 +205,7 @@ const std::vector<Migration>& builtin_migrations() {
       {8, "telemetry read side: batches by host and time, QP records by endpoint", kTelemetryQuerySchema},
       {9, "KPI series: raw samples and their 1-minute and 1-hour rollups", kKpiSchema},
       {10, "alarms, their history and the silence rules", kAlarmSchema},
+      {11, "network brain incidents: ranked root causes, affected jobs, their alarms", kIncidentSchema},
   };
   return migrations;
 }

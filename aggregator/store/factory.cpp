@@ -7,6 +7,7 @@
 #include "store/database.h"
 #include "store/sqlite_agent_store.h"
 #include "store/sqlite_alarm_store.h"
+#include "store/sqlite_incident_store.h"
 #include "store/sqlite_job_store.h"
 #include "store/sqlite_kpi_store.h"
 #include "store/sqlite_network_store.h"
@@ -26,7 +27,8 @@ class SqliteStores final : public Stores {
         jobs_(db_),
         telemetry_(db_),
         kpis_(db_, kpi),
-        alarms_(db_) {}
+        alarms_(db_),
+        incidents_(db_) {}
 
   NetworkStore& network() override { return network_; }
   AgentStore& agents() override { return agents_; }
@@ -35,6 +37,7 @@ class SqliteStores final : public Stores {
   TelemetryStore& telemetry() override { return telemetry_; }
   KpiStore& kpis() override { return kpis_; }
   AlarmStore& alarms() override { return alarms_; }
+  IncidentStore& incidents() override { return incidents_; }
   StoreResult<void> check() override { return unavailable_on_error(db_.check()); }
   StoreResult<void> close() override { return unavailable_on_error(db_.close()); }
   std::string describe() const override {
@@ -55,6 +58,7 @@ class SqliteStores final : public Stores {
   SqliteTelemetryStore telemetry_;
   SqliteKpiStore kpis_;
   SqliteAlarmStore alarms_;
+  SqliteIncidentStore incidents_;
 };
 
 }  // namespace

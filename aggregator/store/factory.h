@@ -23,6 +23,7 @@
 
 #include "store/agent_store.h"
 #include "store/alarm_store.h"
+#include "store/incident_store.h"
 #include "store/job_store.h"
 #include "store/kpi_store.h"
 #include "store/network_store.h"
@@ -57,6 +58,7 @@ class Stores {
   virtual TelemetryStore& telemetry() = 0;
   virtual KpiStore& kpis() = 0;
   virtual AlarmStore& alarms() = 0;
+  virtual IncidentStore& incidents() = 0;
   // Is the backend usable? (/readyz)
   virtual StoreResult<void> check() = 0;
   // Flushes and closes the backend; idempotent. The error reports a failed flush (data stays safe).

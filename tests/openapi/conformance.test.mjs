@@ -466,6 +466,9 @@ SCENARIO_MAIN.push('GET /api/v1/alarms', 'GET /api/v1/alarms/stream', 'GET /api/
 SCENARIO_DELETES.push('DELETE /api/v1/silences/{id}');
 // Operations whose 404 is about ids in a list body: checked by their scenario, not by the unknown-id check.
 const NOT_FOUND_IN_SCENARIO = ['POST /api/v1/alarms/ack'];
+// Incidents (aggregator/api/incidents/routes.h): nothing feeds alarms here, so the list is empty and the
+// documented id is unknown (404); the stream upgrades like the change feed.
+SCENARIO_MAIN.push('GET /api/v1/incidents', 'GET /api/v1/incidents/{id}', 'GET /api/v1/incidents/stream');
 
 test('the aggregator starts and serves the document it was built from', async () => {
   await startServer();
@@ -854,6 +857,17 @@ Object.assign(CUSTOM, {
     const { value } = await call(operation('POST /api/v1/topology/search'), 'after the delete', 200, { role: 'scheduler' });
     assert.deepEqual(value.candidates[0].hosts.map((h) => h.name), ['host001', 'host002'], 'the deleted job\'s hosts are offered again');
   },
+});
+Object.assign(CUSTOM, {
+  'GET /api/v1/incidents': async (o) => {
+    const { value } = await happy(o.label);
+    assert.deepEqual(value, { items: [], total: 0 }, `${o.label}: no alarms were fed, so no incidents`);
+    await call(o, 'a bad state', 400, { role: 'viewer', params: { state: 'pending' } });
+  },
+  'GET /api/v1/incidents/{id}': async (o) => {
+    await call(o, 'no incident yet', 404, { role: 'viewer' });
+  },
+  'GET /api/v1/incidents/stream': async (o) => CUSTOM['GET /api/v1/events'](o),
 });
 
 Object.assign(CUSTOM, {

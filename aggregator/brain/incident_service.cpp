@@ -1,0 +1,402 @@
+#include "brain/incident_service.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <utility>
+
+#include "hsns/log.h"
+#include "hsns/time.h"
+#include "services/store_errors.h"
+
+namespace hsns::brain_service {
+
+using brain::IncidentInput;
+using nlohmann::json;
+
+namespace {
+
+constexpr std::array<const char*, 5> kSeverities = {"info", "warning", "minor", "major", "critical"};
+constexpr std::array<const char*, 5> kRoles = {"port", "link", "module", "switch", "host_nic"};
+constexpr std::array<const char*, 3> kStates = {"raised", "acknowledged", "cleared"};
+
+template <std::size_t N>
+int index_of(const std::array<const char*, N>& names, const std::string& text) {
+  for (std::size_t i = 0; i < N; ++i) {
+    if (text == names[i]) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+}  // namespace
+
+std::string format_ms_utc(std::int64_t ms) {
+  const std::int64_t seconds = ms >= 0 ? ms / 1000 : (ms - 999) / 1000;
+  std::string text = format_rfc3339_utc(std::chrono::system_clock::time_point(std::chrono::seconds(seconds)));
+  char fraction[8];
+  std::snprintf(fraction, sizeof fraction, ".%03d", static_cast<int>(ms - seconds * 1000));
+  text.insert(text.size() - 1, fraction);  // before the "Z"
+  return text;
+}
+
+json incident_json(const brain::Incident& incident, const std::vector<brain::AffectedJob>& jobs) {
+  json causes = json::array();
+  for (const auto& c : incident.root_causes) {
+    causes.push_back({{"rank", c.rank},
+                      {"entity", c.entity},
+                      {"kind", std::string(brain::to_string(c.kind))},
+                      {"fault_type", c.fault_type},
+                      {"score", c.score},
+                      {"evidence", c.evidence},
+                      {"symptoms", c.symptoms}});
+  }
+  json affected = json::array();
+  for (const auto& j : jobs) affected.push_back({{"job_id", j.job_id}, {"name", j.name}, {"ranks", j.ranks}});
+  json alarms = json::array();
+  for (const auto& a : incident.alarms) alarms.push_back(a.alarm_id);
+  return {{"id", incident.id},
+          {"state", incident.resolved ? "resolved" : "open"},
+          {"first_seen", format_ms_utc(incident.first_ms)},
+          {"first_seen_ms", incident.first_ms},
+          {"last_seen", format_ms_utc(incident.last_ms)},
+          {"last_seen_ms", incident.last_ms},
+          {"alarm_count", incident.alarms.size()},
+          {"root_causes", std::move(causes)},
+          {"affected_jobs", std::move(affected)},
+          {"alarms", std::move(alarms)},
+          {"recommended_action", incident.recommended_action}};
+}
+
+json alarm_input_json(const IncidentInput& a) {
+  return {{"id", a.alarm_id},
+          {"fingerprint", a.fingerprint},
+          {"type", a.fault_type},
+          {"severity", kSeverities.at(static_cast<std::size_t>(a.severity))},
+          {"entity", a.entity},
+          {"peer", a.peer},
+          {"root_cause", a.root_cause},
+          {"role", kRoles.at(static_cast<std::size_t>(a.role))},
+          {"state", kStates.at(static_cast<std::size_t>(a.state))},
+          {"suppressed", a.suppressed},
+          {"flapping", a.flapping},
+          {"first_ms", a.first_ms},
+          {"last_ms", a.last_ms},
+          {"count", a.count},
+          {"detail", a.detail},
+          {"action", a.action}};
+}
+
+Result<IncidentInput> alarm_input_from_json(const json& j) {
+  if (!j.is_object()) return tl::unexpected(Error::invalid("alarm", "must be an object"));
+  IncidentInput a;
+  auto text = [&](const char* key, std::string& out) -> bool {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_string()) return false;
+    out = it->get<std::string>();
+    return true;
+  };
+  auto integer = [&](const char* key, std::int64_t& out) -> bool {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_number_integer()) return false;
+    out = it->get<std::int64_t>();
+    return true;
+  };
+  auto boolean = [&](const char* key, bool& out) -> bool {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_boolean()) return false;
+    out = it->get<bool>();
+    return true;
+  };
+  for (auto [key, field] : {std::pair{"id", &a.alarm_id}, std::pair{"fingerprint", &a.fingerprint},
+                            std::pair{"type", &a.fault_type}, std::pair{"entity", &a.entity},
+                            std::pair{"peer", &a.peer}, std::pair{"root_cause", &a.root_cause},
+                            std::pair{"detail", &a.detail}, std::pair{"action", &a.action}}) {
+    if (!text(key, *field)) return tl::unexpected(Error::invalid(key, "must be a string"));
+  }
+  std::string severity, role, state;
+  if (!text("severity", severity) || index_of(kSeverities, severity) < 0)
+    return tl::unexpected(Error::invalid("severity", "must be info, warning, minor, major or critical"));
+  if (!text("role", role) || index_of(kRoles, role) < 0)
+    return tl::unexpected(Error::invalid("role", "must be port, link, module, switch or host_nic"));
+  if (!text("state", state) || index_of(kStates, state) < 0)
+    return tl::unexpected(Error::invalid("state", "must be raised, acknowledged or cleared"));
+  a.severity = static_cast<brain::FaultSeverity>(index_of(kSeverities, severity));
+  a.role = static_cast<brain::RootCauseRole>(index_of(kRoles, role));
+  a.state = static_cast<IncidentInput::State>(index_of(kStates, state));
+  if (!boolean("suppressed", a.suppressed))
+    return tl::unexpected(Error::invalid("suppressed", "must be a boolean"));
+  if (!boolean("flapping", a.flapping))
+    return tl::unexpected(Error::invalid("flapping", "must be a boolean"));
+  std::int64_t count = 0;
+  if (!integer("first_ms", a.first_ms))
+    return tl::unexpected(Error::invalid("first_ms", "must be an integer"));
+  if (!integer("last_ms", a.last_ms)) return tl::unexpected(Error::invalid("last_ms", "must be an integer"));
+  if (!integer("count", count) || count < 0 || count > UINT32_MAX)
+    return tl::unexpected(Error::invalid("count", "must be an integer from 0 to 4294967295"));
+  a.count = static_cast<std::uint32_t>(count);
+  if (a.alarm_id.empty()) return tl::unexpected(Error::invalid("id", "must not be empty"));
+  return a;
+}
+
+IncidentService::IncidentService(services::TopologyCache& topology, store::JobStore& jobs,
+                                 store::IncidentStore& store, http::WebSocketHub* hub,
+                                 prometheus::Registry& registry, IncidentServiceOptions options)
+    : topology_(topology),
+      jobs_(jobs),
+      store_(store),
+      hub_(hub),
+      options_(options),
+      correlator_(std::make_unique<brain::Correlator>(nullptr, options.correlator)),
+      open_(prometheus::BuildGauge()
+                .Name("hsns_incidents_open")
+                .Help("Incidents open now (confirmed, not yet resolved)")
+                .Register(registry)
+                .Add({})),
+      opened_(prometheus::BuildCounter()
+                  .Name("hsns_incidents_opened_total")
+                  .Help("Incidents opened")
+                  .Register(registry)
+                  .Add({})),
+      resolved_(prometheus::BuildCounter()
+                    .Name("hsns_incidents_resolved_total")
+                    .Help("Incidents resolved (every alarm cleared for the hold time)")
+                    .Register(registry)
+                    .Add({})),
+      merged_(prometheus::BuildCounter()
+                  .Name("hsns_incidents_merged_total")
+                  .Help("Incidents merged into an older one by an alarm related to both")
+                  .Register(registry)
+                  .Add({})),
+      noise_(prometheus::BuildCounter()
+                 .Name("hsns_incidents_noise_dropped_total")
+                 .Help("Pending incidents dropped because their alarms cleared before confirmation")
+                 .Register(registry)
+                 .Add({})),
+      store_failures_(prometheus::BuildCounter()
+                          .Name("hsns_incidents_store_failures_total")
+                          .Help("Incident changes the store refused (stored again with the next change)")
+                          .Register(registry)
+                          .Add({})),
+      alarms_per_incident_(
+          prometheus::BuildHistogram()
+              .Name("hsns_incidents_alarms_per_incident")
+              .Help("Alarms an incident held when it was resolved (alarm compression)")
+              .Register(registry)
+              .Add({}, prometheus::Histogram::BucketBoundaries{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000})) {}
+
+IncidentService::~IncidentService() {
+  stop();
+}
+
+Result<void> IncidentService::start() {
+  auto stored = store_.open_incidents();
+  if (!stored) return tl::unexpected(services::from_store(std::move(stored.error())));
+  auto max_seq = store_.max_sequence();
+  if (!max_seq) return tl::unexpected(services::from_store(std::move(max_seq.error())));
+  {
+    std::lock_guard lock(mu_);
+    auto options = options_.correlator;
+    options.first_sequence = std::max(options.first_sequence, *max_seq + 1);
+    correlator_ = std::make_unique<brain::Correlator>(nullptr, options);
+    topology_revision_ = -1;
+    jobs_revision_ = -1;
+    refresh_locked(true);
+    for (const auto& r : *stored) {
+      brain::Incident inc;
+      inc.id = r.id;
+      inc.sequence = r.sequence;
+      const auto alarms = json::parse(r.alarms, nullptr, false);
+      if (!alarms.is_array()) {
+        HSNS_LOG(warning) << "incident " << r.id << ": stored alarms do not parse; not restored";
+        continue;
+      }
+      for (const auto& a : alarms) {
+        auto input = alarm_input_from_json(a);
+        if (input) inc.alarms.push_back(std::move(*input));
+      }
+      correlator_->restore(inc);
+      if (const auto* live = correlator_->find(r.id)) {
+        affected_[r.id] = impact_ ? impact_->affected(live->root_causes) : std::vector<brain::AffectedJob>{};
+        last_event_ms_ = std::max(last_event_ms_, live->last_ms);
+      }
+    }
+    last_event_at_ = std::chrono::steady_clock::now();
+    open_.Set(static_cast<double>(affected_.size()));
+  }
+  std::lock_guard lock(tick_mu_);
+  if (!ticker_.joinable() && options_.tick.count() > 0) {
+    stopping_ = false;
+    ticker_ = std::thread([this] { tick_loop(); });
+  }
+  return {};
+}
+
+void IncidentService::stop() {
+  {
+    std::lock_guard lock(tick_mu_);
+    stopping_ = true;
+  }
+  tick_cv_.notify_all();
+  if (ticker_.joinable()) ticker_.join();
+}
+
+void IncidentService::tick_loop() {
+  std::unique_lock lock(tick_mu_);
+  while (!stopping_) {
+    tick_cv_.wait_for(lock, options_.tick, [this] { return stopping_; });
+    if (stopping_) break;
+    lock.unlock();
+    std::int64_t now = 0;
+    {
+      std::lock_guard g(mu_);
+      if (last_event_ms_ > 0) {
+        now = last_event_ms_ + std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::steady_clock::now() - last_event_at_)
+                                   .count();
+      }
+    }
+    if (now > 0) advance(now);
+    lock.lock();
+  }
+}
+
+void IncidentService::on_alarms(std::span<const IncidentInput> changes) {
+  if (changes.empty()) return;
+  std::lock_guard lock(mu_);
+  refresh_locked(false);
+  auto out = correlator_->apply(changes);
+  std::int64_t newest = last_event_ms_;
+  for (const auto& c : changes) newest = std::max({newest, c.first_ms, c.last_ms});
+  if (newest > last_event_ms_) {
+    last_event_ms_ = newest;
+    last_event_at_ = std::chrono::steady_clock::now();
+  }
+  commit_locked(out);
+}
+
+void IncidentService::advance(std::int64_t now_ms) {
+  std::lock_guard lock(mu_);
+  refresh_locked(false);
+  commit_locked(correlator_->advance(now_ms));
+}
+
+std::size_t IncidentService::live_incidents() const {
+  std::lock_guard lock(mu_);
+  return affected_.size();
+}
+
+void IncidentService::refresh_locked(bool force) {
+  const auto now = std::chrono::steady_clock::now();
+  if (!force && now - last_refresh_ < std::chrono::seconds(1)) return;
+  last_refresh_ = now;
+  bool new_topology = false;
+  if (auto snap = topology_.current(); snap && snap->revision != topology_revision_) {
+    topology_revision_ = snap->revision;
+    located_ = std::make_shared<brain::LocatedTopology>(snap->topology);
+    commit_locked(correlator_->set_topology(located_));
+    new_topology = true;
+  }
+  auto revision = jobs_.jobs_revision();
+  if (!revision) return;
+  if (!new_topology && *revision == jobs_revision_ && impact_) return;
+  auto jobs = jobs_.list_jobs();
+  if (!jobs) return;
+  jobs_revision_ = *revision;
+  std::vector<brain::JobDescription> described;
+  for (const auto& j : *jobs) {
+    brain::JobDescription d;
+    d.id = j.name;
+    d.name = j.name;
+    for (const auto& r : j.ranks) d.ranks.push_back({r.rank, r.host, r.npu});
+    described.push_back(std::move(d));
+  }
+  impact_ = located_ ? std::make_unique<brain::JobImpact>(located_, std::move(described)) : nullptr;
+  // Re-score the jobs of the live incidents; answer those that changed.
+  std::vector<store::IncidentRecord> records;
+  std::vector<json> events;
+  for (auto& [id, affected] : affected_) {
+    const auto* inc = correlator_->find(id);
+    if (inc == nullptr) continue;
+    auto now_affected = impact_ ? impact_->affected(inc->root_causes) : std::vector<brain::AffectedJob>{};
+    if (now_affected == affected) continue;
+    affected = std::move(now_affected);
+    auto doc = incident_json(*inc, affected);
+    json alarms = json::array();
+    for (const auto& a : inc->alarms) alarms.push_back(alarm_input_json(a));
+    records.push_back({id, inc->sequence, "open", inc->first_ms, inc->last_ms, doc.dump(), alarms.dump()});
+    events.push_back({{"kind", "incident"}, {"change", "updated"}, {"item", std::move(doc)}});
+  }
+  if (records.empty()) return;
+  if (auto saved = store_.save(records, {}); !saved) {
+    store_failures_.Increment();
+    HSNS_LOG(warning) << "incidents: storing re-scored jobs failed: " << saved.error().detail;
+  }
+  if (hub_ != nullptr) {
+    for (auto& e : events) hub_->publish(kIncidentsTopic, e.dump());
+  }
+}
+
+void IncidentService::commit_locked(const std::vector<brain::IncidentChange>& changes) {
+  const auto noise = correlator_->stats().noise_dropped;
+  if (noise > noise_seen_) {
+    noise_.Increment(static_cast<double>(noise - noise_seen_));
+    noise_seen_ = noise;
+  }
+  if (changes.empty()) return;
+  std::vector<store::IncidentRecord> records;
+  std::vector<std::string> removals;
+  std::vector<json> events;
+  for (const auto& c : changes) {
+    const auto& inc = *c.incident;
+    if (c.kind == brain::IncidentChangeKind::merged) {
+      removals.push_back(inc.id);
+      std::erase_if(records, [&](const store::IncidentRecord& r) { return r.id == inc.id; });
+      affected_.erase(inc.id);
+      merged_.Increment();
+      events.push_back({{"kind", "incident"},
+                        {"change", "merged"},
+                        {"item", {{"id", inc.id}, {"merged_into", c.merged_into}}}});
+      continue;
+    }
+    auto jobs = impact_ ? impact_->affected(inc.root_causes) : std::vector<brain::AffectedJob>{};
+    auto doc = incident_json(inc, jobs);
+    json alarms = json::array();
+    for (const auto& a : inc.alarms) alarms.push_back(alarm_input_json(a));
+    if (inc.resolved) {
+      affected_.erase(inc.id);
+      resolved_.Increment();
+      alarms_per_incident_.Observe(static_cast<double>(inc.alarms.size()));
+    } else {
+      affected_[inc.id] = std::move(jobs);
+    }
+    if (c.kind == brain::IncidentChangeKind::opened) opened_.Increment();
+    std::erase_if(records, [&](const store::IncidentRecord& r) { return r.id == inc.id; });
+    records.push_back({inc.id, inc.sequence, inc.resolved ? "resolved" : "open", inc.first_ms, inc.last_ms,
+                       doc.dump(), alarms.dump()});
+    events.push_back(
+        {{"kind", "incident"}, {"change", std::string(brain::to_string(c.kind))}, {"item", std::move(doc)}});
+  }
+  if (auto saved = store_.save(records, removals); !saved) {
+    store_failures_.Increment();
+    HSNS_LOG(warning) << "incidents: storing " << records.size()
+                      << " changes failed: " << saved.error().detail;
+  }
+  open_.Set(static_cast<double>(affected_.size()));
+  if (hub_ != nullptr) {
+    for (auto& e : events) hub_->publish(kIncidentsTopic, e.dump());
+  }
+}
+
+Result<store::IncidentPage> IncidentService::list(const store::IncidentQuery& q) {
+  auto page = store_.list(q);
+  if (!page) return tl::unexpected(services::from_store(std::move(page.error())));
+  return page;
+}
+
+Result<store::IncidentRecord> IncidentService::get(const std::string& id) {
+  auto r = store_.get(id);
+  if (!r) return tl::unexpected(services::from_store(std::move(r.error())));
+  return r;
+}
+
+}  // namespace hsns::brain_service

@@ -1,0 +1,1000 @@
+#include "brain/correlate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <utility>
+
+namespace hsns::brain {
+
+IncidentInput to_incident_input(const Alarm& alarm) {
+  IncidentInput in;
+  in.alarm_id = alarm.id;
+  in.fingerprint = alarm.id.substr(0, alarm.id.find('-'));  // the id starts with the fingerprint in hex
+  in.fault_type = alarm.fault;
+  in.severity = alarm.severity;
+  in.entity = alarm.entity;
+  in.peer = alarm.peer;
+  in.root_cause = alarm.root_cause;
+  in.role = alarm.role;
+  switch (alarm.state) {
+    case AlarmState::raised:
+      in.state = IncidentInput::State::raised;
+      break;
+    case AlarmState::acknowledged:
+      in.state = IncidentInput::State::acknowledged;
+      break;
+    case AlarmState::cleared:
+      in.state = IncidentInput::State::cleared;
+      break;
+  }
+  in.suppressed = alarm.suppressed;
+  in.flapping = alarm.flapping;
+  in.first_ms = alarm.first_ms;
+  in.last_ms = alarm.last_ms;
+  in.count = static_cast<std::uint32_t>(
+      std::min<std::uint64_t>(alarm.count, std::numeric_limits<std::uint32_t>::max()));
+  in.detail = alarm.detail;
+  return in;
+}
+
+using topology::kNoLink;
+using topology::kNoNode;
+using topology::LinkId;
+using topology::NodeId;
+using topology::Tier;
+
+std::string_view to_string(CandidateKind kind) {
+  switch (kind) {
+    case CandidateKind::link:
+      return "link";
+    case CandidateKind::port:
+      return "port";
+    case CandidateKind::module:
+      return "module";
+    case CandidateKind::switch_device:
+      return "switch";
+    case CandidateKind::host_nic:
+      return "host_nic";
+  }
+  return "port";
+}
+
+std::string_view to_string(IncidentChangeKind kind) {
+  switch (kind) {
+    case IncidentChangeKind::opened:
+      return "opened";
+    case IncidentChangeKind::updated:
+      return "updated";
+    case IncidentChangeKind::resolved:
+      return "resolved";
+    case IncidentChangeKind::merged:
+      return "merged";
+  }
+  return "updated";
+}
+
+namespace {
+
+bool is_active(const IncidentInput& a) {
+  return a.state != IncidentInput::State::cleared && !a.suppressed;
+}
+
+}  // namespace
+
+std::size_t Incident::active_alarms() const {
+  return static_cast<std::size_t>(std::count_if(alarms.begin(), alarms.end(), is_active));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// LocatedTopology
+
+LocatedTopology::LocatedTopology(std::shared_ptr<const topology::Topology> topo) : topo_(std::move(topo)) {
+  for (const auto& link : topo_->links()) {
+    if (!link.lower_port.empty())
+      ports_.emplace(topo_->node(link.lower).name + "/" + link.lower_port, PortRef{link.id, false});
+    if (!link.upper_port.empty())
+      ports_.emplace(topo_->node(link.upper).name + "/" + link.upper_port, PortRef{link.id, true});
+  }
+}
+
+const LocatedTopology::PortRef* LocatedTopology::port(std::string_view device_port) const {
+  const auto it = ports_.find(std::string(device_port));
+  return it == ports_.end() ? nullptr : &it->second;
+}
+
+std::string LocatedTopology::end_entity(LinkId id, bool upper) const {
+  const auto& link = topo_->link(id);
+  const auto& name = topo_->node(upper ? link.upper : link.lower).name;
+  const auto& port = upper ? link.upper_port : link.lower_port;
+  return port.empty() ? name : name + "/" + port;
+}
+
+std::string LocatedTopology::link_entity(LinkId id) const {
+  auto a = end_entity(id, false);
+  auto b = end_entity(id, true);
+  if (b < a) std::swap(a, b);
+  return "link:" + a + "|" + b;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Locating an alarm
+
+namespace {
+
+constexpr std::string_view kModuleSuffix = "/module";
+
+std::string pair_entity(std::string a, std::string b) {
+  if (b < a) std::swap(a, b);
+  return "link:" + a + "|" + b;
+}
+
+// The two ends of a link entity ("link:<a>|<b>" or the matcher's "<a><-><b>"), or nothing.
+bool split_link_entity(std::string_view entity, std::string& a, std::string& b) {
+  if (entity.starts_with("link:")) {
+    const auto rest = entity.substr(5);
+    const auto bar = rest.find('|');
+    if (bar == std::string_view::npos || bar == 0 || bar + 1 == rest.size()) return false;
+    a = rest.substr(0, bar);
+    b = rest.substr(bar + 1);
+    return true;
+  }
+  const auto arrow = entity.find("<->");
+  if (arrow == std::string_view::npos || arrow == 0 || arrow + 3 == entity.size()) return false;
+  a = entity.substr(0, arrow);
+  b = entity.substr(arrow + 3);
+  return true;
+}
+
+std::string device_of(std::string_view entity) {
+  return std::string(entity.substr(0, entity.find('/')));
+}
+
+// Where an alarm is: on a link (one end or both), on a device, or nowhere the topology knows.
+struct Location {
+  LinkId link = kNoLink;
+  bool upper = false;      // which end of `link`
+  bool both_ends = false;  // the alarm names the link itself
+  NodeId node = kNoNode;   // the entity's device (kNoNode for a link entity or an unknown device)
+  bool device_level = false;
+  bool module = false;
+  std::string port_entity;  // "<device>/<port>" without "/module" ("" for a device or a link)
+  std::string pair;         // no link on the topology but a peer: the "link:<a>|<b>" entity
+  std::string pair_a, pair_b;
+  std::string device;  // the entity's device name ("" for a link entity)
+};
+
+Location locate(const LocatedTopology* topo, const IncidentInput& a) {
+  Location loc;
+  std::string ea, eb;
+  if (split_link_entity(a.entity, ea, eb)) {
+    loc.both_ends = true;
+    if (topo != nullptr) {
+      const auto* pa = topo->port(ea);
+      const auto* pb = topo->port(eb);
+      if (pa != nullptr && pb != nullptr && pa->link == pb->link) {
+        loc.link = pa->link;
+        return loc;
+      }
+      if (pa != nullptr) {
+        loc.link = pa->link;
+        return loc;
+      }
+      if (pb != nullptr) {
+        loc.link = pb->link;
+        return loc;
+      }
+    }
+    loc.pair_a = ea;
+    loc.pair_b = eb;
+    loc.pair = pair_entity(ea, eb);
+    return loc;
+  }
+  std::string_view entity = a.entity;
+  if (entity.ends_with(kModuleSuffix) && entity.size() > kModuleSuffix.size()) {
+    loc.module = true;
+    entity.remove_suffix(kModuleSuffix.size());
+  }
+  loc.device = device_of(entity);
+  const bool has_port = entity.find('/') != std::string_view::npos;
+  loc.device_level = !has_port;
+  if (has_port) loc.port_entity = std::string(entity);
+  if (topo != nullptr) {
+    if (auto node = topo->topology().find(loc.device)) loc.node = *node;
+    if (has_port) {
+      if (const auto* p = topo->port(entity)) {
+        loc.link = p->link;
+        loc.upper = p->upper;
+        return loc;
+      }
+    }
+  }
+  if (has_port && !a.peer.empty() && a.peer != a.entity) {
+    std::string peer = a.peer;
+    if (peer.ends_with(kModuleSuffix)) peer.resize(peer.size() - kModuleSuffix.size());
+    loc.pair_a = loc.port_entity;
+    loc.pair_b = peer;
+    loc.pair = pair_entity(loc.port_entity, peer);
+  }
+  return loc;
+}
+
+// The grouping keys of a located alarm (see the contract): its link and the devices it touches.
+std::vector<std::string> keys_of(const LocatedTopology* topo, const Location& loc) {
+  std::vector<std::string> keys;
+  if (loc.link != kNoLink) {
+    const auto& link = topo->topology().link(loc.link);
+    keys.push_back("l:" + std::to_string(loc.link));
+    keys.push_back("d:" + topo->topology().node(link.lower).name);
+    keys.push_back("d:" + topo->topology().node(link.upper).name);
+    return keys;
+  }
+  if (!loc.pair.empty()) {
+    keys.push_back("p:" + loc.pair);
+    keys.push_back("d:" + device_of(loc.pair_a));
+    keys.push_back("d:" + device_of(loc.pair_b));
+    return keys;
+  }
+  if (!loc.device.empty()) keys.push_back("d:" + loc.device);
+  return keys;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Ranking
+
+enum class Cls : std::uint8_t { physical, module, transport, device, config };
+
+Cls classify(const IncidentInput& a, const Location& loc, const LocatedTopology* topo) {
+  const std::string_view t = a.fault_type;
+  if (loc.module || t == "optical_power_out_of_range" || t == "module_overtemperature") return Cls::module;
+  if (t == "retransmission_burst" || t == "cnp_surge" || t == "ecn_surge" || t == "pfc_storm" ||
+      t == "pfc_deadlock" || t == "buffer_drops")
+    return Cls::transport;
+  if (t == "switch_reboot" || t == "switch_power_fault" || t == "switch_fan_fault") return Cls::device;
+  if (t == "mtu_mismatch" || t == "qos_config_drift") return Cls::config;
+  if (loc.device_level && loc.node != kNoNode && topo != nullptr &&
+      topo->topology().node(loc.node).tier != Tier::kHost)
+    return Cls::device;
+  return Cls::physical;
+}
+
+struct EndAgg {
+  std::vector<std::size_t> idx;
+  std::size_t non_transport = 0;
+  std::size_t transport = 0;
+  std::size_t module = 0;
+};
+
+struct LinkAgg {
+  LinkId link = kNoLink;
+  std::string entity;        // link entity
+  std::string end_names[2];  // port entities of the ends
+  EndAgg ends[2];
+  std::vector<std::size_t> both;  // alarms naming the link itself
+  std::vector<std::size_t> all() const {
+    std::vector<std::size_t> v = both;
+    v.insert(v.end(), ends[0].idx.begin(), ends[0].idx.end());
+    v.insert(v.end(), ends[1].idx.begin(), ends[1].idx.end());
+    return v;
+  }
+};
+
+struct NodeAgg {
+  std::set<std::string> links;  // link keys with alarms on either end
+  std::vector<std::size_t> idx;
+  std::vector<std::size_t> device_idx;  // alarms on the device itself
+  std::size_t config = 0;
+};
+
+struct Builder {
+  struct Cand {
+    CandidateKind kind = CandidateKind::port;
+    double strength = 0;
+    std::vector<std::string> evidence;
+    std::set<std::size_t> explains;
+    LinkId link = kNoLink;
+    NodeId node = kNoNode;
+  };
+  std::map<std::string, Cand> cands;
+
+  void add(const std::string& entity, CandidateKind kind, double strength, std::string evidence,
+           const std::vector<std::size_t>& explains, LinkId link = kNoLink, NodeId node = kNoNode) {
+    auto [it, fresh] = cands.try_emplace(entity);
+    auto& c = it->second;
+    if (fresh) {
+      c.kind = kind;
+      c.link = link;
+      c.node = node;
+    }
+    c.strength = std::max(c.strength, strength);
+    if (!evidence.empty() && std::find(c.evidence.begin(), c.evidence.end(), evidence) == c.evidence.end())
+      c.evidence.push_back(std::move(evidence));
+    c.explains.insert(explains.begin(), explains.end());
+  }
+};
+
+std::string types_of(std::span<const IncidentInput> alarms, const std::vector<std::size_t>& idx) {
+  std::set<std::string> types;
+  for (auto i : idx) types.insert(alarms[i].fault_type.empty() ? "fault" : alarms[i].fault_type);
+  std::string out;
+  for (const auto& t : types) {
+    if (!out.empty()) out += ", ";
+    out += t;
+  }
+  return out;
+}
+
+std::string percent(std::size_t k, std::size_t n) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f%%",
+                n == 0 ? 0.0 : 100.0 * static_cast<double>(k) / static_cast<double>(n));
+  return buf;
+}
+
+void link_candidates(const LinkAgg& l, std::span<const IncidentInput> alarms, Builder& b) {
+  const auto all = l.all();
+  const bool both_named = !l.both.empty();
+  const std::size_t nt0 = l.ends[0].non_transport;
+  const std::size_t nt1 = l.ends[1].non_transport;
+  const std::size_t tr0 = l.ends[0].transport;
+  const std::size_t tr1 = l.ends[1].transport;
+  const bool any0 = !l.ends[0].idx.empty();
+  const bool any1 = !l.ends[1].idx.empty();
+  double s = 0;
+  std::string ev;
+  if (both_named || (nt0 > 0 && nt1 > 0)) {
+    s = 0.9;
+    ev = both_named
+             ? "A pattern saw the fault on both ends of the link (" + types_of(alarms, l.both) + ")."
+             : "Both ends of the link report faults: " + types_of(alarms, l.ends[0].idx) + " on " +
+                   l.end_names[0] + "; " + types_of(alarms, l.ends[1].idx) + " on " + l.end_names[1] + ".";
+  } else if ((nt0 > 0 && nt1 == 0 && tr1 > 0) || (nt1 > 0 && nt0 == 0 && tr0 > 0)) {
+    const int bad = nt0 > 0 ? 0 : 1;
+    s = 0.85;
+    ev = l.end_names[bad] + " reports " + types_of(alarms, l.ends[bad].idx) + " while the far end " +
+         l.end_names[1 - bad] + " sees only transport symptoms (" + types_of(alarms, l.ends[1 - bad].idx) +
+         "): frames are lost on the link between them.";
+  } else if ((nt0 > 0) != (nt1 > 0)) {
+    const int bad = nt0 > 0 ? 0 : 1;
+    s = 0.55;
+    ev = "Only " + l.end_names[bad] + " reports (" + types_of(alarms, l.ends[bad].idx) +
+         "); the cable or the far-end optic may still be at fault.";
+  } else {
+    s = 0.35;
+    ev = "Only transport symptoms (" + types_of(alarms, all) + ") on the link's ends.";
+  }
+  const bool mod0 = l.ends[0].module > 0;
+  const bool mod1 = l.ends[1].module > 0;
+  if (mod0 != mod1) {
+    const int m = mod0 ? 0 : 1;
+    b.add(l.end_names[m] + std::string(kModuleSuffix), CandidateKind::module, 0.92,
+          "The transceiver of " + l.end_names[m] + " reports " + types_of(alarms, l.ends[m].idx) + " and " +
+              l.end_names[1 - m] + "'s does not: a failing optic explains the symptoms on both ends.",
+          all, l.link);
+    s = std::min(s, 0.75);
+  } else if (mod0 && mod1) {
+    for (int e = 0; e < 2; ++e) {
+      b.add(l.end_names[e] + std::string(kModuleSuffix), CandidateKind::module, 0.6,
+            "The transceiver of " + l.end_names[e] + " reports " + types_of(alarms, l.ends[e].idx) +
+                ", but so does the far end's: the fiber between them is more likely.",
+            l.ends[e].idx, l.link);
+    }
+  }
+  b.add(l.entity, CandidateKind::link, s, ev, all, l.link);
+  for (int e = 0; e < 2; ++e) {
+    const auto& end = l.ends[e];
+    const auto& other = l.ends[1 - e];
+    if (end.idx.empty()) continue;
+    if (end.non_transport > 0 && other.idx.empty() && l.both.empty()) {
+      b.add(l.end_names[e], CandidateKind::port, 0.7,
+            "Only this port reports (" + types_of(alarms, end.idx) +
+                "); its own configuration or optic is the first suspect.",
+            end.idx, l.link);
+    } else if (end.non_transport > 0 && other.non_transport == 0) {
+      b.add(l.end_names[e], CandidateKind::port, 0.7,
+            l.end_names[e] + " reports " + types_of(alarms, end.idx) +
+                "; the far end's transport symptoms follow from frames lost here.",
+            all, l.link);
+    } else if (end.non_transport > 0) {
+      b.add(l.end_names[e], CandidateKind::port, 0.45,
+            "The port reports " + types_of(alarms, end.idx) + ", as does its far end.", end.idx, l.link);
+    } else if (!any0 || !any1) {
+      b.add(l.end_names[e], CandidateKind::port, 0.45,
+            "Only transport symptoms (" + types_of(alarms, end.idx) + ") on this port.", end.idx, l.link);
+    }
+  }
+}
+
+void node_candidate(const topology::Node& node, const NodeAgg& n, std::span<const IncidentInput> alarms,
+                    Builder& b) {
+  const std::size_t alarmed = n.links.size();
+  if (node.tier == Tier::kHost) {
+    const std::size_t total = std::max<std::size_t>(node.npus.size(), 1);
+    if (alarmed < 2 && n.device_idx.empty()) return;
+    const double r = std::min(1.0, static_cast<double>(alarmed) / static_cast<double>(total));
+    double s = alarmed >= 2 ? 0.3 + 0.6 * r : 0.6;
+    std::string ev = alarmed >= 2
+                         ? std::to_string(alarmed) + " of the " + std::to_string(total) + " NPU ports of " +
+                               node.name +
+                               " have alarms: the host's NIC or its configuration (driver, firmware, "
+                               "MTU, QoS) is what they share."
+                         : node.name + " itself reports " + types_of(alarms, n.device_idx) + ".";
+    if (n.config > 0) {
+      s += 0.1;
+      ev += " Configuration faults on the host: " + types_of(alarms, n.device_idx) + ".";
+    }
+    b.add(node.name, CandidateKind::host_nic, std::min(s, 0.98), ev, n.idx, kNoLink, node.id);
+    return;
+  }
+  if (alarmed < 2 && n.device_idx.empty()) return;
+  const std::size_t total = std::max<std::size_t>(node.uplinks.size() + node.downlinks.size(), 1);
+  double s = 0.3;
+  std::string ev;
+  if (alarmed >= 2) {
+    const double r = static_cast<double>(alarmed) / static_cast<double>(total);
+    s += 0.5 * std::min(1.0, r / 0.25);
+    ev = std::to_string(alarmed) + " of the " + std::to_string(total) + " links of " + node.name + " (" +
+         percent(alarmed, total) + ") have alarms.";
+  }
+  if (!n.device_idx.empty()) {
+    s = alarmed >= 2 ? s + 0.2 : 0.75;
+    if (!ev.empty()) ev += " ";
+    ev += node.name + " itself reports " + types_of(alarms, n.device_idx) + ".";
+  }
+  b.add(node.name, CandidateKind::switch_device, std::min(s, 0.98), ev, n.idx, kNoLink, node.id);
+}
+
+CandidateKind kind_of(RootCauseRole role) {
+  switch (role) {
+    case RootCauseRole::port:
+      return CandidateKind::port;
+    case RootCauseRole::link:
+      return CandidateKind::link;
+    case RootCauseRole::module:
+      return CandidateKind::module;
+    case RootCauseRole::switch_device:
+      return CandidateKind::switch_device;
+    case RootCauseRole::host_nic:
+      return CandidateKind::host_nic;
+  }
+  return CandidateKind::port;
+}
+
+// A hint's entity in the candidates' spelling ("a<->b" -> "link:a|b").
+std::string normalize_hint(const std::string& hint) {
+  std::string a, b;
+  if (split_link_entity(hint, a, b)) return pair_entity(a, b);
+  return hint;
+}
+
+bool hint_names(const IncidentInput& a, const std::string& entity, CandidateKind kind) {
+  if (a.root_cause.empty()) return false;
+  const auto hint = normalize_hint(a.root_cause);
+  if (hint == entity)
+    return kind == kind_of(a.role) || a.role == RootCauseRole::link || kind == CandidateKind::port;
+  // A host-NIC hint names "<host>/<device>"; the candidate is the host.
+  return kind == CandidateKind::host_nic && a.role == RootCauseRole::host_nic &&
+         hint.starts_with(entity + "/");
+}
+
+int severity_rank(FaultSeverity s) {
+  return static_cast<int>(s);
+}
+
+std::string main_fault_type(std::span<const IncidentInput> alarms, const std::set<std::size_t>& idx) {
+  std::map<std::string, std::pair<int, std::size_t>> by_type;  // type -> (max severity, count)
+  for (auto i : idx) {
+    auto& e = by_type[alarms[i].fault_type];
+    e.first = std::max(e.first, severity_rank(alarms[i].severity));
+    ++e.second;
+  }
+  std::string best;
+  std::pair<int, std::size_t> best_key{-1, 0};
+  for (const auto& [type, key] : by_type) {
+    if (key > best_key) {
+      best_key = key;
+      best = type;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+std::vector<RootCauseCandidate> rank_candidates(const LocatedTopology* topo,
+                                                std::span<const IncidentInput> alarms,
+                                                std::size_t max_candidates) {
+  std::vector<RootCauseCandidate> out;
+  if (alarms.empty() || max_candidates == 0) return out;
+  std::map<std::string, LinkAgg> links;
+  std::map<NodeId, NodeAgg> nodes;
+  std::map<std::string, std::vector<std::size_t>> loose;  // no topology place: by hint or entity
+  for (std::size_t i = 0; i < alarms.size(); ++i) {
+    const auto& a = alarms[i];
+    const Location loc = locate(topo, a);
+    const Cls cls = classify(a, loc, topo);
+    if (loc.link != kNoLink || !loc.pair.empty()) {
+      const std::string key = loc.link != kNoLink ? "l:" + std::to_string(loc.link) : "p:" + loc.pair;
+      auto [it, fresh] = links.try_emplace(key);
+      auto& l = it->second;
+      if (fresh) {
+        l.link = loc.link;
+        if (loc.link != kNoLink) {
+          l.entity = topo->link_entity(loc.link);
+          l.end_names[0] = topo->end_entity(loc.link, false);
+          l.end_names[1] = topo->end_entity(loc.link, true);
+        } else {
+          l.entity = loc.pair;
+          l.end_names[0] = std::min(loc.pair_a, loc.pair_b);
+          l.end_names[1] = std::max(loc.pair_a, loc.pair_b);
+        }
+      }
+      if (loc.both_ends) {
+        l.both.push_back(i);
+        ++l.ends[0].non_transport;
+        ++l.ends[1].non_transport;
+      } else {
+        const int e = loc.link != kNoLink ? (loc.upper ? 1 : 0) : (loc.port_entity == l.end_names[1] ? 1 : 0);
+        auto& end = l.ends[e];
+        end.idx.push_back(i);
+        if (cls == Cls::transport) {
+          ++end.transport;
+        } else {
+          ++end.non_transport;
+        }
+        if (cls == Cls::module) ++end.module;
+      }
+      if (loc.link != kNoLink) {
+        const auto& link = topo->topology().link(loc.link);
+        for (NodeId n : {link.lower, link.upper}) {
+          auto& agg = nodes[n];
+          agg.links.insert(key);
+          agg.idx.push_back(i);
+        }
+      }
+      continue;
+    }
+    if (loc.node != kNoNode) {
+      auto& agg = nodes[loc.node];
+      agg.idx.push_back(i);
+      if (loc.device_level || cls == Cls::device || cls == Cls::config) agg.device_idx.push_back(i);
+      if (cls == Cls::config) ++agg.config;
+      if (!loc.device_level) loose[loc.port_entity].push_back(i);
+      continue;
+    }
+    loose[a.root_cause.empty() ? (loc.port_entity.empty() ? loc.device : loc.port_entity)
+                               : normalize_hint(a.root_cause)]
+        .push_back(i);
+  }
+
+  Builder b;
+  for (const auto& [key, l] : links) link_candidates(l, alarms, b);
+  if (topo != nullptr) {
+    for (const auto& [id, n] : nodes) node_candidate(topo->topology().node(id), n, alarms, b);
+  }
+  for (const auto& [entity, idx] : loose) {
+    if (entity.empty()) continue;
+    const auto& first = alarms[idx.front()];
+    const bool from_hint = !first.root_cause.empty() && normalize_hint(first.root_cause) == entity;
+    CandidateKind kind = from_hint ? kind_of(first.role)
+                                   : (entity.find('/') == std::string::npos ? CandidateKind::switch_device
+                                                                            : CandidateKind::port);
+    b.add(entity, kind, 0.5,
+          from_hint ? "Not on the topology; the pattern names " + entity + " (" +
+                          std::string(to_string(kind_of(first.role))) + ")."
+                    : entity + " reports " + types_of(alarms, idx) + " (not on the topology).",
+          idx);
+  }
+
+  // Pattern hints: a bonus for the candidate a hint names (evidence, not the answer).
+  for (auto& [entity, c] : b.cands) {
+    for (auto i : c.explains) {
+      if (hint_names(alarms[i], entity, c.kind)) {
+        c.strength += 0.08;
+        c.evidence.push_back("Pattern " + alarms[i].fault_type + " names " + alarms[i].root_cause +
+                             " as the root cause (" + std::string(to_string(kind_of(alarms[i].role))) + ").");
+        break;
+      }
+    }
+    bool flapping = false;
+    for (auto i : c.explains) flapping = flapping || alarms[i].flapping;
+    if (flapping) c.evidence.push_back("Some of its alarms are flapping.");
+  }
+
+  const double n = static_cast<double>(alarms.size());
+  for (auto& [entity, c] : b.cands) {
+    RootCauseCandidate r;
+    r.entity = entity;
+    r.kind = c.kind;
+    const double coverage = static_cast<double>(c.explains.size()) / n;
+    const double score = std::min(1.0, c.strength) * (0.4 + 0.6 * coverage);
+    r.score = std::round(std::clamp(score, 0.0, 1.0) * 1000.0) / 1000.0;
+    r.evidence = std::move(c.evidence);
+    r.evidence.push_back("Explains " + std::to_string(c.explains.size()) + " of the incident's " +
+                         std::to_string(alarms.size()) + " alarms.");
+    r.fault_type = main_fault_type(alarms, c.explains);
+    for (auto i : c.explains) r.symptoms.push_back(alarms[i].alarm_id);
+    std::sort(r.symptoms.begin(), r.symptoms.end());
+    r.symptoms.erase(std::unique(r.symptoms.begin(), r.symptoms.end()), r.symptoms.end());
+    r.link = c.link;
+    r.node = c.node;
+    out.push_back(std::move(r));
+  }
+  std::sort(out.begin(), out.end(), [](const RootCauseCandidate& x, const RootCauseCandidate& y) {
+    if (x.score != y.score) return x.score > y.score;
+    if (x.symptoms.size() != y.symptoms.size()) return x.symptoms.size() > y.symptoms.size();
+    if (x.kind != y.kind) return x.kind < y.kind;
+    return x.entity < y.entity;
+  });
+  if (out.size() > max_candidates) out.resize(max_candidates);
+  for (std::size_t i = 0; i < out.size(); ++i) out[i].rank = static_cast<std::uint32_t>(i + 1);
+  return out;
+}
+
+std::string recommended_action(const RootCauseCandidate& top, std::span<const IncidentInput> alarms) {
+  const IncidentInput* best = nullptr;
+  for (const auto& a : alarms) {
+    if (a.action.empty()) continue;
+    if (!std::binary_search(top.symptoms.begin(), top.symptoms.end(), a.alarm_id)) continue;
+    if (best == nullptr || severity_rank(a.severity) > severity_rank(best->severity)) best = &a;
+  }
+  if (best != nullptr) return best->action;
+  switch (top.kind) {
+    case CandidateKind::link:
+      return "Check the cable and the optics on both ends of " + top.entity +
+             "; clean the connectors, reseat or replace the cable.";
+    case CandidateKind::port:
+      return "Check the configuration and counters of " + top.entity +
+             "; reset the port, and replace its optic if the errors persist.";
+    case CandidateKind::module:
+      return "Replace the transceiver " + top.entity + " and clean the connectors on both ends.";
+    case CandidateKind::switch_device:
+      return "Check " + top.entity +
+             " (power, fans, reboot and crash logs); drain it from the fabric before repairing it.";
+    case CandidateKind::host_nic:
+      return "Check the NIC and its configuration on " + top.entity +
+             " (driver, firmware, MTU, QoS); drain the host's jobs before repairing it.";
+  }
+  return {};
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Correlator
+
+struct Correlator::State {
+  struct Live {
+    Incident inc;
+    std::unordered_map<std::string, std::size_t> pos;  // alarm id -> index in inc.alarms
+    std::set<std::string> keys;
+    std::size_t active = 0;
+    std::int64_t cleared_at = -1;  // event time the last active alarm cleared; -1 while any is active
+    std::int64_t last_raise = 0;   // event time of its newest raise (device keys join only near it)
+    bool announced = false;        // opened was answered
+    bool force_confirm = false;    // absorbed an announced incident
+  };
+
+  std::shared_ptr<const LocatedTopology> topo;
+  CorrelatorOptions options;
+  CorrelatorStats stats;
+  std::uint64_t next_seq = 1;
+  std::int64_t now = 0;
+  std::size_t alarms = 0;
+  std::map<std::uint64_t, Live> live;
+  std::unordered_map<std::string, std::uint64_t> alarm_index;
+  std::unordered_map<std::string, std::vector<std::uint64_t>> key_index;
+  std::set<std::pair<std::int64_t, std::uint64_t>> deadlines;  // (event time, sequence), checked lazily
+
+  void index_key(const std::string& key, std::uint64_t seq) {
+    auto& v = key_index[key];
+    if (std::find(v.begin(), v.end(), seq) == v.end()) v.push_back(seq);
+  }
+  void unindex_key(const std::string& key, std::uint64_t seq) {
+    auto it = key_index.find(key);
+    if (it == key_index.end()) return;
+    std::erase(it->second, seq);
+    if (it->second.empty()) key_index.erase(it);
+  }
+
+  void forget(std::uint64_t seq) {
+    auto it = live.find(seq);
+    if (it == live.end()) return;
+    for (const auto& k : it->second.keys) unindex_key(k, seq);
+    for (const auto& a : it->second.inc.alarms) alarm_index.erase(a.alarm_id);
+    alarms -= it->second.inc.alarms.size();
+    live.erase(it);
+  }
+
+  bool joinable(const Live& l) const {
+    return l.active > 0 || (l.cleared_at >= 0 && now - l.cleared_at <= options.window_ms);
+  }
+
+  void add_alarm(std::uint64_t seq, Live& l, const IncidentInput& a, const std::vector<std::string>& keys) {
+    l.pos.emplace(a.alarm_id, l.inc.alarms.size());
+    l.inc.alarms.push_back(a);
+    alarm_index[a.alarm_id] = seq;
+    ++alarms;
+    for (const auto& k : keys) {
+      if (l.keys.insert(k).second) index_key(k, seq);
+    }
+    if (l.inc.alarms.size() == 1) {
+      l.inc.first_ms = a.first_ms;
+      l.inc.last_ms = std::max(a.first_ms, a.last_ms);
+    } else {
+      l.inc.first_ms = std::min(l.inc.first_ms, a.first_ms);
+      l.inc.last_ms = std::max({l.inc.last_ms, a.first_ms, a.last_ms});
+    }
+    if (is_active(a)) {
+      ++l.active;
+      l.cleared_at = -1;
+      l.last_raise = std::max(l.last_raise, a.first_ms);
+    }
+  }
+
+  // Moves `from` into `into` (the older); answers the merged change when `from` had been answered.
+  void merge(std::uint64_t into_seq, std::uint64_t from_seq, std::vector<IncidentChange>& out) {
+    auto& into = live.at(into_seq);
+    auto node = live.extract(from_seq);
+    auto& from = node.mapped();
+    for (const auto& k : from.keys) {
+      unindex_key(k, from_seq);
+      if (into.keys.insert(k).second) index_key(k, into_seq);
+    }
+    for (auto& a : from.inc.alarms) {
+      alarm_index[a.alarm_id] = into_seq;
+      into.pos.emplace(a.alarm_id, into.inc.alarms.size());
+      into.inc.first_ms = std::min(into.inc.first_ms, a.first_ms);
+      into.inc.last_ms = std::max(into.inc.last_ms, a.last_ms);
+      into.inc.alarms.push_back(std::move(a));
+    }
+    into.active += from.active;
+    into.last_raise = std::max(into.last_raise, from.last_raise);
+    if (into.active > 0) into.cleared_at = -1;
+    if (from.announced) {
+      into.force_confirm = true;
+      auto snap = std::make_shared<Incident>();
+      snap->id = from.inc.id;
+      snap->sequence = from.inc.sequence;
+      snap->first_ms = from.inc.first_ms;
+      snap->last_ms = from.inc.last_ms;
+      snap->resolved = true;
+      out.push_back({IncidentChangeKind::merged, std::move(snap), into.inc.id});
+    }
+    ++stats.merged;
+  }
+
+  void rank(Live& l) {
+    l.inc.root_causes = rank_candidates(topo.get(), l.inc.alarms, options.max_candidates);
+    l.inc.recommended_action = l.inc.root_causes.empty()
+                                   ? std::string()
+                                   : recommended_action(l.inc.root_causes.front(), l.inc.alarms);
+  }
+
+  bool confirmable(const Live& l) const {
+    if (l.force_confirm || l.inc.alarms.size() >= 2) return true;
+    if (l.active == 0) return false;
+    return now - l.inc.first_ms >= options.confirm_ms;
+  }
+
+  // Answers the touched incidents: opened (newly confirmed), updated, or nothing (pending).
+  void publish(const std::set<std::uint64_t>& touched, std::vector<IncidentChange>& out) {
+    for (auto seq : touched) {
+      auto it = live.find(seq);
+      if (it == live.end()) continue;
+      auto& l = it->second;
+      if (!l.announced) {
+        if (l.active == 0) {  // noise: cleared before it was confirmed
+          ++stats.noise_dropped;
+          forget(seq);
+          continue;
+        }
+        if (!confirmable(l)) {
+          deadlines.emplace(l.inc.first_ms + options.confirm_ms, seq);
+          continue;
+        }
+        l.announced = true;
+        ++stats.opened;
+        rank(l);
+        out.push_back({IncidentChangeKind::opened, std::make_shared<Incident>(l.inc), {}});
+      } else {
+        rank(l);
+        out.push_back({IncidentChangeKind::updated, std::make_shared<Incident>(l.inc), {}});
+      }
+      if (l.active == 0) deadlines.emplace(l.cleared_at + options.hold_ms, seq);
+    }
+  }
+
+  void expire(std::vector<IncidentChange>& out) {
+    std::set<std::uint64_t> confirm;
+    while (!deadlines.empty() && deadlines.begin()->first <= now) {
+      const auto seq = deadlines.begin()->second;
+      deadlines.erase(deadlines.begin());
+      auto it = live.find(seq);
+      if (it == live.end()) continue;
+      auto& l = it->second;
+      if (!l.announced) {
+        confirm.insert(seq);
+        continue;
+      }
+      if (l.active == 0 && l.cleared_at >= 0 && l.cleared_at + options.hold_ms <= now) {
+        l.inc.resolved = true;
+        rank(l);
+        ++stats.resolved;
+        out.push_back({IncidentChangeKind::resolved, std::make_shared<Incident>(l.inc), {}});
+        forget(seq);
+      }
+    }
+    publish(confirm, out);
+  }
+};
+
+Correlator::Correlator(std::shared_ptr<const LocatedTopology> topo, CorrelatorOptions options)
+    : s_(std::make_unique<State>()) {
+  s_->topo = std::move(topo);
+  s_->options = options;
+  s_->options.hold_ms = std::max(options.hold_ms, options.window_ms);
+  s_->next_seq = std::max<std::uint64_t>(options.first_sequence, 1);
+}
+
+Correlator::~Correlator() = default;
+
+std::vector<IncidentChange> Correlator::apply(std::span<const IncidentInput> changes) {
+  std::vector<IncidentChange> out;
+  std::set<std::uint64_t> touched;
+  auto& s = *s_;
+  for (const auto& c : changes) {
+    ++s.stats.changes;
+    s.now = std::max({s.now, c.first_ms, c.last_ms});
+    const bool active = is_active(c);
+    if (auto it = s.alarm_index.find(c.alarm_id); it != s.alarm_index.end()) {
+      auto& l = s.live.at(it->second);
+      auto& held = l.inc.alarms[l.pos.at(c.alarm_id)];
+      const bool was = is_active(held);
+      held = c;
+      l.inc.first_ms = std::min(l.inc.first_ms, c.first_ms);
+      l.inc.last_ms = std::max({l.inc.last_ms, c.first_ms, c.last_ms});
+      if (was && !active) {
+        if (--l.active == 0) l.cleared_at = std::max(c.last_ms, c.first_ms);
+      } else if (!was && active) {
+        ++l.active;
+        l.cleared_at = -1;
+        l.last_raise = std::max(l.last_raise, c.first_ms);
+      }
+      touched.insert(it->second);
+      continue;
+    }
+    if (!active) {
+      ++s.stats.ignored;
+      continue;
+    }
+    if (s.alarms >= s.options.max_alarms) {
+      ++s.stats.dropped_alarms;
+      continue;
+    }
+    const Location loc = locate(s.topo.get(), c);
+    const auto keys = keys_of(s.topo.get(), loc);
+    std::vector<std::uint64_t> hits;
+    for (const auto& k : keys) {
+      auto kit = s.key_index.find(k);
+      if (kit == s.key_index.end()) continue;
+      // A shared link joins a live incident; a shared device only one raised within the window of this
+      // alarm (concurrent), so long-lived faults under one switch do not chain unrelated ones together.
+      const bool device_key = k.starts_with("d:");
+      for (auto seq : kit->second) {
+        const auto& l = s.live.at(seq);
+        if (!s.joinable(l)) continue;
+        if (device_key && std::llabs(c.first_ms - l.last_raise) > s.options.window_ms) continue;
+        hits.push_back(seq);
+      }
+    }
+    std::sort(hits.begin(), hits.end());
+    hits.erase(std::unique(hits.begin(), hits.end()), hits.end());
+    std::uint64_t target = 0;
+    if (hits.empty()) {
+      target = s.next_seq++;
+      auto& l = s.live[target];
+      l.inc.sequence = target;
+      l.inc.id = "inc-" + std::to_string(target);
+    } else {
+      target = hits.front();
+      for (std::size_t i = 1; i < hits.size(); ++i) {
+        s.merge(target, hits[i], out);
+        touched.erase(hits[i]);
+      }
+    }
+    s.add_alarm(target, s.live.at(target), c, keys);
+    touched.insert(target);
+  }
+  s.publish(touched, out);
+  s.expire(out);
+  return out;
+}
+
+std::vector<IncidentChange> Correlator::advance(std::int64_t now_ms) {
+  std::vector<IncidentChange> out;
+  s_->now = std::max(s_->now, now_ms);
+  s_->expire(out);
+  return out;
+}
+
+std::vector<IncidentChange> Correlator::set_topology(std::shared_ptr<const LocatedTopology> topo) {
+  auto& s = *s_;
+  s.topo = std::move(topo);
+  s.key_index.clear();
+  std::vector<IncidentChange> out;
+  for (auto& [seq, l] : s.live) {
+    l.keys.clear();
+    for (const auto& a : l.inc.alarms) {
+      for (auto& k : keys_of(s.topo.get(), locate(s.topo.get(), a))) {
+        if (l.keys.insert(k).second) s.index_key(k, seq);
+      }
+    }
+    if (!l.announced) continue;
+    auto before = l.inc.root_causes;
+    s.rank(l);
+    bool same = before.size() == l.inc.root_causes.size();
+    for (std::size_t i = 0; same && i < before.size(); ++i) {
+      same = before[i].entity == l.inc.root_causes[i].entity && before[i].score == l.inc.root_causes[i].score;
+    }
+    if (!same) out.push_back({IncidentChangeKind::updated, std::make_shared<Incident>(l.inc), {}});
+  }
+  return out;
+}
+
+void Correlator::restore(const Incident& incident) {
+  auto& s = *s_;
+  if (incident.resolved || incident.alarms.empty()) return;
+  for (const auto& l : s.live) {
+    if (l.second.inc.id == incident.id) return;
+  }
+  for (const auto& a : incident.alarms) {
+    if (s.alarm_index.contains(a.alarm_id)) return;
+  }
+  const auto seq = incident.sequence;
+  if (seq == 0 || s.live.contains(seq)) return;
+  auto& l = s.live[seq];
+  l.inc.id = incident.id;
+  l.inc.sequence = seq;
+  l.announced = true;
+  for (const auto& a : incident.alarms) {
+    s.add_alarm(seq, l, a, keys_of(s.topo.get(), locate(s.topo.get(), a)));
+  }
+  if (l.active == 0) {
+    l.cleared_at = l.inc.last_ms;
+    s.deadlines.emplace(l.cleared_at + s.options.hold_ms, seq);
+  }
+  s.rank(l);
+  s.next_seq = std::max(s.next_seq, seq + 1);
+  s.now = std::max(s.now, l.inc.last_ms);
+}
+
+const Incident* Correlator::find(std::string_view id) const {
+  const auto prefix = std::string_view("inc-");
+  if (!id.starts_with(prefix)) return nullptr;
+  std::uint64_t seq = 0;
+  for (char ch : id.substr(prefix.size())) {
+    if (ch < '0' || ch > '9') return nullptr;
+    seq = seq * 10 + static_cast<std::uint64_t>(ch - '0');
+  }
+  auto it = s_->live.find(seq);
+  return it == s_->live.end() || it->second.inc.id != id ? nullptr : &it->second.inc;
+}
+
+std::size_t Correlator::live_incidents() const {
+  return s_->live.size();
+}
+std::size_t Correlator::live_alarms() const {
+  return s_->alarms;
+}
+std::int64_t Correlator::now_ms() const {
+  return s_->now;
+}
+std::uint64_t Correlator::next_sequence() const {
+  return s_->next_seq;
+}
+const CorrelatorStats& Correlator::stats() const {
+  return s_->stats;
+}
+
+}  // namespace hsns::brain

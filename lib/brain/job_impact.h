@@ -1,0 +1,73 @@
+// Job impact (issue 12, item 7): which registered jobs an incident's root cause hits, and their ranks.
+// Pure library over hsns_topology; the aggregator's incident service gives it the job store's jobs.
+//
+// Contract:
+// - JobImpact is built from a located topology and job descriptions (each rank's host and NPU index; a job
+//   may carry planned flows: rank pairs with the topology links of their planned path). Building indexes
+//   every rank by its NPU link, host and leaf: O(ranks + planned links). Immutable; thread-safe.
+// - affected(root_causes) looks at the top candidate and every candidate scoring within 0.05 of it (a tie
+//   is not broken by guessing) and answers, per job hit, its ranks, ascending; jobs ordered by id:
+//   * a port, module or link on an NPU link: the rank on that NPU;
+//   * a host (host_nic): every rank on the host;
+//   * a leaf switch: every rank whose NPU link ends on that leaf;
+//   * a fabric link (leaf-spine, spine-core) or a spine or core switch: with planned flows, the two ranks
+//     of every planned flow whose path crosses it; without, the ranks whose traffic may cross it under
+//     ECMP: for a leaf-spine link or a spine, the job's ranks on the leaves below it, when the job uses
+//     more than one leaf (otherwise its traffic never leaves the leaf); for a spine-core link or a core,
+//     every rank of a job spanning more than one spine domain, on leaves below that spine or core.
+//   * a candidate off the topology whose entity starts with a job host's name: every rank on that host.
+//   A rank whose host or NPU the topology lacks is skipped.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "brain/correlate.h"
+
+namespace hsns::brain {
+
+struct JobRankPlace {
+  std::uint32_t rank = 0;
+  std::string host;
+  std::uint32_t npu = 0;
+};
+
+struct PlannedFlow {
+  std::uint32_t src_rank = 0;
+  std::uint32_t dst_rank = 0;
+  std::vector<topology::LinkId> links;  // the planned path's links
+};
+
+struct JobDescription {
+  std::string id;
+  std::string name;
+  std::vector<JobRankPlace> ranks;
+  std::vector<PlannedFlow> planned;  // empty: no route plan (ECMP reach)
+};
+
+struct AffectedJob {
+  std::string job_id;
+  std::string name;
+  std::vector<std::uint32_t> ranks;  // ascending
+  bool operator==(const AffectedJob&) const = default;
+};
+
+class JobImpact {
+ public:
+  JobImpact(std::shared_ptr<const LocatedTopology> topo, std::vector<JobDescription> jobs);
+  ~JobImpact();
+  JobImpact(const JobImpact&) = delete;
+  JobImpact& operator=(const JobImpact&) = delete;
+
+  std::vector<AffectedJob> affected(std::span<const RootCauseCandidate> root_causes) const;
+  std::size_t jobs() const;
+
+ private:
+  struct Index;
+  std::unique_ptr<Index> index_;
+};
+
+}  // namespace hsns::brain
