@@ -165,6 +165,8 @@ tl::expected<AggregatorConfig, std::string> load_config_yaml(const std::string& 
         ingest::apply_syslog_yaml(v, c.syslog);
       } else if (key == "snmp") {
         ingest::apply_snmp_yaml(v, c.snmp);
+      } else if (key == "brain") {
+        brain_pipeline::apply_brain_yaml(v, c.brain);
       } else if (key == "shutdown_grace_ms") {
         c.shutdown_grace = std::chrono::milliseconds(read_int<long long>(v, key, 0, 600'000));
       } else {

@@ -18,6 +18,7 @@
 #include <string>
 #include <tl/expected.hpp>
 
+#include "brain/pipeline_settings.h"
 #include "hsns/log.h"
 #include "http/server.h"
 #include "ingest/snmp_config.h"
@@ -63,6 +64,7 @@ struct AggregatorConfig {
   log::Level log_level = log::Level::info;  // --log-level: messages below it are not written
   ingest::SyslogConfig syslog;              // syslog receivers (off unless a listen address is set)
   ingest::SnmpConfig snmp;                  // SNMP poller (off unless switches are listed)
+  brain_pipeline::BrainSettings brain;      // the network brain's live pipeline (brain/engine.h)
 };
 
 enum class Command { run, check_config, exit_ok };
