@@ -200,11 +200,11 @@ Result<std::size_t> BrainEngine::reload(const std::string& directory) {
   Item item;
   item.kind = Item::Kind::control;
   item.arrival = Clock::now();
-  item.control = [this, lib = std::move(*library), applied]() mutable {
+  item.control = [this, lib = std::move(*library)]() mutable {
     clear_active(last_event_ms_);
     matcher_.replace_library(std::move(lib));
-    applied->set_value();
   };
+  item.done = applied;
   if (!enqueue(std::move(item), 0)) return tl::unexpected(Error::unavailable("the brain engine is stopped"));
   done.wait();
   reloads_.fetch_add(1);
@@ -221,7 +221,7 @@ void BrainEngine::flush() {
   Item item;
   item.kind = Item::Kind::control;
   item.arrival = Clock::now();
-  item.control = [processed] { processed->set_value(); };
+  item.done = processed;
   if (!enqueue(std::move(item), 0)) return;
   done.wait();
 }
@@ -265,9 +265,10 @@ void BrainEngine::process(Item& item) {
       process_log(item.log);
       break;
     case Item::Kind::control:
-      item.control();  // may produce faults (a reload clears the active ones)
-      publish_stats();
+      if (item.control) item.control();  // may produce faults (a reload clears the active ones)
       deliver(item.arrival, false);
+      publish_stats();
+      if (item.done) item.done->set_value();  // the caller sees everything before it done and published
       return;
   }
   deliver(item.arrival, true);

@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -162,7 +163,8 @@ class BrainEngine {
     std::chrono::steady_clock::time_point arrival;
     std::vector<store::KpiSample> samples;
     LogInput log;
-    std::function<void()> control;
+    std::function<void()> control;             // control items: run on the engine thread
+    std::shared_ptr<std::promise<void>> done;  // control items: set once it ran and status was published
   };
   struct CounterTotal {
     std::int64_t last_ms = 0;
