@@ -19,6 +19,7 @@
 #include <tl/expected.hpp>
 
 #include "brain/alarm_config.h"
+#include "brain/pipeline_settings.h"
 #include "hsns/log.h"
 #include "http/server.h"
 #include "ingest/snmp_config.h"
@@ -66,6 +67,7 @@ struct AggregatorConfig {
   ingest::SnmpConfig snmp;                  // SNMP poller (off unless switches are listed)
   alarms::AlarmServiceOptions alarms;       // the alarm engine's damping, windows and caps
   alarms::AlertmanagerConfig alertmanager;  // Alertmanager push (off unless URLs are listed)
+  brain_pipeline::BrainSettings brain;      // the network brain's live pipeline (brain/engine.h)
 };
 
 enum class Command { run, check_config, exit_ok };

@@ -26,6 +26,10 @@
 #include "brain/alarm_service.h"
 #include "brain/alertmanager_push.h"
 #include "brain/incident_service.h"
+#include "brain/pipeline_metrics.h"
+#include "brain/pipeline_routes.h"
+#include "brain/taps.h"
+#include "brain/wiring.h"
 #include "config.h"
 #include "hsns/log.h"
 #include "hsns/version.h"
@@ -78,6 +82,12 @@ int check_config(const AggregatorConfig& c) {
     HSNS_LOG(error) << usable.error().detail;
     return 1;
   }
+  if (c.brain.enabled) {
+    if (auto brain = hsns::brain_pipeline::make_brain_engine(c.brain, {}, {}, nullptr); !brain) {
+      HSNS_LOG(error) << "brain: " << brain.error().message();
+      return 1;
+    }
+  }
   std::cout << "configuration OK: listen " << c.listen_address << ":" << c.port << ", database " << c.database
             << ", " << (c.insecure_no_auth ? "authentication OFF" : std::to_string(auth->size()) + " tokens")
             << ", TLS " << (c.tls_certificate.empty() ? "off" : "on") << ", " << c.threads << " threads\n";
@@ -119,23 +129,6 @@ int run(const AggregatorConfig& c) {
   hsns::network::register_network_routes(service.router(), store);
   hsns::network::register_agent_routes(service.router(), store, backend.agents());
   auto topology_cache = std::make_shared<hsns::services::TopologyCache>(backend.topology());
-  hsns::network::TelemetryMetrics telemetry_metrics(metrics.registry());
-  hsns::kpis_api::KpiMetrics kpi_metrics(metrics.registry());
-  hsns::network::register_report_routes(service.router(), backend.telemetry(), telemetry_metrics,
-                                        topology_cache,
-                                        hsns::kpis_api::ReportKpiRecorder(backend.kpis(), kpi_metrics));
-  hsns::telemetry_api::register_telemetry_routes(service.router(), backend.telemetry(), backend.jobs(),
-                                                 store);
-  hsns::kpis_api::DeviceCheck topology_device =
-      [resolve = hsns::ingest::topology_device_resolver(topology_cache)](std::string_view device) {
-        return resolve(device, "");
-      };
-  hsns::kpis_api::register_kpi_routes(service.router(), backend.kpis(), kpi_metrics, topology_device);
-  hsns::topology_api::register_topology_routes(service.router(), topology_cache);
-  hsns::scheduling_api::register_scheduling_routes(service.router(), topology_cache, backend.jobs(), store);
-  hsns::ingest::LogBuffer logs(c.syslog.messages_per_device, c.syslog.max_devices);
-  hsns::logs_api::register_log_routes(service.router(), logs);
-  hsns::kpis_api::register_event_routes(service.router(), logs, kpi_metrics, topology_device);
   // Alarms: the pipeline's faults go to alarm_service.on_faults (its FaultHandler).
   hsns::alarms::AlarmService alarm_service(backend.alarms(), metrics.registry(), c.alarms);
   if (auto loaded = alarm_service.load(hsns::alarms::wall_ms()); !loaded) {
@@ -157,6 +150,43 @@ int run(const AggregatorConfig& c) {
     incidents.on_alarms(inputs);
   });
   hsns::incidents_api::register_incident_routes(service.router(), incidents, service.hub());
+  // The network brain's live pipeline: every KPI batch the store accepts and every log line also go to it.
+  hsns::brain_pipeline::BrainMetrics brain_metrics(metrics.registry());
+  std::unique_ptr<hsns::brain_pipeline::BrainEngine> brain;
+  if (c.brain.enabled) {
+    auto made = hsns::brain_pipeline::make_brain_engine(
+        c.brain,
+        [&alarm_service](std::span<const hsns::brain::FaultMatch> faults) {
+          alarm_service.on_faults(faults);
+        },
+        hsns::brain_pipeline::cache_topology(topology_cache), &brain_metrics);
+    if (!made) {
+      HSNS_LOG(error) << "brain: " << made.error().message();
+      return 1;
+    }
+    brain = std::move(*made);
+    brain->start();
+  }
+  hsns::brain_pipeline::BrainKpiStore kpis(backend.kpis(), brain.get());
+  hsns::brain_pipeline::register_brain_routes(service.router(), brain.get(),
+                                              hsns::brain_pipeline::patterns_dir(c.brain));
+  hsns::network::TelemetryMetrics telemetry_metrics(metrics.registry());
+  hsns::kpis_api::KpiMetrics kpi_metrics(metrics.registry());
+  hsns::network::register_report_routes(service.router(), backend.telemetry(), telemetry_metrics,
+                                        topology_cache, hsns::kpis_api::ReportKpiRecorder(kpis, kpi_metrics));
+  hsns::telemetry_api::register_telemetry_routes(service.router(), backend.telemetry(), backend.jobs(),
+                                                 store);
+  hsns::kpis_api::DeviceCheck topology_device =
+      [resolve = hsns::ingest::topology_device_resolver(topology_cache)](std::string_view device) {
+        return resolve(device, "");
+      };
+  hsns::kpis_api::register_kpi_routes(service.router(), kpis, kpi_metrics, topology_device);
+  hsns::topology_api::register_topology_routes(service.router(), topology_cache);
+  hsns::scheduling_api::register_scheduling_routes(service.router(), topology_cache, backend.jobs(), store);
+  hsns::ingest::LogBuffer logs(c.syslog.messages_per_device, c.syslog.max_devices);
+  if (brain) hsns::brain_pipeline::feed_logs(logs, *brain);
+  hsns::logs_api::register_log_routes(service.router(), logs);
+  hsns::kpis_api::register_event_routes(service.router(), logs, kpi_metrics, topology_device);
 
   net::io_context ioc(c.threads);
   std::unique_ptr<net::ssl::context> tls;
@@ -198,7 +228,7 @@ int run(const AggregatorConfig& c) {
   if (auto at = syslog.udp_endpoint()) HSNS_LOG(info) << "syslog over UDP at " << *at;
   if (auto at = syslog.tcp_endpoint()) HSNS_LOG(info) << "syslog over TCP at " << *at;
   hsns::ingest::SnmpMetrics snmp_metrics(metrics.registry());
-  hsns::ingest::StoreKpiSink snmp_samples(backend.kpis());
+  hsns::ingest::StoreKpiSink snmp_samples(kpis);
   hsns::ingest::SnmpPoller snmp(c.snmp, hsns::ingest::topology_device_resolver(topology_cache), snmp_samples,
                                 snmp_metrics);
   snmp.start();
@@ -236,6 +266,24 @@ int run(const AggregatorConfig& c) {
   };
   schedule_tick();
 
+  // SIGHUP reloads the fault-pattern library (an invalid one is logged, the previous one stays).
+  net::signal_set hangup(ioc, SIGHUP);
+  std::function<void()> wait_hangup = [&] {
+    hangup.async_wait([&](boost::system::error_code ec, int) {
+      if (ec) return;
+      if (!brain) {
+        HSNS_LOG(info) << "SIGHUP: the network brain is off, nothing to reload";
+      } else if (auto loaded = brain->reload(hsns::brain_pipeline::patterns_dir(c.brain)); loaded) {
+        HSNS_LOG(info) << "SIGHUP: fault-pattern library reloaded, " << *loaded << " patterns";
+      } else {
+        HSNS_LOG(error) << "SIGHUP: fault-pattern library not reloaded (the previous one stays): "
+                        << loaded.error().message();
+      }
+      wait_hangup();
+    });
+  };
+  wait_hangup();
+
   net::steady_timer deadline(ioc);
   net::signal_set signals(ioc, SIGINT, SIGTERM);
   signals.async_wait([&](boost::system::error_code ec, int sig) {
@@ -244,6 +292,7 @@ int run(const AggregatorConfig& c) {
     sd_notify(0, "STOPPING=1");
     service.set_ready(false);
     tick.cancel();
+    hangup.cancel();
     syslog.stop();
     deadline.expires_after(c.shutdown_grace);
     deadline.async_wait([&](boost::system::error_code e) {
@@ -277,9 +326,10 @@ int run(const AggregatorConfig& c) {
   ioc.run();
   for (auto& t : threads) t.join();
   snmp.stop();
-  alarm_service.stop();
+  service.stop_workers();    // heavy requests still running finish before the stores close
+  if (brain) brain->stop();  // what is queued is processed; nothing feeds it any more
+  alarm_service.stop();      // then its faults' alarms, their pushes and incidents settle
   alertmanager.stop();
-  service.stop_workers();  // heavy requests still running finish before the stores close
   incidents.stop();
   retention.reset();
   kpi_retention.reset();

@@ -5,6 +5,7 @@
 namespace hsns::ingest {
 
 bool LogBuffer::add(IngestedLog log) {
+  if (observer_) observer_(log);
   const std::lock_guard lock(mutex_);
   auto it = by_device_.find(log.device);
   if (it == by_device_.end()) {

@@ -6,11 +6,14 @@
 // in arrival order. query() answers, oldest first, the last `limit` messages (of one device, or of all)
 // whose timestamp is at or after since_ms. Nothing survives a restart. Thread-safe (one mutex; add and
 // query are short).
+// An observer set before the first add() sees every message offered to add(), stored or refused (the
+// network brain's tap: aggregator/brain/engine.h), on the adding thread, outside the buffer's lock.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -36,6 +39,8 @@ class LogBuffer {
       : per_device_(per_device), max_devices_(max_devices) {}
 
   bool add(IngestedLog log);
+  // Before the first add(): called with every message add() is offered.
+  void set_observer(std::function<void(const IngestedLog&)> observer) { observer_ = std::move(observer); }
 
   struct Query {
     std::optional<std::string> device;
@@ -48,6 +53,7 @@ class LogBuffer {
  private:
   std::size_t per_device_;
   std::size_t max_devices_;
+  std::function<void(const IngestedLog&)> observer_;
   mutable std::mutex mutex_;
   std::uint64_t next_sequence_ = 1;
   std::map<std::string, std::deque<IngestedLog>, std::less<>> by_device_;

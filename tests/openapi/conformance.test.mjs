@@ -469,6 +469,23 @@ const NOT_FOUND_IN_SCENARIO = ['POST /api/v1/alarms/ack'];
 // Incidents (aggregator/api/incidents/routes.h): nothing feeds alarms here, so the list is empty and the
 // documented id is unknown (404); the stream upgrades like the change feed.
 SCENARIO_MAIN.push('GET /api/v1/incidents', 'GET /api/v1/incidents/{id}', 'GET /api/v1/incidents/stream');
+// The network brain's live pipeline (aggregator/brain/pipeline_routes.h): after the KPI and event pushes and
+// the log list, so the status has counted them; the reload of the shipped library.
+SCENARIO_MAIN.push('GET /api/v1/brain/status', 'POST /api/v1/brain/reload');
+Object.assign(CUSTOM, {
+  'GET /api/v1/brain/status': async (o) => {
+    const { value } = await happy(o.label);
+    assert.equal(value.enabled, true, `${o.label}: the brain is on by default`);
+    assert.ok(value.library.patterns >= 20, `${o.label}: the shipped library is loaded (${value.library.patterns} patterns)`);
+    assert.ok(value.counters.samples >= 1, `${o.label}: the pushed KPI samples reached the pipeline`);
+  },
+  'POST /api/v1/brain/reload': async (o) => {
+    const before = await call(operation('GET /api/v1/brain/status'), 'before the reload', 200, { role: 'viewer' });
+    const { value } = await happy(o.label);
+    assert.equal(value.patterns, before.value.library.patterns, `${o.label}: the same directory, the same library`);
+    await call(o, 'a body', 400, { role: 'operator', body: { directory: '/tmp' } });
+  },
+});
 
 test('the aggregator starts and serves the document it was built from', async () => {
   await startServer();
