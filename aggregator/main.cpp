@@ -13,6 +13,7 @@
 
 #include "api/agents/reports.h"
 #include "api/agents/routes.h"
+#include "api/diagnose/routes.h"
 #include "api/kpis/events.h"
 #include "api/kpis/report_kpis.h"
 #include "api/kpis/routes.h"
@@ -131,6 +132,10 @@ int run(const AggregatorConfig& c) {
   hsns::ingest::LogBuffer logs(c.syslog.messages_per_device, c.syslog.max_devices);
   hsns::logs_api::register_log_routes(service.router(), logs);
   hsns::kpis_api::register_event_routes(service.router(), logs, kpi_metrics, topology_device);
+  // Full-path diagnosis. The alarm lookup answers nothing until the alarm service is wired here.
+  hsns::diagnose_api::register_diagnose_routes(
+      service.router(), std::make_shared<hsns::services::DiagnosisService>(
+                            topology_cache, backend.jobs(), backend.kpis(), hsns::services::AlarmLookup{}));
 
   net::io_context ioc(c.threads);
   std::unique_ptr<net::ssl::context> tls;
