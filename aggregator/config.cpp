@@ -165,6 +165,8 @@ tl::expected<AggregatorConfig, std::string> load_config_yaml(const std::string& 
         ingest::apply_syslog_yaml(v, c.syslog);
       } else if (key == "snmp") {
         ingest::apply_snmp_yaml(v, c.snmp);
+      } else if (key == "prometheus_sources") {
+        ingest::apply_prometheus_sources_yaml(v, c.prometheus);
       } else if (key == "shutdown_grace_ms") {
         c.shutdown_grace = std::chrono::milliseconds(read_int<long long>(v, key, 0, 600'000));
       } else {

@@ -20,6 +20,7 @@
 
 #include "hsns/log.h"
 #include "http/server.h"
+#include "ingest/prometheus_config.h"
 #include "ingest/snmp_config.h"
 #include "ingest/syslog_config.h"
 
@@ -63,6 +64,8 @@ struct AggregatorConfig {
   log::Level log_level = log::Level::info;  // --log-level: messages below it are not written
   ingest::SyslogConfig syslog;              // syslog receivers (off unless a listen address is set)
   ingest::SnmpConfig snmp;                  // SNMP poller (off unless switches are listed)
+  // prometheus_sources: Prometheus servers whose query API is polled for KPIs (none unless listed)
+  ingest::PrometheusSourcesConfig prometheus;
 };
 
 enum class Command { run, check_config, exit_ok };

@@ -26,6 +26,7 @@
 #include "hsns/log.h"
 #include "hsns/version.h"
 #include "http/service.h"
+#include "ingest/prometheus_source.h"
 #include "ingest/snmp_poller.h"
 #include "ingest/topology_devices.h"
 #include "store/factory.h"
@@ -183,6 +184,11 @@ int run(const AggregatorConfig& c) {
   snmp.start();
   if (!c.snmp.switches.empty())
     HSNS_LOG(info) << "polling " << c.snmp.switches.size() << " switches over SNMP";
+  hsns::ingest::PrometheusSourceMetrics prometheus_metrics(metrics.registry());
+  hsns::ingest::PrometheusSources prometheus_sources(c.prometheus, snmp_samples, prometheus_metrics);
+  prometheus_sources.start();
+  if (!c.prometheus.sources.empty())
+    HSNS_LOG(info) << "querying " << c.prometheus.sources.size() << " Prometheus sources";
   const auto bound = server.local_endpoint();
   metrics.set_max_connections(static_cast<double>(server.max_connections()));
 
@@ -242,6 +248,7 @@ int run(const AggregatorConfig& c) {
   ioc.run();
   for (auto& t : threads) t.join();
   snmp.stop();
+  prometheus_sources.stop();
   service.stop_workers();  // heavy requests still running finish before the stores close
   retention.reset();
   kpi_retention.reset();
