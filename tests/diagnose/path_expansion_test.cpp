@@ -247,7 +247,7 @@ TEST(PlannedPaths, APlanThatNoLongerFitsFallsBackToEcmpWithTheReason) {
   const auto leaf0 = *t.find("leaf000");
   t.set_link_state(t.node(leaf0).uplinks.front(), topology::DeviceState::kIsolated);
   auto pairs = job_pair_paths(t, *schedule, 1000);
-  ASSERT_TRUE(pairs.has_value());
+  ASSERT_TRUE(pairs.has_value()) << pairs.error().message();
   std::size_t fell_back = 0;
   for (const auto& pair : pairs->pairs) {
     if (schedule->placement.ranks[pair.src].host != "host001" || schedule->placement.ranks[pair.src].npu != 0)
@@ -259,6 +259,11 @@ TEST(PlannedPaths, APlanThatNoLongerFitsFallsBackToEcmpWithTheReason) {
     EXPECT_EQ(pair.paths.paths.size(), 1U);  // the one spine left
   }
   EXPECT_EQ(fell_back, 1U);
+  // Back from leaf004 to leaf000: spine00 no longer reaches leaf000, a dead end for ECMP; spine01 is left.
+  auto back = ecmp_paths(t, npu(t, "host003", 0), npu(t, "host001", 0));
+  ASSERT_TRUE(back.has_value()) << back.error().message();
+  ASSERT_EQ(back->paths.size(), 1U);
+  EXPECT_EQ(t.node(t.link(back->paths[0][1]).upper).name, "spine01");
 
   // The bound on pairs.
   auto two = job_pair_paths(t, *schedule, 2);

@@ -70,7 +70,7 @@ TEST(Verdict, EachDefaultKpiRuleAtItsBound) {
       {"if_out_discards_per_s", 0, 1, VerdictLevel::degraded},
       {"port_xmit_discards_per_s", 0, 1, VerdictLevel::degraded},
       {"pfc_prio3_rx_pause_us_per_s", 100'000, 100'001, VerdictLevel::degraded},
-      {"pfc_prio3_tx_pause_us_per_s", 900'000, 900'001, VerdictLevel::faulty},
+      {"pfc_prio3_tx_pause_us_per_s", 100'000, 900'001, VerdictLevel::faulty},
       {"np_cnp_sent_per_s", 50'000, 50'001, VerdictLevel::degraded},
       {"np_ecn_marked_roce_packets_per_s", 10'000, 10'001, VerdictLevel::degraded},
       {"out_of_sequence_per_s", 100, 101, VerdictLevel::degraded},

@@ -13,29 +13,68 @@ using topology::DeviceState;
 using topology::LinkId;
 using topology::NodeId;
 
-// Depth-first over the ECMP choices: the candidates of stage k depend on the choices before it (which
-// spine the path reached), so each prefix asks the topology for its next stage. false: stop.
-bool enumerate(const topology::Topology& topo, topology::NpuRef src, topology::NpuRef dst,
-               std::vector<std::uint32_t>& choices, std::size_t max_paths, PathSet& out,
-               std::optional<Error>& error) {
-  auto p = topo.path(src, dst, choices);
-  if (!p) {
-    error = std::move(p.error());
-    return false;
+// Whether `from` reaches `leaf` downward over links that are not isolated. A leaf reaches only itself
+// (below it are hosts).
+bool down_to(const topology::Topology& t, NodeId from, NodeId leaf) {
+  if (from == leaf) return true;
+  if (t.node(from).tier <= topology::Tier::kLeaf) return false;
+  for (LinkId l : t.node(from).downlinks) {
+    const auto& link = t.link(l);
+    if (link.state != DeviceState::kIsolated && down_to(t, link.lower, leaf)) return true;
   }
-  if (choices.size() >= p->stages.size()) {
+  return false;
+}
+
+// Whether `from` reaches `leaf` going up first (any number of tiers), then down.
+bool up_to(const topology::Topology& t, NodeId from, NodeId leaf) {
+  if (down_to(t, from, leaf)) return true;
+  for (LinkId l : t.node(from).uplinks) {
+    const auto& link = t.link(l);
+    if (link.state != DeviceState::kIsolated && up_to(t, link.upper, leaf)) return true;
+  }
+  return false;
+}
+
+// Depth-first over the ECMP choices, as Topology::path makes them (up to the lowest tier that reaches the
+// destination leaf, preferring uplinks that reach it directly, then down), but with reachability over
+// links that are not isolated, so no choice leads into a dead end. false: stop (the bound was reached).
+bool expand(const topology::Topology& t, NodeId cur, NodeId dst_leaf, LinkPath& links, LinkId last,
+            std::size_t max_paths, PathSet& out) {
+  if (cur == dst_leaf) {
     if (out.paths.size() == max_paths) {
       out.truncated = true;
       return false;
     }
-    out.paths.push_back(std::move(p->links));
+    out.paths.push_back(links);
+    out.paths.back().push_back(last);
     return true;
   }
-  const auto n = static_cast<std::uint32_t>(p->stages[choices.size()].candidates.size());
-  for (std::uint32_t j = 0; j < n; ++j) {
-    choices.push_back(j);
-    const bool more = enumerate(topo, src, dst, choices, max_paths, out, error);
-    choices.pop_back();
+  std::vector<LinkId> candidates;
+  bool upward = false;
+  if (!down_to(t, cur, dst_leaf)) {
+    upward = true;
+    std::vector<LinkId> further;
+    for (LinkId l : t.node(cur).uplinks) {
+      const auto& link = t.link(l);
+      if (link.state == DeviceState::kIsolated) continue;
+      if (down_to(t, link.upper, dst_leaf)) {
+        candidates.push_back(l);
+      } else if (up_to(t, link.upper, dst_leaf)) {
+        further.push_back(l);
+      }
+    }
+    if (candidates.empty()) candidates = std::move(further);
+  } else {
+    for (LinkId l : t.node(cur).downlinks) {
+      const auto& link = t.link(l);
+      if (link.state != DeviceState::kIsolated && down_to(t, link.lower, dst_leaf)) candidates.push_back(l);
+    }
+  }
+  for (LinkId l : candidates) {
+    links.push_back(l);
+    const bool more =
+        expand(t, upward ? t.link(l).upper : t.link(l).lower, dst_leaf, links, last, max_paths, out);
+    links.pop_back();
     if (!more) return false;
   }
   return true;
@@ -49,11 +88,26 @@ Error plan_misfit(const std::string& why) {
 
 Result<PathSet> ecmp_paths(const topology::Topology& topo, topology::NpuRef src, topology::NpuRef dst,
                            std::size_t max_paths) {
+  const auto* a = topo.npu(src);
+  const auto* b = topo.npu(dst);
+  if (a == nullptr) return tl::unexpected(Error::not_found("source NPU not found in the topology"));
+  if (b == nullptr) return tl::unexpected(Error::not_found("destination NPU not found in the topology"));
   PathSet out;
-  std::vector<std::uint32_t> choices;
-  std::optional<Error> error;
-  enumerate(topo, src, dst, choices, std::max<std::size_t>(max_paths, 1), out, error);
-  if (error) return tl::unexpected(std::move(*error));
+  if (src.host == dst.host) {
+    out.paths.emplace_back();
+    return out;
+  }
+  if (a->link == topology::kNoLink)
+    return tl::unexpected(Error::unprocessable("src", "source NPU has no link to a leaf"));
+  if (b->link == topology::kNoLink)
+    return tl::unexpected(Error::unprocessable("dst", "destination NPU has no link to a leaf"));
+  LinkPath links{a->link};
+  expand(topo, topo.link(a->link).upper, topo.link(b->link).upper, links, b->link,
+         std::max<std::size_t>(max_paths, 1), out);
+  if (out.paths.empty()) {
+    return tl::unexpected(Error::unprocessable(
+        "dst", "no usable path from " + topo.node(src.host).name + " to " + topo.node(dst.host).name));
+  }
   return out;
 }
 

@@ -6,9 +6,12 @@
 // - A path is the list of topology links from the source NPU's link to the destination NPU's link, as
 //   Topology::path gives it (isolated links are never on a path). Two NPUs of one host have an empty path
 //   (their traffic stays on the host).
-// - ecmp_paths(): every path ECMP may choose, by enumerating the choice at each ECMP stage depth first, the
-//   candidates in ascending link id; at most max_paths paths (truncated says more exist). Deterministic.
-//   Costs O(paths x tiers x uplinks).
+// - ecmp_paths(): every path ECMP may choose: up to the lowest tier that reaches the destination leaf
+//   (preferring uplinks whose switch reaches it directly, as Topology::path does), then down, each stage's
+//   candidates in ascending link id, enumerated depth first; reachability counts only links that are not
+//   isolated, so no candidate leads into a dead end (Topology::path's index ignores link states). At most
+//   max_paths paths (truncated says more exist); none at all is unprocessable naming "dst". Deterministic.
+//   Costs O(paths x tiers x uplinks x the downward reachability checks).
 // - planned_path(): the path one QP of a route plan takes. The plan (scheduling/cost/route_planner.h) names
 //   an abstract uplink u of the source leaf and a parallel downlink j of the spine to the destination leaf;
 //   as in cost::ClosFabric, uplink u goes to the spine u % spines, as that spine's (u / spines)-th parallel
