@@ -124,7 +124,7 @@ TEST(PrometheusMapping, GaugesWithEntitiesSanitisedAndSkipsCounted) {
   EXPECT_TRUE(state.empty());      // gauges keep no state
 
   // A metric template that gives no KPI metric name.
-  const auto bad = map_series(query("{switch}", "{ifName}"), r.series, state);
+  const auto bad = map_series(query("{switch}", "{switch}-rate"), r.series, state);  // "-": no metric name
   EXPECT_TRUE(bad.samples.empty());
 }
 
