@@ -206,7 +206,7 @@ TEST(DiagnoseApi, JobAndPathVerdictsFollowPushedKpis) {
   }
 
   // A spine port down: the path's spine hop becomes faulty on the paths through it.
-  const json& first = path["paths"][0]["hops"];
+  const json first = path["paths"][0]["hops"];  // a copy: path is reassigned below
   const json* uplink = hop_by_id(path, first[2].get<std::string>());
   ASSERT_NE(uplink, nullptr);
   const std::string spine_port = (*uplink)["entities"][1];
