@@ -16,6 +16,16 @@ namespace hsns::testing {
 
 using namespace std::chrono_literals;
 
+namespace {
+
+HttpClient::Options with_timeout(std::chrono::milliseconds timeout) {
+  HttpClient::Options o;
+  o.timeout = timeout;
+  return o;
+}
+
+}  // namespace
+
 int free_loopback_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return 0;
@@ -49,7 +59,7 @@ void PrometheusServer::start(const std::vector<std::pair<std::string, std::strin
       log_to(workdir_ / "prometheus.log"));
   ASSERT_TRUE(wait_for(
       [&] {
-        HttpClient c(url(), HttpClient::Options{.timeout = 1s});
+        HttpClient c(url(), with_timeout(1s));
         auto r = c.get("/-/ready");
         return r && r->status == 200;
       },
@@ -58,7 +68,7 @@ void PrometheusServer::start(const std::vector<std::pair<std::string, std::strin
 }
 
 bool PrometheusServer::target_up(const std::string& job) const {
-  HttpClient c(url(), HttpClient::Options{.timeout = 2s});
+  HttpClient c(url(), with_timeout(2s));
   auto r = c.get("/api/v1/targets");
   if (!r || r->status != 200) return false;
   const auto j = nlohmann::json::parse(r->body, nullptr, false);
@@ -69,7 +79,7 @@ bool PrometheusServer::target_up(const std::string& job) const {
 }
 
 std::optional<nlohmann::json> PrometheusServer::query(const std::string& promql) const {
-  HttpClient c(url(), HttpClient::Options{.timeout = 2s});
+  HttpClient c(url(), with_timeout(2s));
   auto r = c.get("/api/v1/query?query=" + encode_query_value(promql));
   if (!r || r->status != 200) return std::nullopt;
   auto j = nlohmann::json::parse(r->body, nullptr, false);
