@@ -46,7 +46,8 @@ PrometheusQueryConfig read_query(const YAML::Node& node, const std::string& at) 
   bool has_metric = false;
   for (const auto& kv : node) {
     const auto key = kv.first.as<std::string>();
-    const std::string where = at + "." + key;
+    std::string where = at;
+    where.append(".").append(key);
     if (key == "query") {
       q.query = read_text(kv.second, where);
       if (q.query.empty() || q.query.size() > 4096)
@@ -80,7 +81,7 @@ PrometheusQueryConfig read_query(const YAML::Node& node, const std::string& at) 
     } else if (key == "max_series") {
       q.max_series = static_cast<std::size_t>(read_number(kv.second, where, 1, 1'000'000));
     } else {
-      throw std::runtime_error(at + ": unknown key '" + key + "'");
+      throw std::runtime_error(std::string(at).append(": unknown key '").append(key).append("'"));
     }
   }
   if (q.query.empty()) throw std::runtime_error(at + ".query: is required");
@@ -95,7 +96,8 @@ PrometheusSourceConfig read_source(const YAML::Node& node, const std::string& at
   bool has_queries = false;
   for (const auto& kv : node) {
     const auto key = kv.first.as<std::string>();
-    const std::string where = at + "." + key;
+    std::string where = at;
+    where.append(".").append(key);
     if (key == "name") {
       s.name = read_text(kv.second, where);
       if (!is_source_name(s.name))
@@ -127,7 +129,7 @@ PrometheusSourceConfig read_source(const YAML::Node& node, const std::string& at
         s.queries.push_back(read_query(kv.second[i], where + "[" + std::to_string(i) + "]"));
       has_queries = true;
     } else {
-      throw std::runtime_error(at + ": unknown key '" + key + "'");
+      throw std::runtime_error(std::string(at).append(": unknown key '").append(key).append("'"));
     }
   }
   if (s.name.empty()) throw std::runtime_error(at + ".name: is required");

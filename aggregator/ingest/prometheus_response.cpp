@@ -122,7 +122,8 @@ PrometheusResult parse_prometheus_response(std::string_view body) {
     if (metric != element.end()) {
       if (!metric->is_object()) return fail(at + ".metric: must be an object");
       for (const auto& [k, v] : metric->items()) {
-        if (!v.is_string()) return fail(at + ".metric." + k + ": must be a string");
+        if (!v.is_string())
+          return fail(std::string(at).append(".metric.").append(k).append(": must be a string"));
         s.labels.emplace(k, v.get<std::string>());
       }
     }

@@ -43,7 +43,7 @@
 
 namespace hsns::ingest {
 
-inline constexpr std::size_t kMaxPrometheusResponseBytes = 64 * 1024 * 1024;
+inline constexpr std::size_t kMaxPrometheusResponseBytes = std::size_t{64} * 1024 * 1024;
 inline constexpr std::size_t kMaxPrometheusPoints = 1'000'000;
 
 struct PrometheusPoint {

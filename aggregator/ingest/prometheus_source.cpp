@@ -228,7 +228,8 @@ void PrometheusSources::poll(Source& source) {
       ++source.status.failures;
       // Logged when the reason changes, not at every interval of a lasting failure.
       const bool changed = source.status.last_failure.rfind(reason + ":", 0) != 0;
-      source.status.last_failure = reason + ": " + failure;
+      source.status.last_failure = reason;
+      source.status.last_failure.append(": ").append(failure);
       metrics_.failure(name, reason);
       if (changed)
         HSNS_LOG(warning) << "prometheus source " << name << " query " << i << ": " << reason << ": "

@@ -285,7 +285,8 @@ std::vector<Hop> path_hops(const topology::Topology& topo, const LinkPath& path)
     }
     auto a = link_end_entity(topo, path[i], true);
     auto b = link_end_entity(topo, path[i], false);
-    std::string key = "link:" + a + "|" + b;
+    std::string key = "link:";
+    key.append(a).append("|").append(b);
     hops.push_back({HopKind::link, path[i], topology::kNoNode, {std::move(a), std::move(b)}, std::move(key)});
   }
   return hops;
