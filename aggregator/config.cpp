@@ -171,6 +171,8 @@ tl::expected<AggregatorConfig, std::string> load_config_yaml(const std::string& 
         alarms::apply_alertmanager_yaml(v, c.alertmanager);
       } else if (key == "brain") {
         brain_pipeline::apply_brain_yaml(v, c.brain);
+      } else if (key == "prometheus_sources") {
+        ingest::apply_prometheus_sources_yaml(v, c.prometheus);
       } else if (key == "shutdown_grace_ms") {
         c.shutdown_grace = std::chrono::milliseconds(read_int<long long>(v, key, 0, 600'000));
       } else {

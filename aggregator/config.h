@@ -22,6 +22,7 @@
 #include "brain/pipeline_settings.h"
 #include "hsns/log.h"
 #include "http/server.h"
+#include "ingest/prometheus_config.h"
 #include "ingest/snmp_config.h"
 #include "ingest/syslog_config.h"
 
@@ -68,6 +69,8 @@ struct AggregatorConfig {
   alarms::AlarmServiceOptions alarms;       // the alarm engine's damping, windows and caps
   alarms::AlertmanagerConfig alertmanager;  // Alertmanager push (off unless URLs are listed)
   brain_pipeline::BrainSettings brain;      // the network brain's live pipeline (brain/engine.h)
+  // prometheus_sources: Prometheus servers whose query API is polled for KPIs (none unless listed)
+  ingest::PrometheusSourcesConfig prometheus;
 };
 
 enum class Command { run, check_config, exit_ok };

@@ -14,6 +14,7 @@
 #include "api/agents/reports.h"
 #include "api/agents/routes.h"
 #include "api/alarms/routes.h"
+#include "api/diagnose/routes.h"
 #include "api/incidents/routes.h"
 #include "api/kpis/events.h"
 #include "api/kpis/report_kpis.h"
@@ -34,6 +35,7 @@
 #include "hsns/log.h"
 #include "hsns/version.h"
 #include "http/service.h"
+#include "ingest/prometheus_source.h"
 #include "ingest/snmp_poller.h"
 #include "ingest/topology_devices.h"
 #include "store/factory.h"
@@ -187,6 +189,18 @@ int run(const AggregatorConfig& c) {
   if (brain) hsns::brain_pipeline::feed_logs(logs, *brain);
   hsns::logs_api::register_log_routes(service.router(), logs);
   hsns::kpis_api::register_event_routes(service.router(), logs, kpi_metrics, topology_device);
+  // Full-path diagnosis: each hop's evidence includes the alarms active on its entities.
+  hsns::services::AlarmLookup active_alarms = [&alarm_service](const std::string& entity) {
+    std::vector<hsns::diagnose::ActiveAlarm> found;
+    for (const auto& a : alarm_service.active_on(entity)) {
+      if (a.suppressed) continue;  // silenced: kept in the alarm list, not held against a hop
+      found.push_back({a.id, a.type, std::string(hsns::brain::to_string(a.severity)), a.entity, a.detail});
+    }
+    return found;
+  };
+  hsns::diagnose_api::register_diagnose_routes(
+      service.router(), std::make_shared<hsns::services::DiagnosisService>(topology_cache, backend.jobs(),
+                                                                           backend.kpis(), active_alarms));
 
   net::io_context ioc(c.threads);
   std::unique_ptr<net::ssl::context> tls;
@@ -234,6 +248,11 @@ int run(const AggregatorConfig& c) {
   snmp.start();
   if (!c.snmp.switches.empty())
     HSNS_LOG(info) << "polling " << c.snmp.switches.size() << " switches over SNMP";
+  hsns::ingest::PrometheusSourceMetrics prometheus_metrics(metrics.registry());
+  hsns::ingest::PrometheusSources prometheus_sources(c.prometheus, snmp_samples, prometheus_metrics);
+  prometheus_sources.start();
+  if (!c.prometheus.sources.empty())
+    HSNS_LOG(info) << "querying " << c.prometheus.sources.size() << " Prometheus sources";
   const auto bound = server.local_endpoint();
   auto alertmanager_config = c.alertmanager;
   if (alertmanager_config.external_url.empty()) {
@@ -331,6 +350,7 @@ int run(const AggregatorConfig& c) {
   alarm_service.stop();      // then its faults' alarms, their pushes and incidents settle
   alertmanager.stop();
   incidents.stop();
+  prometheus_sources.stop();
   retention.reset();
   kpi_retention.reset();
 

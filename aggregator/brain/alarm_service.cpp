@@ -363,6 +363,14 @@ std::vector<brain::Alarm> AlarmService::active() const {
   return engine_.active();
 }
 
+std::vector<brain::Alarm> AlarmService::active_on(const std::string& entity) const {
+  auto all = active();
+  std::erase_if(all, [&entity](const brain::Alarm& a) {
+    return a.entity != entity && a.root_cause != entity && a.peer != entity;
+  });
+  return all;
+}
+
 std::size_t AlarmService::pending_writes() const {
   std::lock_guard lock(mu_);
   return pending_.size();

@@ -86,6 +86,9 @@ class AlarmService {
   Result<std::optional<store::AlarmWithHistory>> get(const std::string& id);
   brain::AlarmStats stats() const;
   std::vector<brain::Alarm> active() const;  // raised or acknowledged
+  // The active alarms raised on the entity or blaming it (entity, root cause or peer equal to it); a scan
+  // of the active alarms (path diagnosis asks per hop).
+  std::vector<brain::Alarm> active_on(const std::string& entity) const;
   std::size_t pending_writes() const;
 
  private:

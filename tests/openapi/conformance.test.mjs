@@ -486,6 +486,10 @@ Object.assign(CUSTOM, {
     await call(o, 'a body', 400, { role: 'operator', body: { directory: '/tmp' } });
   },
 });
+// Full-path diagnosis (aggregator/api/diagnose/routes.h): after the job is registered (the path example's
+// NPUs belong to it), before it is deleted; both answer 404 while no topology exists.
+SCENARIO_MAIN.push('GET /api/v1/diagnose/path', 'GET /api/v1/diagnose/job/{id}');
+NOT_FOUND_WITHOUT_TOPOLOGY.push('GET /api/v1/diagnose/path', 'GET /api/v1/diagnose/job/{id}');
 
 test('the aggregator starts and serves the document it was built from', async () => {
   await startServer();
@@ -925,6 +929,36 @@ Object.assign(CUSTOM, {
     needFixture('silence');
     await happy(o.label);
     await call(o, 'deleted already', 404, { role: 'operator' });
+  },
+});
+
+// The path example's NPUs are the job's ranks 0 and 2 (host001 and host002, one leaf per rail): the job's
+// plan decides; a pair outside any job gets its ECMP candidates; problems name the parameter.
+Object.assign(CUSTOM, {
+  'GET /api/v1/diagnose/path': async (o) => {
+    needFixture('job');
+    const { value } = await happy(o.label);
+    assert.equal(value.route.source, 'plan', `${o.label}: route ${JSON.stringify(value.route)}`);
+    assert.equal(value.route.job, fixtures.job.id, `${o.label}: the job holding both NPUs`);
+    assert.deepEqual(value.paths.map((p) => p.hops.length), [3], `${o.label}: NPU link, leaf, NPU link`);
+    assert.equal(value.summary.hops, value.hops.length, `${o.label}: summary.hops`);
+    const other = await call(o, 'NPUs of no job', 200, { role: 'viewer', params: { src: 'host003/eth0', dst: 'host001/eth1' } });
+    assert.equal(other.value.route.source, 'ecmp', `${o.label}: NPUs of no job`);
+    const missing = await call(o, 'dst missing', 400, { role: 'viewer', params: { dst: undefined } });
+    assertNamesField(o, 'dst missing', missing.value, 'dst');
+    const bad = await call(o, 'max_paths 0', 400, { role: 'viewer', params: { max_paths: '0' } });
+    assertNamesField(o, 'max_paths 0', bad.value, 'max_paths');
+    await call(o, 'an unknown host', 404, { role: 'viewer', params: { src: `${UNKNOWN_HOST}/eth0` } });
+  },
+  'GET /api/v1/diagnose/job/{id}': async (o) => {
+    needFixture('job');
+    const { value } = await happy(o.label);
+    assert.equal(value.job, fixtures.job.id, `${o.label}: job`);
+    assert.equal(value.ranks, 4, `${o.label}: ranks`);
+    assert.equal(value.route_plan.used, true, `${o.label}: the route plan is reproduced (${value.route_plan.note})`);
+    assert.ok(value.summary.pairs > 0, `${o.label}: the job's pairs`);
+    const bad = await call(o, 'an id that is no job name', 400, { role: 'viewer', params: { id: '-x' } });
+    assertNamesField(o, 'an id that is no job name', bad.value, 'id');
   },
 });
 
