@@ -20,6 +20,7 @@
 
 #include "hsns/log.h"
 #include "http/server.h"
+#include "http/sessions.h"
 #include "ingest/snmp_config.h"
 #include "ingest/syslog_config.h"
 
@@ -63,7 +64,14 @@ struct AggregatorConfig {
   log::Level log_level = log::Level::info;  // --log-level: messages below it are not written
   ingest::SyslogConfig syslog;              // syslog receivers (off unless a listen address is set)
   ingest::SnmpConfig snmp;                  // SNMP poller (off unless switches are listed)
+  // The dashboard's built assets (web_root, --web-root); "" = default_web_root().
+  std::string web_root;
+  http::SessionLimits sessions;  // browser sessions: http.session_ttl_s, http.max_sessions
 };
+
+// The dashboard's assets when web_root is not set: the build tree's web output for a binary run from its
+// build tree, else the installed /usr/share/hsns/web (the package's path).
+std::string default_web_root();
 
 enum class Command { run, check_config, exit_ok };
 

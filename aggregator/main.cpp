@@ -20,11 +20,13 @@
 #include "api/network/routes.h"
 #include "api/scheduling/routes.h"
 #include "api/telemetry/routes.h"
+#include "api/topology/layout.h"
 #include "api/topology/routes.h"
 #include "config.h"
 #include "hsns/log.h"
 #include "hsns/version.h"
 #include "http/service.h"
+#include "http/static_files.h"
 #include "ingest/snmp_poller.h"
 #include "ingest/topology_devices.h"
 #include "store/factory.h"
@@ -127,10 +129,16 @@ int run(const AggregatorConfig& c) {
       };
   hsns::kpis_api::register_kpi_routes(service.router(), backend.kpis(), kpi_metrics, topology_device);
   hsns::topology_api::register_topology_routes(service.router(), topology_cache);
+  hsns::topology_api::register_layout_route(service.router(), topology_cache);
   hsns::scheduling_api::register_scheduling_routes(service.router(), topology_cache, backend.jobs(), store);
   hsns::ingest::LogBuffer logs(c.syslog.messages_per_device, c.syslog.max_devices);
   hsns::logs_api::register_log_routes(service.router(), logs);
   hsns::kpis_api::register_event_routes(service.router(), logs, kpi_metrics, topology_device);
+  // The dashboard (docs/dashboard.md): its assets, and browser sessions with a Secure cookie under TLS.
+  service.configure_sessions(c.sessions, !c.tls_certificate.empty());
+  const auto web_root = c.web_root.empty() ? hsns::default_web_root() : c.web_root;
+  hsns::http::register_static_routes(service.router(), web_root);
+  HSNS_LOG(info) << "dashboard assets from " << web_root;
 
   net::io_context ioc(c.threads);
   std::unique_ptr<net::ssl::context> tls;

@@ -23,6 +23,8 @@ packages=(
   debhelper lintian debootstrap
   # switch KPIs by SNMP: net-snmp's library; its agent and command-line tools for the poller's tests
   libsnmp-dev snmpd snmp
+  # the dashboard's browser tests: Debian's chromium, driven headless by playwright-core (web/tests)
+  chromium
 )
 
 missing=()

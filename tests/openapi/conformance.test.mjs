@@ -418,7 +418,7 @@ function checkLocation(o, res, value, req) {
 const fixtures = {};
 const FIXTURE_SOURCE = {
   subnet: 'POST /api/v1/subnets', port: 'POST /api/v1/ports', port2: 'POST /api/v1/ports',
-  report: 'PUT /api/v1/agents/{host}/status', topology: 'POST /api/v1/topology/generate',
+  report: 'PUT /api/v1/agents/{host}/status', topology: 'POST /api/v1/topology/generate', session: 'POST /api/v1/session',
 };
 function needFixture(...names) {
   for (const name of names) {
@@ -457,6 +457,15 @@ SCENARIO_DELETES.unshift('DELETE /api/v1/jobs/{name}');
 // example filters by the schedule example's job).
 SCENARIO_MAIN.push('GET /api/v1/flows', 'GET /api/v1/hosts/{host}/counters', 'GET /api/v1/hosts/{host}/optics',
   'GET /api/v1/hosts/{host}/lldp', 'GET /api/v1/hosts/{host}/qps');
+// The dashboard (aggregator/http/static_files.h, http/service.h, api/topology/layout.h): its assets (from the
+// build tree's web output, the default web_root of a binary run from its build tree), the browser session
+// (created by the POST, ended by the DELETE after everything else) and the site view's layout.
+// DELETE /api/v1/session acts on a cookie only: its 403 (CSRF) and 404 (no cookie) are checked by its own
+// scenario, not by the generic role and unknown-id checks.
+const COOKIE_ONLY = new Set(['DELETE /api/v1/session']);
+SCENARIO_MAIN.push('GET /', 'GET /ui/{file}', 'POST /api/v1/session', 'GET /api/v1/session', 'GET /api/v1/topology/layout');
+NOT_FOUND_WITHOUT_TOPOLOGY.push('GET /api/v1/topology/layout');
+SCENARIO_DELETES.push('DELETE /api/v1/session');
 
 test('the aggregator starts and serves the document it was built from', async () => {
   await startServer();
@@ -838,6 +847,48 @@ Object.assign(CUSTOM, {
     assert.deepEqual(value.ranks.map((r) => r.ip), fixtures.job.schedule.placement.ranks.map((r) => r.ip), `${o.label}: rank addresses`);
     assert.deepEqual(value.request, requestBodyExample(operation('POST /api/v1/schedule')), `${o.label}: the request as accepted`);
   },
+  // The dashboard's page and an asset: security headers, ETag and 304; no path out of the web root.
+  'GET /': async (o) => {
+    const { res, value } = await happy(o.label);
+    assert.match(String(value), /src="\/ui\/app\.js"/, `${o.label}: the page does not load the bundle`);
+    assert.match(res.headers['content-security-policy'] ?? '', /script-src 'self'(;|$)/, `${o.label}: CSP ${res.headers['content-security-policy']}`);
+    assert.equal(res.headers['x-content-type-options'], 'nosniff', `${o.label}: X-Content-Type-Options`);
+    await call(o, 'If-None-Match with the current ETag', 304, { headers: { 'If-None-Match': res.headers.etag } });
+  },
+  'GET /ui/{file}': async (o) => {
+    const { res } = await happy(o.label);
+    assert.equal(res.headers['content-type'].split(';')[0], 'text/css', `${o.label}: media type of app.css`);
+    for (const file of ['../openapi.json', '..\\openapi.json', '.hidden', 'app.exe']) {
+      await call(o, `no way out of the web root: ${file}`, 404, { params: { file } });
+    }
+  },
+  // Login with the operator's token: an HttpOnly, SameSite=Strict cookie and a CSRF token; a wrong token is 401.
+  'POST /api/v1/session': async (o) => {
+    const { res, value } = await happy(o.label, { body: { token: TOKENS.operator } });
+    const cookie = String(res.headers['set-cookie'] ?? '');
+    assert.match(cookie, /^hsns_session=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=\d+$/, `${o.label}: Set-Cookie ${cookie}`);
+    assert.equal(value.name, 'ops', `${o.label}: name`);
+    assert.equal(value.role, 'operator', `${o.label}: role`);
+    fixtures.session = { id: cookie.split(';')[0], csrf: value.csrf_token };
+    await call(o, 'the documented (unknown) token', 401, {});
+  },
+  'GET /api/v1/session': async (o) => {
+    needFixture('session');
+    const { value } = await happy(o.label);
+    assert.equal(value.authenticated, false, `${o.label}: authenticated without a cookie`);
+    const mine = await call(o, 'with the session cookie', 200, { headers: { Cookie: fixtures.session.id } });
+    assert.equal(mine.value.authenticated, true, `${o.label}: the cookie's session is not found`);
+    assert.equal(mine.value.csrf_token, fixtures.session.csrf, `${o.label}: the CSRF token differs from the login's`);
+  },
+  // Logout: the cookie alone is refused (CSRF), a bearer token has no session to end, the CSRF token ends it.
+  'DELETE /api/v1/session': async (o) => {
+    needFixture('session');
+    const cookie = { Cookie: fixtures.session.id };
+    await call(o, 'the cookie without its CSRF token', 403, { headers: cookie });
+    await call(o, 'a bearer token', 404, { role: 'viewer', params: { 'X-CSRF-Token': fixtures.session.csrf } });
+    await call(o, 'the cookie with its CSRF token', 204, { headers: cookie, params: { 'X-CSRF-Token': fixtures.session.csrf } });
+    await call(o, 'the session has ended', 401, { headers: cookie, params: { 'X-CSRF-Token': fixtures.session.csrf } });
+  },
   'DELETE /api/v1/jobs/{name}': async (o) => {
     needFixture('job');
     await happy(o.label);
@@ -877,7 +928,7 @@ test('401: operations that need a token refuse none and a wrong one', async () =
 });
 
 test('403: write operations refuse the viewer role', async () => {
-  for (const o of OPERATIONS.filter((x) => WRITE_METHODS.has(x.method) && x.documents(403))) {
+  for (const o of OPERATIONS.filter((x) => WRITE_METHODS.has(x.method) && x.documents(403) && !COOKIE_ONLY.has(x.label))) {
     await call(o, 'viewer token', 403, { role: 'viewer' });
   }
 });
@@ -886,6 +937,7 @@ test('404: unknown ids answer a not-found problem', async () => {
   const unknown = (p) => (p.schema?.format === 'uuid' ? randomUUID() : UNKNOWN_HOST);
   for (const o of OPERATIONS.filter((x) => x.documents(404))) {
     if (NOT_FOUND_WITHOUT_TOPOLOGY.includes(o.label) && !o.params.some((p) => p.in === 'path')) continue;
+    if (COOKIE_ONLY.has(o.label)) continue;
     const role = WRITE_METHODS.has(o.method) ? 'operator' : 'viewer';
     const pathParams = o.params.filter((p) => p.in === 'path');
     if (pathParams.length) {
