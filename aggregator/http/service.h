@@ -17,7 +17,8 @@
 //   (401 + WWW-Authenticate when missing or unknown, 403 when the role lacks the permission). Without
 //   one (insecure demo mode) every caller is treated as allowed.
 // - Browser sessions (docs/dashboard.md): POST /api/v1/session {token} checks the token like a bearer
-//   token and answers a session cookie (hsns_session: HttpOnly, SameSite=Strict, Path=/, Max-Age the
+//   token (an agent token is refused, 403: daemons never need a browser session) and answers a session
+//   cookie (hsns_session: HttpOnly, SameSite=Strict, Path=/, Max-Age the
 //   session's lifetime, Secure when TLS is on) and the session's CSRF token; GET answers the session (and
 //   its CSRF token) the cookie names (public: without a live session it answers authenticated false),
 //   DELETE ends it. A request without Authorization whose cookie names a

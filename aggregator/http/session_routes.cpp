@@ -63,6 +63,13 @@ void AggregatorService::add_session_routes() {
       res.set(bhttp::field::www_authenticate, "Bearer realm=\"hsns\"");
       return res;
     }
+    if (who->role == Role::agent) {
+      metrics_.observe_auth_failure("forbidden");
+      return http::problem(ctx,
+                           Problem::forbidden("token " + who->name +
+                                              " has the agent role: daemons call the API with their token, "
+                                              "they do not open browser sessions"));
+    }
     const auto made = sessions_->create(*who);
     auto res = no_store(
         http::json_ok(ctx, session_body(who.value(), made.info.csrf_token, made.info.expires_at, true),
@@ -72,6 +79,7 @@ void AggregatorService::add_session_routes() {
         "; Path=/; HttpOnly; SameSite=Strict; Max-Age=" + std::to_string(sessions_->limits().ttl.count());
     if (secure_cookie_) cookie += "; Secure";
     res.set(bhttp::field::set_cookie, cookie);
+    res.set(bhttp::field::location, "/api/v1/session");
     return res;
   });
   // Public, so the page can ask whether it is logged in without a failed request (a 401 is also a console

@@ -161,6 +161,9 @@ TEST_F(Dashboard, LoginAnswersAnHttpOnlyStrictCookieAndACsrfToken) {
   const auto missing = ok(c.post("/api/v1/session", "{}"));
   EXPECT_EQ(missing.status, 400);
   EXPECT_NE(missing.body.find("token"), std::string::npos);
+  const auto agent = ok(c.post("/api/v1/session", json{{"token", kAgentToken}}.dump()));
+  EXPECT_EQ(agent.status, 403) << "agent tokens open no browser session";
+  EXPECT_EQ(r.location, "/api/v1/session");
   const auto extra = ok(c.post("/api/v1/session", json{{"token", kViewerToken}, {"remember", true}}.dump()));
   EXPECT_EQ(extra.status, 400);
   EXPECT_NE(extra.body.find("remember"), std::string::npos);

@@ -460,9 +460,9 @@ SCENARIO_MAIN.push('GET /api/v1/flows', 'GET /api/v1/hosts/{host}/counters', 'GE
 // The dashboard (aggregator/http/static_files.h, http/service.h, api/topology/layout.h): its assets (from the
 // build tree's web output, the default web_root of a binary run from its build tree), the browser session
 // (created by the POST, ended by the DELETE after everything else) and the site view's layout.
-// DELETE /api/v1/session acts on a cookie only: its 403 (CSRF) and 404 (no cookie) are checked by its own
-// scenario, not by the generic role and unknown-id checks.
-const COOKIE_ONLY = new Set(['DELETE /api/v1/session']);
+// The session routes' 403 (an agent token at login; the CSRF token missing at logout) and 404 (no cookie)
+// are checked by their own scenarios, not by the generic role and unknown-id checks.
+const COOKIE_ONLY = new Set(['POST /api/v1/session', 'DELETE /api/v1/session']);
 SCENARIO_MAIN.push('GET /', 'GET /ui/{file}', 'POST /api/v1/session', 'GET /api/v1/session', 'GET /api/v1/topology/layout');
 NOT_FOUND_WITHOUT_TOPOLOGY.push('GET /api/v1/topology/layout');
 SCENARIO_DELETES.push('DELETE /api/v1/session');
@@ -871,6 +871,7 @@ Object.assign(CUSTOM, {
     assert.equal(value.role, 'operator', `${o.label}: role`);
     fixtures.session = { id: cookie.split(';')[0], csrf: value.csrf_token };
     await call(o, 'the documented (unknown) token', 401, {});
+    await call(o, 'an agent token', 403, { body: { token: TOKENS.agent } });
   },
   'GET /api/v1/session': async (o) => {
     needFixture('session');
