@@ -100,8 +100,8 @@ async function newBrowser(args) {
 // Opens a page of the dashboard and waits until it said it is done (its status line starts with `done`).
 async function open(p, hash, done) {
   problems.length = 0;
-  // A hash change keeps the document: clear the status line first, so the previous page's cannot count.
-  await p.evaluate(() => { const s = document.getElementById('status'); if (s) s.textContent = ''; }).catch(() => {});
+  // A fresh document per page (a hash change would keep the previous page's status line).
+  await p.goto('about:blank');
   await p.goto(`${server.base}/${hash}`);
   await p.waitForFunction((prefix) => (document.getElementById('status')?.textContent ?? '').startsWith(prefix), done, { timeout: 20_000 });
 }
@@ -142,7 +142,7 @@ before(async () => {
   await startServer();
   await seed();
   browser = await newBrowser(['--use-angle=swiftshader', '--enable-unsafe-swiftshader']);
-  page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  page = await (await browser.newContext({ viewport: { width: 1400, height: 900 } })).newPage();
   watch(page);
 });
 
@@ -249,7 +249,7 @@ test('logout ends the session and shows the login form', async () => {
 test('without WebGL the site view falls back to the Canvas 2D renderer and draws', async () => {
   const plain = await newBrowser(['--disable-webgl', '--disable-gpu']);
   try {
-    const p = await plain.newPage({ viewport: { width: 1400, height: 900 } });
+    const p = await (await plain.newContext({ viewport: { width: 1400, height: 900 } })).newPage();
     watch(p);
     problems.length = 0;
     await login(p);
