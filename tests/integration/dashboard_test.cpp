@@ -148,7 +148,7 @@ TEST_F(Dashboard, LoginAnswersAnHttpOnlyStrictCookieAndACsrfToken) {
   EXPECT_EQ(cookie.find("Secure"), std::string::npos) << "no TLS, no Secure: " << cookie;
   EXPECT_EQ(r.header("Cache-Control"), "no-store");
   const auto body = json::parse(r.body);
-  EXPECT_EQ(body["name"], "viewer");
+  EXPECT_EQ(body["name"], "dashboard");  // the viewer token's name in the launcher's tokens file
   EXPECT_EQ(body["role"], "viewer");
   EXPECT_EQ(body["authenticated"], true);
   EXPECT_GE(body["csrf_token"].get<std::string>().size(), 40U);
@@ -179,7 +179,7 @@ TEST_F(Dashboard, TheCookieAuthenticatesWithTheTokensRole) {
   const auto session = ok(c.get("/api/v1/session", {{"Cookie", cookie}}));
   ASSERT_EQ(session.status, 200);
   EXPECT_EQ(json::parse(session.body)["csrf_token"], csrf);
-  EXPECT_EQ(json::parse(session.body)["name"], "viewer");
+  EXPECT_EQ(json::parse(session.body)["name"], "dashboard");
   const auto nobody = ok(c.get("/api/v1/session"));
   EXPECT_EQ(json::parse(nobody.body)["authenticated"], false);
   // A viewer session may not write, even with its CSRF token.
