@@ -80,6 +80,10 @@ void apply_http(const YAML::Node& node, AggregatorConfig& c) {
       l.websocket.queue_bytes = read_int<std::size_t>(v, where, 1024, 1LL << 30);
     } else if (key == "websocket_max_message_bytes") {
       l.websocket.max_message_bytes = read_int<std::size_t>(v, where, 125, 1LL << 30);
+    } else if (key == "session_ttl_s") {
+      c.sessions.ttl = std::chrono::seconds(read_int<long long>(v, where, 1, 30LL * 86'400));
+    } else if (key == "max_sessions") {
+      c.sessions.max_sessions = read_int<std::size_t>(v, where, 1, 1'000'000);
     } else if (key == "websocket_idle_timeout_ms") {
       l.websocket.idle_timeout = std::chrono::milliseconds(read_int<long long>(v, where, 1000, 3'600'000));
     } else {
@@ -124,6 +128,13 @@ http::ServerLimits with_report_body_limit(http::ServerLimits limits, std::size_t
   std::erase_if(limits.path_body_limits, [](const auto& p) { return p.prefix == kReportPathPattern; });
   limits.path_body_limits.push_back({kReportPathPattern, report_body_limit});
   return limits;
+}
+
+std::string default_web_root() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec && exe.parent_path() == std::filesystem::path(HSNS_BUILD_BINARY_DIR)) return HSNS_BUILD_WEB_ROOT;
+  return HSNS_INSTALL_WEB_ROOT;
 }
 
 tl::expected<AggregatorConfig, std::string> load_config_yaml(const std::string& text, AggregatorConfig c) {
@@ -173,6 +184,8 @@ tl::expected<AggregatorConfig, std::string> load_config_yaml(const std::string& 
         brain_pipeline::apply_brain_yaml(v, c.brain);
       } else if (key == "prometheus_sources") {
         ingest::apply_prometheus_sources_yaml(v, c.prometheus);
+      } else if (key == "web_root") {
+        c.web_root = v.as<std::string>();
       } else if (key == "shutdown_grace_ms") {
         c.shutdown_grace = std::chrono::milliseconds(read_int<long long>(v, key, 0, 600'000));
       } else {
@@ -211,7 +224,7 @@ tl::expected<CommandLine, std::string> parse_command_line(int argc, char** argv)
   app.set_version_flag("--version", std::string("hsns-aggregator ") + kVersion + " (" + kGitRevision + ")");
   std::string config_path = kDefaultConfigPath;
   std::optional<std::string> listen, database, tokens_file, tls_cert, tls_key, ready_file, log_level,
-      syslog_udp, syslog_tcp;
+      syslog_udp, syslog_tcp, web_root;
   std::optional<int> threads;
   std::optional<std::size_t> topology_body_limit, report_body_limit;
   std::optional<long long> telemetry_max_age_s, telemetry_prune_interval_ms;
@@ -244,6 +257,7 @@ tl::expected<CommandLine, std::string> parse_command_line(int argc, char** argv)
     a->add_option("--log-level", log_level, "error, warning, notice, info (default) or debug");
     a->add_option("--syslog-udp", syslog_udp, "receive syslog over UDP at address:port (off by default)");
     a->add_option("--syslog-tcp", syslog_tcp, "receive syslog over TCP at address:port (off by default)");
+    a->add_option("--web-root", web_root, "directory of the dashboard's built assets (default: installed)");
   };
   add_flags(&app);
   auto* run = app.add_subcommand("run", "run the aggregator (the default)");
@@ -296,6 +310,7 @@ tl::expected<CommandLine, std::string> parse_command_line(int argc, char** argv)
   if (tls_cert) cl.config.tls_certificate = *tls_cert;
   if (tls_key) cl.config.tls_private_key = *tls_key;
   if (ready_file) cl.config.ready_file = *ready_file;
+  if (web_root) cl.config.web_root = *web_root;
   if (no_auth) cl.config.insecure_no_auth = true;
   if (topology_body_limit) {
     cl.config.limits = with_topology_body_limit(std::move(cl.config.limits), *topology_body_limit);

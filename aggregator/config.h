@@ -23,6 +23,7 @@
 #include "hsns/log.h"
 #include "http/server.h"
 #include "ingest/prometheus_config.h"
+#include "http/sessions.h"
 #include "ingest/snmp_config.h"
 #include "ingest/syslog_config.h"
 
@@ -71,7 +72,14 @@ struct AggregatorConfig {
   brain_pipeline::BrainSettings brain;      // the network brain's live pipeline (brain/engine.h)
   // prometheus_sources: Prometheus servers whose query API is polled for KPIs (none unless listed)
   ingest::PrometheusSourcesConfig prometheus;
+  // The dashboard's built assets (web_root, --web-root); "" = default_web_root().
+  std::string web_root;
+  http::SessionLimits sessions;  // browser sessions: http.session_ttl_s, http.max_sessions
 };
+
+// The dashboard's assets when web_root is not set: the build tree's web output for a binary run from its
+// build tree, else the installed /usr/share/hsns/web (the package's path).
+std::string default_web_root();
 
 enum class Command { run, check_config, exit_ok };
 

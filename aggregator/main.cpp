@@ -23,6 +23,7 @@
 #include "api/network/routes.h"
 #include "api/scheduling/routes.h"
 #include "api/telemetry/routes.h"
+#include "api/topology/layout.h"
 #include "api/topology/routes.h"
 #include "brain/alarm_service.h"
 #include "brain/alertmanager_push.h"
@@ -36,6 +37,7 @@
 #include "hsns/version.h"
 #include "http/service.h"
 #include "ingest/prometheus_source.h"
+#include "http/static_files.h"
 #include "ingest/snmp_poller.h"
 #include "ingest/topology_devices.h"
 #include "store/factory.h"
@@ -184,6 +186,7 @@ int run(const AggregatorConfig& c) {
       };
   hsns::kpis_api::register_kpi_routes(service.router(), kpis, kpi_metrics, topology_device);
   hsns::topology_api::register_topology_routes(service.router(), topology_cache);
+  hsns::topology_api::register_layout_route(service.router(), topology_cache);
   hsns::scheduling_api::register_scheduling_routes(service.router(), topology_cache, backend.jobs(), store);
   hsns::ingest::LogBuffer logs(c.syslog.messages_per_device, c.syslog.max_devices);
   if (brain) hsns::brain_pipeline::feed_logs(logs, *brain);
@@ -201,6 +204,11 @@ int run(const AggregatorConfig& c) {
   hsns::diagnose_api::register_diagnose_routes(
       service.router(), std::make_shared<hsns::services::DiagnosisService>(topology_cache, backend.jobs(),
                                                                            backend.kpis(), active_alarms));
+  // The dashboard (docs/dashboard.md): its assets, and browser sessions with a Secure cookie under TLS.
+  service.configure_sessions(c.sessions, !c.tls_certificate.empty());
+  const auto web_root = c.web_root.empty() ? hsns::default_web_root() : c.web_root;
+  hsns::http::register_static_routes(service.router(), web_root);
+  HSNS_LOG(info) << "dashboard assets from " << web_root;
 
   net::io_context ioc(c.threads);
   std::unique_ptr<net::ssl::context> tls;

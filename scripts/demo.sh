@@ -29,7 +29,7 @@ fi
 if [ -z "$bin" ]; then
   scripts/install-deps.sh
   cmake --preset release >/dev/null
-  cmake --build --preset release -j"${HSNS_JOBS:-$(nproc)}" --target hsns-aggregator hsnsd hsnsctl >/dev/null
+  cmake --build --preset release -j"${HSNS_JOBS:-$(nproc)}" --target hsns-aggregator hsnsd hsnsctl hsns_web >/dev/null
   bin=build/release
 fi
 

@@ -25,6 +25,8 @@ packages=(
   libsnmp-dev snmpd snmp
   # alarms pushed to a real Alertmanager in the tests (started on loopback by the test itself)
   prometheus-alertmanager
+  # the dashboard's browser tests: Debian's chromium, driven headless by playwright-core (web/tests)
+  chromium
 )
 
 missing=()

@@ -28,8 +28,9 @@ if ! find aggregator bench bpf cli daemon include lab lib tests -path tests/open
   status=1
 fi
 
-stage "npm ci (OpenAPI linter)"
+stage "npm ci (OpenAPI linter, dashboard)"
 (cd tests/openapi && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+(cd web && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 
 stage "build (asan-ubsan)"
 cmake --preset asan-ubsan >/dev/null

@@ -52,6 +52,18 @@ AggregatorService::AggregatorService(Metrics& metrics, std::optional<TokenAuthen
       worker_limits_(workers),
       workers_(static_cast<std::size_t>(std::max(1, workers.threads))) {
   add_builtin_routes();
+  add_session_routes();
+}
+
+void AggregatorService::configure_sessions(http::SessionLimits limits, bool secure_cookie) {
+  sessions_ = std::make_unique<http::SessionTable>(limits);
+  secure_cookie_ = secure_cookie;
+}
+
+std::optional<http::SessionInfo> AggregatorService::session_of(const http::Request& req) {
+  const auto cookie = http::cookie_value(req[bhttp::field::cookie], http::kSessionCookie);
+  if (!cookie || cookie->empty()) return std::nullopt;
+  return sessions_->find(*cookie);
 }
 
 void AggregatorService::add_builtin_routes() {
@@ -273,12 +285,30 @@ std::variant<http::Response, AggregatorService::Admitted> AggregatorService::adm
   std::string principal;
   if (route.permissions != http::kPublic && auth_) {
     const auto header = req[bhttp::field::authorization];
-    auto who = header.empty() ? std::nullopt : auth_->authenticate(header);
+    std::optional<Principal> who;
+    const bool has_cookie =
+        header.empty() && http::cookie_value(req[bhttp::field::cookie], http::kSessionCookie).has_value();
+    if (!header.empty()) {
+      who = auth_->authenticate(header);
+    } else if (has_cookie) {
+      if (auto session = session_of(req)) {
+        // The CSRF rule: a cookie is sent by the browser whoever made the page; the token only by our page.
+        if (is_write(req.method()) && !http::SessionTable::csrf_matches(*session, req[http::kCsrfHeader])) {
+          metrics_.observe_auth_failure("csrf");
+          return http::problem_response(
+              req, Problem::forbidden("a write authenticated by the session cookie must carry the session's "
+                                      "CSRF token in the X-CSRF-Token header (GET /api/v1/session)"));
+        }
+        who = std::move(session->principal);
+      }
+    }
     if (!who) {
-      metrics_.observe_auth_failure(header.empty() ? "missing_token" : "unknown_token");
+      metrics_.observe_auth_failure(header.empty() ? (has_cookie ? "unknown_session" : "missing_token")
+                                                   : "unknown_token");
       auto res = http::problem_response(
-          req, Problem::unauthorized(header.empty() ? "an Authorization: Bearer token is required"
-                                                    : "the bearer token is not valid"));
+          req, Problem::unauthorized(!header.empty() ? "the bearer token is not valid"
+                                     : has_cookie    ? "the session has expired or is unknown: log in again"
+                                                     : "an Authorization: Bearer token is required"));
       res.set(bhttp::field::www_authenticate, "Bearer realm=\"hsns\"");
       return res;
     }

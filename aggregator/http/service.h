@@ -16,6 +16,16 @@
 // - With an authenticator, every route with permissions needs "Authorization: Bearer <token>"
 //   (401 + WWW-Authenticate when missing or unknown, 403 when the role lacks the permission). Without
 //   one (insecure demo mode) every caller is treated as allowed.
+// - Browser sessions (docs/dashboard.md): POST /api/v1/session {token} checks the token like a bearer
+//   token (an agent token is refused, 403: daemons never need a browser session) and answers a session
+//   cookie (hsns_session: HttpOnly, SameSite=Strict, Path=/, Max-Age the
+//   session's lifetime, Secure when TLS is on) and the session's CSRF token; GET answers the session (and
+//   its CSRF token) the cookie names (public: without a live session it answers authenticated false),
+//   DELETE ends it. A request without Authorization whose cookie names a
+//   live session is authenticated as the session's principal; a write (POST, PUT, PATCH, DELETE) so
+//   authenticated must carry the session's CSRF token in X-CSRF-Token, else 403 (so another site can never
+//   make a browser write, even where SameSite is not honoured). An Authorization header always wins over a
+//   cookie: bearer-token clients are unchanged. An unknown or expired cookie answers 401.
 // - HEAD is answered like GET without a body; a path that exists under other methods answers 405 with
 //   Allow; anything else 404.
 // - set_ready() controls /readyz (also false while the store check fails).
@@ -41,6 +51,7 @@
 #include "http/auth.h"
 #include "http/router.h"
 #include "http/server.h"
+#include "http/sessions.h"
 #include "http/websocket.h"
 #include "metrics.h"
 
@@ -65,6 +76,9 @@ class AggregatorService {
   // Topics: "changes" (the change feed); later API areas add their own.
   http::WebSocketHub& hub() { return hub_; }
   void set_ready(bool ready) { ready_.store(ready); }
+  // Browser sessions (http/sessions.h): their bounds, and whether the cookie is marked Secure (TLS on).
+  // Called before serving; the default is SessionLimits{} without Secure.
+  void configure_sessions(http::SessionLimits limits, bool secure_cookie);
   void stop_workers();
 
  private:
@@ -80,6 +94,9 @@ class AggregatorService {
   void finish(const http::Request& req, http::Response& res, std::string_view route_label,
               std::chrono::steady_clock::time_point start);
   void add_builtin_routes();
+  void add_session_routes();
+  // The session a request's cookie names, if it is valid.
+  std::optional<http::SessionInfo> session_of(const http::Request& req);
   void publish_change(const http::Request& req, const http::Response& res, std::string_view route_label);
 
   Metrics& metrics_;
@@ -91,6 +108,8 @@ class AggregatorService {
   WorkerLimits worker_limits_;
   boost::asio::thread_pool workers_;
   std::atomic<std::size_t> heavy_admitted_{0};  // running + waiting
+  std::unique_ptr<http::SessionTable> sessions_ = std::make_unique<http::SessionTable>();
+  bool secure_cookie_ = false;
 };
 
 }  // namespace hsns

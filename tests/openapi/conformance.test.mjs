@@ -419,7 +419,7 @@ const fixtures = {};
 const FIXTURE_SOURCE = {
   subnet: 'POST /api/v1/subnets', port: 'POST /api/v1/ports', port2: 'POST /api/v1/ports',
   report: 'PUT /api/v1/agents/{host}/status', topology: 'POST /api/v1/topology/generate',
-  silence: 'POST /api/v1/silences',
+  silence: 'POST /api/v1/silences', session: 'POST /api/v1/session',
 };
 function needFixture(...names) {
   for (const name of names) {
@@ -490,6 +490,15 @@ Object.assign(CUSTOM, {
 // NPUs belong to it), before it is deleted; both answer 404 while no topology exists.
 SCENARIO_MAIN.push('GET /api/v1/diagnose/path', 'GET /api/v1/diagnose/job/{id}');
 NOT_FOUND_WITHOUT_TOPOLOGY.push('GET /api/v1/diagnose/path', 'GET /api/v1/diagnose/job/{id}');
+// The dashboard (aggregator/http/static_files.h, http/service.h, api/topology/layout.h): its assets (from the
+// build tree's web output, the default web_root of a binary run from its build tree), the browser session
+// (created by the POST, ended by the DELETE after everything else) and the site view's layout.
+// The session routes' 403 (an agent token at login; the CSRF token missing at logout) and 404 (no cookie)
+// are checked by their own scenarios, not by the generic role and unknown-id checks.
+const COOKIE_ONLY = new Set(['POST /api/v1/session', 'DELETE /api/v1/session']);
+SCENARIO_MAIN.push('GET /', 'GET /ui/{file}', 'POST /api/v1/session', 'GET /api/v1/session', 'GET /api/v1/topology/layout');
+NOT_FOUND_WITHOUT_TOPOLOGY.push('GET /api/v1/topology/layout');
+SCENARIO_DELETES.push('DELETE /api/v1/session');
 
 test('the aggregator starts and serves the document it was built from', async () => {
   await startServer();
@@ -871,6 +880,49 @@ Object.assign(CUSTOM, {
     assert.deepEqual(value.ranks.map((r) => r.ip), fixtures.job.schedule.placement.ranks.map((r) => r.ip), `${o.label}: rank addresses`);
     assert.deepEqual(value.request, requestBodyExample(operation('POST /api/v1/schedule')), `${o.label}: the request as accepted`);
   },
+  // The dashboard's page and an asset: security headers, ETag and 304; no path out of the web root.
+  'GET /': async (o) => {
+    const { res, value } = await happy(o.label);
+    assert.match(String(value), /src="\/ui\/app\.js"/, `${o.label}: the page does not load the bundle`);
+    assert.match(res.headers['content-security-policy'] ?? '', /script-src 'self'(;|$)/, `${o.label}: CSP ${res.headers['content-security-policy']}`);
+    assert.equal(res.headers['x-content-type-options'], 'nosniff', `${o.label}: X-Content-Type-Options`);
+    await call(o, 'If-None-Match with the current ETag', 304, { headers: { 'If-None-Match': res.headers.etag } });
+  },
+  'GET /ui/{file}': async (o) => {
+    const { res } = await happy(o.label);
+    assert.equal(res.headers['content-type'].split(';')[0], 'text/css', `${o.label}: media type of app.css`);
+    for (const file of ['../openapi.json', '..\\openapi.json', '.hidden', 'app.exe']) {
+      await call(o, `no way out of the web root: ${file}`, 404, { params: { file } });
+    }
+  },
+  // Login with the operator's token: an HttpOnly, SameSite=Strict cookie and a CSRF token; a wrong token is 401.
+  'POST /api/v1/session': async (o) => {
+    const { res, value } = await happy(o.label, { body: { token: TOKENS.operator } });
+    const cookie = String(res.headers['set-cookie'] ?? '');
+    assert.match(cookie, /^hsns_session=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=\d+$/, `${o.label}: Set-Cookie ${cookie}`);
+    assert.equal(value.name, 'ops', `${o.label}: name`);
+    assert.equal(value.role, 'operator', `${o.label}: role`);
+    fixtures.session = { id: cookie.split(';')[0], csrf: value.csrf_token };
+    await call(o, 'the documented (unknown) token', 401, {});
+    await call(o, 'an agent token', 403, { body: { token: TOKENS.agent } });
+  },
+  'GET /api/v1/session': async (o) => {
+    needFixture('session');
+    const { value } = await happy(o.label);
+    assert.equal(value.authenticated, false, `${o.label}: authenticated without a cookie`);
+    const mine = await call(o, 'with the session cookie', 200, { headers: { Cookie: fixtures.session.id } });
+    assert.equal(mine.value.authenticated, true, `${o.label}: the cookie's session is not found`);
+    assert.equal(mine.value.csrf_token, fixtures.session.csrf, `${o.label}: the CSRF token differs from the login's`);
+  },
+  // Logout: the cookie alone is refused (CSRF), a bearer token has no session to end, the CSRF token ends it.
+  'DELETE /api/v1/session': async (o) => {
+    needFixture('session');
+    const cookie = { Cookie: fixtures.session.id };
+    await call(o, 'the cookie without its CSRF token', 403, { headers: cookie });
+    await call(o, 'a bearer token', 404, { role: 'viewer', params: { 'X-CSRF-Token': fixtures.session.csrf } });
+    await call(o, 'the cookie with its CSRF token', 204, { headers: cookie, params: { 'X-CSRF-Token': fixtures.session.csrf } });
+    await call(o, 'the session has ended', 401, { headers: cookie, params: { 'X-CSRF-Token': fixtures.session.csrf } });
+  },
   'DELETE /api/v1/jobs/{name}': async (o) => {
     needFixture('job');
     await happy(o.label);
@@ -992,7 +1044,7 @@ test('401: operations that need a token refuse none and a wrong one', async () =
 });
 
 test('403: write operations refuse the viewer role', async () => {
-  for (const o of OPERATIONS.filter((x) => WRITE_METHODS.has(x.method) && x.documents(403))) {
+  for (const o of OPERATIONS.filter((x) => WRITE_METHODS.has(x.method) && x.documents(403) && !COOKIE_ONLY.has(x.label))) {
     await call(o, 'viewer token', 403, { role: 'viewer' });
   }
 });
@@ -1002,6 +1054,7 @@ test('404: unknown ids answer a not-found problem', async () => {
   for (const o of OPERATIONS.filter((x) => x.documents(404))) {
     if (NOT_FOUND_WITHOUT_TOPOLOGY.includes(o.label) && !o.params.some((p) => p.in === 'path')) continue;
     if (NOT_FOUND_IN_SCENARIO.includes(o.label)) continue;
+    if (COOKIE_ONLY.has(o.label)) continue;
     const role = WRITE_METHODS.has(o.method) ? 'operator' : 'viewer';
     const pathParams = o.params.filter((p) => p.in === 'path');
     if (pathParams.length) {

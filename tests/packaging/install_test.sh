@@ -61,7 +61,8 @@ echo "== installed files"
 for b in /usr/sbin/hsnsd /usr/sbin/hsns-flowprobe /usr/sbin/hsns-aggregator /usr/bin/hsnsctl \
   /lib/systemd/system/hsnsd.service /lib/systemd/system/hsns-aggregator.service \
   /usr/share/man/man8/hsnsd.8.gz /usr/share/man/man8/hsns-aggregator.8.gz /usr/share/man/man1/hsnsctl.1.gz \
-  /etc/hsns/hsnsd.yaml /etc/hsns/aggregator.yaml /etc/hsns/tokens.yaml /usr/share/hsns/patterns/link.yaml; do
+  /etc/hsns/hsnsd.yaml /etc/hsns/aggregator.yaml /etc/hsns/tokens.yaml /usr/share/hsns/patterns/link.yaml \
+  /usr/share/hsns/web/index.html /usr/share/hsns/web/app.js /usr/share/hsns/web/app.css; do
   [ -e "$root$b" ] || fail "$b is not installed"
 done
 in_root hsnsd --version | grep -q '^hsnsd ' || fail "hsnsd --version"

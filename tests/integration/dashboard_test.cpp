@@ -1,0 +1,321 @@
+// The dashboard's server side on the real hsns-aggregator binary over loopback (docs/dashboard.md):
+// - static assets: content types, ETag and 304, the security headers (CSP without inline script, nosniff),
+//   path traversal refused (encoded dots and slashes, dot files, a symlink out of the web root, unknown
+//   types), a missing web root answered 404 without stopping the API;
+// - browser sessions: login answers an HttpOnly, SameSite=Strict cookie (Secure only under TLS: checked
+//   in-process) and a CSRF token; the cookie authenticates like the bearer token with the token's role;
+//   a write with the cookie but without the right X-CSRF-Token is refused 403 and stores nothing; logout;
+//   expiry after session_ttl_s; the table bounded by max_sessions (the oldest session goes); a bearer
+//   token is unaffected by any cookie;
+// - GET /api/v1/topology/layout: groups, expansion, located hosts, bad input named, 404 before a topology.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "http/service.h"
+#include "metrics.h"
+#include "support/aggregator_process.h"
+#include "support/temp_dir.h"
+
+namespace hsns::testing {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+HttpResponse ok(tl::expected<HttpResponse, std::string> r) {
+  EXPECT_TRUE(r.has_value()) << (r ? "" : r.error());
+  return r ? *r : HttpResponse{};
+}
+
+// A web root with the dashboard's file types, a dot file, and (beside it) a secret a traversal would hit.
+fs::path make_web_root(const fs::path& dir) {
+  const auto root = dir / "web";
+  fs::create_directories(root);
+  std::ofstream(root / "index.html")
+      << "<!doctype html><title>hsns</title><script type=module src=/ui/app.js></script>";
+  std::ofstream(root / "app.js") << "console.log('hsns');\n";
+  std::ofstream(root / "app.css") << "body{}\n";
+  std::ofstream(root / ".hidden.txt") << "hidden\n";
+  std::ofstream(root / "notes.exe") << "not an asset type\n";
+  std::ofstream(dir / "secret.txt") << "SECRET\n";
+  fs::create_symlink(dir / "secret.txt", root / "link.txt");
+  return root;
+}
+
+class Dashboard : public ::testing::Test {
+ protected:
+  void start(const std::string& config = "{}\n") {
+    web_root_ = make_web_root(dir_.path());
+    server_ = std::make_unique<AggregatorProcess>(dir_.path(),
+                                                  std::vector<std::string>{"--web-root", web_root_.string()});
+    server_->set_config(config);
+    server_->start();
+  }
+  HttpClient anonymous() const { return server_->client(""); }
+  // Logs in with `token`; answers the cookie ("hsns_session=...") and the CSRF token.
+  std::pair<std::string, std::string> login(const std::string& token) {
+    auto c = anonymous();
+    const auto r = ok(c.post("/api/v1/session", json{{"token", token}}.dump()));
+    EXPECT_EQ(r.status, 201) << r.body;
+    const auto set_cookie = r.header("Set-Cookie");
+    const auto cookie = set_cookie.substr(0, set_cookie.find(';'));
+    return {cookie, json::parse(r.body).value("csrf_token", "")};
+  }
+
+  TempDir dir_{"hsns-dashboard"};
+  fs::path web_root_;
+  std::unique_ptr<AggregatorProcess> server_;
+};
+
+TEST_F(Dashboard, ServesTheAssetsWithTypesValidatorsAndSecurityHeaders) {
+  start();
+  auto c = anonymous();
+  const auto index = ok(c.get("/"));
+  ASSERT_EQ(index.status, 200) << index.body;
+  EXPECT_EQ(index.content_type, "text/html; charset=utf-8");
+  EXPECT_NE(index.body.find("/ui/app.js"), std::string::npos);
+  const auto csp = index.header("Content-Security-Policy");
+  EXPECT_NE(csp.find("script-src 'self'"), std::string::npos) << csp;
+  EXPECT_EQ(csp.find("script-src 'self' 'unsafe-inline'"), std::string::npos) << csp;
+  EXPECT_EQ(csp.find("unsafe-eval"), std::string::npos) << csp;
+  EXPECT_NE(csp.find("frame-ancestors 'none'"), std::string::npos) << csp;
+  EXPECT_EQ(index.header("X-Content-Type-Options"), "nosniff");
+  EXPECT_EQ(index.header("Cache-Control"), "no-cache");
+  ASSERT_FALSE(index.etag.empty());
+
+  const auto again = ok(c.get("/", {{"If-None-Match", index.etag}}));
+  EXPECT_EQ(again.status, 304);
+  EXPECT_TRUE(again.body.empty());
+  EXPECT_EQ(again.header("X-Content-Type-Options"), "nosniff");
+
+  const auto js = ok(c.get("/ui/app.js"));
+  EXPECT_EQ(js.status, 200);
+  EXPECT_EQ(js.content_type, "text/javascript; charset=utf-8");
+  EXPECT_EQ(js.body, "console.log('hsns');\n");
+  EXPECT_EQ(ok(c.get("/ui/app.css")).content_type, "text/css; charset=utf-8");
+  const auto head = ok(c.request("HEAD", "/ui/app.js", "", ""));
+  EXPECT_EQ(head.status, 200);
+  EXPECT_EQ(head.header("Content-Length"), std::to_string(js.body.size()));
+
+  // A rebuilt asset gets a new ETag at once (no restart).
+  std::ofstream(web_root_ / "app.js") << "console.log('rebuilt, longer');\n";
+  const auto rebuilt = ok(c.get("/ui/app.js", {{"If-None-Match", js.etag}}));
+  EXPECT_EQ(rebuilt.status, 200);
+  EXPECT_NE(rebuilt.etag, js.etag);
+}
+
+TEST_F(Dashboard, RefusesEveryPathOutOfTheWebRoot) {
+  start();
+  auto c = anonymous();
+  for (const char* target :
+       {"/ui/..%2Fsecret.txt", "/ui/%2e%2e%2fsecret.txt", "/ui/%2E%2E%2Fsecret.txt", "/ui/../secret.txt",
+        "/ui/..%5Csecret.txt", "/ui/link.txt", "/ui/.hidden.txt", "/ui/notes.exe", "/ui/%2Fetc%2Fpasswd",
+        "/ui/app.js%00.txt", "/ui/web%2Findex.html", "/ui/", "/ui/missing.js"}) {
+    const auto r = ok(c.get(target));
+    EXPECT_EQ(r.status, 404) << target << ": " << r.body;
+    EXPECT_EQ(r.body.find("SECRET"), std::string::npos) << target;
+  }
+}
+
+TEST_F(Dashboard, AMissingWebRootAnswers404AndTheApiKeepsWorking) {
+  server_ = std::make_unique<AggregatorProcess>(
+      dir_.path(), std::vector<std::string>{"--web-root", (dir_.path() / "nowhere").string()});
+  server_->start();
+  const auto r = ok(anonymous().get("/"));
+  EXPECT_EQ(r.status, 404);
+  EXPECT_NE(r.body.find("web_root"), std::string::npos) << r.body;
+  EXPECT_EQ(ok(server_->client(kViewerToken).get("/api/v1/subnets")).status, 200);
+}
+
+TEST_F(Dashboard, LoginAnswersAnHttpOnlyStrictCookieAndACsrfToken) {
+  start();
+  auto c = anonymous();
+  const auto r = ok(c.post("/api/v1/session", json{{"token", kViewerToken}}.dump()));
+  ASSERT_EQ(r.status, 201) << r.body;
+  const auto cookie = r.header("Set-Cookie");
+  EXPECT_EQ(cookie.rfind("hsns_session=", 0), 0U) << cookie;
+  EXPECT_NE(cookie.find("; HttpOnly"), std::string::npos) << cookie;
+  EXPECT_NE(cookie.find("; SameSite=Strict"), std::string::npos) << cookie;
+  EXPECT_NE(cookie.find("; Path=/"), std::string::npos) << cookie;
+  EXPECT_NE(cookie.find("; Max-Age=43200"), std::string::npos) << cookie;
+  EXPECT_EQ(cookie.find("Secure"), std::string::npos) << "no TLS, no Secure: " << cookie;
+  EXPECT_EQ(r.header("Cache-Control"), "no-store");
+  const auto body = json::parse(r.body);
+  EXPECT_EQ(body["name"], "dashboard");  // the viewer token's name in the launcher's tokens file
+  EXPECT_EQ(body["role"], "viewer");
+  EXPECT_EQ(body["authenticated"], true);
+  EXPECT_GE(body["csrf_token"].get<std::string>().size(), 40U);
+  // The token is not the cookie, and the cookie is not the token.
+  EXPECT_EQ(cookie.find(kViewerToken), std::string::npos);
+
+  const auto wrong = ok(c.post("/api/v1/session", json{{"token", "not-a-token-of-this-server"}}.dump()));
+  EXPECT_EQ(wrong.status, 401);
+  EXPECT_TRUE(wrong.header("Set-Cookie").empty());
+  const auto missing = ok(c.post("/api/v1/session", "{}"));
+  EXPECT_EQ(missing.status, 400);
+  EXPECT_NE(missing.body.find("token"), std::string::npos);
+  const auto agent = ok(c.post("/api/v1/session", json{{"token", kAgentToken}}.dump()));
+  EXPECT_EQ(agent.status, 403) << "agent tokens open no browser session";
+  EXPECT_EQ(r.location, "/api/v1/session");
+  const auto extra = ok(c.post("/api/v1/session", json{{"token", kViewerToken}, {"remember", true}}.dump()));
+  EXPECT_EQ(extra.status, 400);
+  EXPECT_NE(extra.body.find("remember"), std::string::npos);
+}
+
+TEST_F(Dashboard, TheCookieAuthenticatesWithTheTokensRole) {
+  start();
+  auto c = anonymous();
+  EXPECT_EQ(ok(c.get("/api/v1/subnets")).status, 401);
+  EXPECT_EQ(ok(c.get("/api/v1/subnets", {{"Cookie", "hsns_session=forged"}})).status, 401);
+  const auto [cookie, csrf] = login(kViewerToken);
+  EXPECT_EQ(ok(c.get("/api/v1/subnets", {{"Cookie", "theme=dark; " + cookie}})).status, 200);
+  const auto session = ok(c.get("/api/v1/session", {{"Cookie", cookie}}));
+  ASSERT_EQ(session.status, 200);
+  EXPECT_EQ(json::parse(session.body)["csrf_token"], csrf);
+  EXPECT_EQ(json::parse(session.body)["name"], "dashboard");
+  const auto nobody = ok(c.get("/api/v1/session"));
+  EXPECT_EQ(json::parse(nobody.body)["authenticated"], false);
+  // A viewer session may not write, even with its CSRF token.
+  const auto write =
+      ok(c.request("POST", "/api/v1/subnets", R"({"name":"a","cidr":"198.18.0.0/24","tenant":"t"})",
+                   "application/json", {{"Cookie", cookie}, {"X-CSRF-Token", csrf}}));
+  EXPECT_EQ(write.status, 403) << write.body;
+  // A bearer token wins over any cookie: API clients are unchanged.
+  EXPECT_EQ(
+      ok(server_->client(kViewerToken).get("/api/v1/subnets", {{"Cookie", "hsns_session=forged"}})).status,
+      200);
+}
+
+TEST_F(Dashboard, WritesWithTheCookieNeedTheCsrfToken) {
+  start();
+  auto c = anonymous();
+  const auto [cookie, csrf] = login(kOperatorToken);
+  const std::string subnet = R"({"name":"rdma-a","cidr":"198.18.0.0/24","tenant":"team-a"})";
+  const auto none =
+      ok(c.request("POST", "/api/v1/subnets", subnet, "application/json", {{"Cookie", cookie}}));
+  EXPECT_EQ(none.status, 403) << none.body;
+  EXPECT_NE(none.body.find("X-CSRF-Token"), std::string::npos) << none.body;
+  auto wrong_token = csrf;
+  wrong_token.back() = wrong_token.back() == 'A' ? 'B' : 'A';
+  const auto wrong = ok(c.request("POST", "/api/v1/subnets", subnet, "application/json",
+                                  {{"Cookie", cookie}, {"X-CSRF-Token", wrong_token}}));
+  EXPECT_EQ(wrong.status, 403);
+  const auto list = json::parse(ok(server_->client(kViewerToken).get("/api/v1/subnets")).body);
+  EXPECT_TRUE(list["items"].empty()) << "a refused write stored something";
+
+  const auto made = ok(c.request("POST", "/api/v1/subnets", subnet, "application/json",
+                                 {{"Cookie", cookie}, {"X-CSRF-Token", csrf}}));
+  ASSERT_EQ(made.status, 201) << made.body;
+  const auto id = json::parse(made.body)["id"].get<std::string>();
+  EXPECT_EQ(ok(c.request("DELETE", "/api/v1/subnets/" + id, "", "", {{"Cookie", cookie}})).status, 403);
+  EXPECT_EQ(
+      ok(c.request("DELETE", "/api/v1/subnets/" + id, "", "", {{"Cookie", cookie}, {"X-CSRF-Token", csrf}}))
+          .status,
+      204);
+
+  // Logout is a write too: CSRF first, then the cookie is cleared and no longer works.
+  EXPECT_EQ(ok(c.request("DELETE", "/api/v1/session", "", "", {{"Cookie", cookie}})).status, 403);
+  const auto out =
+      ok(c.request("DELETE", "/api/v1/session", "", "", {{"Cookie", cookie}, {"X-CSRF-Token", csrf}}));
+  EXPECT_EQ(out.status, 204);
+  EXPECT_NE(out.header("Set-Cookie").find("Max-Age=0"), std::string::npos);
+  EXPECT_EQ(ok(c.get("/api/v1/subnets", {{"Cookie", cookie}})).status, 401);
+  // GET /api/v1/session and DELETE with a bearer token: no session to show or end.
+  EXPECT_EQ(ok(server_->client(kViewerToken).del("/api/v1/session")).status, 404);
+}
+
+TEST_F(Dashboard, SessionsExpire) {
+  start("http:\n  session_ttl_s: 1\n");
+  auto c = anonymous();
+  const auto [cookie, csrf] = login(kViewerToken);
+  EXPECT_EQ(ok(c.get("/api/v1/subnets", {{"Cookie", cookie}})).status, 200);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const auto late = ok(c.get("/api/v1/subnets", {{"Cookie", cookie}}));
+  EXPECT_EQ(late.status, 401);
+  EXPECT_NE(late.body.find("expired"), std::string::npos) << late.body;
+  EXPECT_EQ(json::parse(ok(c.get("/api/v1/session", {{"Cookie", cookie}})).body)["authenticated"], false);
+}
+
+TEST_F(Dashboard, TheSessionTableIsBounded) {
+  start("http:\n  max_sessions: 2\n");
+  auto c = anonymous();
+  const auto first = login(kViewerToken).first;
+  const auto second = login(kViewerToken).first;
+  const auto third = login(kViewerToken).first;
+  EXPECT_EQ(ok(c.get("/api/v1/subnets", {{"Cookie", first}})).status, 401) << "the oldest session must go";
+  EXPECT_EQ(ok(c.get("/api/v1/subnets", {{"Cookie", second}})).status, 200);
+  EXPECT_EQ(ok(c.get("/api/v1/subnets", {{"Cookie", third}})).status, 200);
+}
+
+TEST_F(Dashboard, TheLayoutGroupsTheFabricAndExpandsOnRequest) {
+  start();
+  auto viewer = server_->client(kViewerToken);
+  EXPECT_EQ(ok(viewer.get("/api/v1/topology/layout")).status, 404);
+  const auto gen =
+      ok(server_->client(kOperatorToken)
+             .post("/api/v1/topology/generate",
+                   R"({"hosts":8,"npus_per_host":2,"hosts_per_su":4,"spines_per_plane":2,"name":"c"})"));
+  ASSERT_EQ(gen.status, 200) << gen.body;
+  const auto grouped = json::parse(ok(viewer.get("/api/v1/topology/layout")).body);
+  EXPECT_EQ(grouped["hosts"], 8);
+  std::set<std::string> ids;
+  for (const auto& g : grouped["groups"]) ids.insert(g["id"].get<std::string>());
+  EXPECT_TRUE(ids.contains("su:0") && ids.contains("su:1") && ids.contains("spines:0"))
+      << grouped["groups"].dump();
+  EXPECT_TRUE(grouped["nodes"].empty());
+  EXPECT_FALSE(grouped["edges"].empty());
+  EXPECT_EQ(grouped["rails"].size(), 2U) << "one rail per NPU index";
+  for (const auto& e : grouped["edges"]) EXPECT_NE(e["source"], e["target"]);
+
+  const auto one =
+      json::parse(ok(viewer.get("/api/v1/topology/layout?expand=su:0&locate=host000,host007")).body);
+  int hosts = 0;
+  for (const auto& n : one["nodes"]) {
+    EXPECT_EQ(n["group"], "su:0");
+    if (n["tier"] == "host") ++hosts;
+  }
+  EXPECT_EQ(hosts, 4);
+  EXPECT_EQ(one["located"]["host000"], "su:0");
+  EXPECT_EQ(one["located"]["host007"], "su:1");
+  const auto all = json::parse(ok(viewer.get("/api/v1/topology/layout?expand=all")).body);
+  EXPECT_GE(all["nodes"].size(), 8U + 2U);
+
+  const auto bad = ok(viewer.get("/api/v1/topology/layout?expand=su:99"));
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.body.find("expand"), std::string::npos);
+  EXPECT_EQ(ok(viewer.get("/api/v1/topology/layout?locate=leaf000")).status, 400);
+  EXPECT_EQ(ok(viewer.get("/api/v1/topology/layout?colour=red")).status, 400);
+  EXPECT_EQ(ok(anonymous().get("/api/v1/topology/layout")).status, 401);
+}
+
+// In-process: under TLS the cookie is marked Secure (the service is told so by main.cpp).
+TEST(DashboardSessions, TheCookieIsSecureUnderTls) {
+  Metrics metrics;
+  auto auth =
+      TokenAuthenticator::load_yaml("tokens: [{name: ops, role: operator, token: ops-token-0123456789}]");
+  ASSERT_TRUE(auth.has_value()) << auth.error();
+  AggregatorService service(metrics, std::move(*auth), [] { return std::optional<std::string>(); });
+  service.configure_sessions(http::SessionLimits{std::chrono::seconds(60), 4}, true);
+  http::Request req{http::bhttp::verb::post, "/api/v1/session", 11};
+  req.set(http::bhttp::field::content_type, "application/json");
+  req.set(http::bhttp::field::host, "agg.example.com");
+  req.body() = R"({"token":"ops-token-0123456789"})";
+  req.prepare_payload();
+  std::optional<http::Response> answer;
+  service.handle(std::move(req), [&](http::Response res) { answer = std::move(res); });
+  ASSERT_TRUE(answer);
+  ASSERT_EQ(answer->result_int(), 201U);
+  const auto cookie = std::string((*answer)[http::bhttp::field::set_cookie]);
+  EXPECT_NE(cookie.find("; Secure"), std::string::npos) << cookie;
+  EXPECT_NE(cookie.find("; Max-Age=60"), std::string::npos) << cookie;
+}
+
+}  // namespace
+}  // namespace hsns::testing

@@ -1,0 +1,88 @@
+// Draws the site view's items: sigma.js (WebGL) when a WebGL context can be made, else ECharts' graph
+// series on a Canvas 2D (the fallback; sigma has no canvas-only mode). Neither path draws by hand.
+import Graph from 'graphology';
+import Sigma from 'sigma';
+import type { Drawn } from './layout';
+import type { LayoutEdge } from './layout';
+import { makeChart } from './charts';
+
+export type Renderer = 'webgl' | 'canvas';
+
+export function webglAvailable(): boolean {
+  try {
+    const c = document.createElement('canvas');
+    return !!(c.getContext('webgl2') ?? c.getContext('webgl'));
+  } catch {
+    return false;
+  }
+}
+
+export interface GraphView {
+  renderer: Renderer;
+  kill(): void;
+}
+
+const EDGE_COLOUR = '#8c959f';
+const EDGE_UNHEALTHY = '#b42318';
+
+export function drawGraph(
+  container: HTMLElement,
+  items: Drawn[],
+  edges: LayoutEdge[],
+  wanted: Renderer,
+  onPick: (item: Drawn) => void,
+): GraphView {
+  const byId = new Map(items.map((i) => [i.id, i]));
+  const drawnEdges = edges.filter((e) => byId.has(e.source) && byId.has(e.target));
+  const maxLinks = Math.max(1, ...drawnEdges.map((e) => e.links));
+  const width = (e: LayoutEdge): number => 0.5 + (3 * e.links) / maxLinks;
+  if (wanted === 'webgl' && webglAvailable()) {
+    const graph = new Graph({ multi: true, type: 'undirected' });
+    for (const i of items) {
+      // sigma's y grows upwards; the layout's tier y grows downwards (core at the top).
+      graph.addNode(i.id, { x: i.x, y: -i.y * 3, size: i.size, color: i.colour, label: i.label, forceLabel: !i.kind.match(/^(host|leaf|spine|core)$/) || i.marked });
+    }
+    for (const e of drawnEdges) {
+      graph.addEdge(e.source, e.target, { size: width(e), color: e.unhealthy > 0 ? EDGE_UNHEALTHY : EDGE_COLOUR });
+    }
+    const sigma = new Sigma(graph, container, { labelRenderedSizeThreshold: 6, renderEdgeLabels: false, zIndex: true });
+    sigma.on('clickNode', ({ node }) => {
+      const item = byId.get(node);
+      if (item) onPick(item);
+    });
+    container.dataset['renderer'] = 'webgl';
+    return { renderer: 'webgl', kill: () => sigma.kill() };
+  }
+  const chart = makeChart(
+    container,
+    {
+      tooltip: { formatter: (p: { dataType?: string; name?: string }) => (p.dataType === 'node' ? (byId.get(p.name ?? '')?.label ?? '') : '') },
+      series: [
+        {
+          type: 'graph',
+          layout: 'none',
+          roam: true,
+          label: { show: true, position: 'right', fontSize: 11, formatter: (p: { name: string }) => {
+            const i = byId.get(p.name);
+            return i && (i.marked || !/^(host)$/.test(i.kind)) ? i.label : '';
+          } },
+          data: items.map((i) => ({ name: i.id, x: i.x * 40, y: i.y * 120, symbolSize: i.size * 1.6, itemStyle: { color: i.colour } })),
+          links: drawnEdges.map((e) => ({
+            source: e.source,
+            target: e.target,
+            lineStyle: { width: width(e), color: e.unhealthy > 0 ? EDGE_UNHEALTHY : EDGE_COLOUR },
+          })),
+        },
+      ],
+    },
+    `Fabric graph: ${items.length} items, ${drawnEdges.length} link groups (Canvas 2D)`,
+  );
+  chart.on('click', (p) => {
+    const params = p as { dataType?: string; name?: string };
+    if (params.dataType !== 'node') return;
+    const item = byId.get(params.name ?? '');
+    if (item) onPick(item);
+  });
+  container.dataset['renderer'] = 'canvas';
+  return { renderer: 'canvas', kill: () => chart.dispose() };
+}

@@ -1,0 +1,120 @@
+// The layout the aggregator computes (GET /api/v1/topology/layout), and what the site view draws of it.
+import { get, query } from './api';
+
+export interface LayoutGroup {
+  id: string;
+  kind: 'su' | 'spine-group' | 'core';
+  label: string;
+  members: number;
+  hosts: number;
+  npus: number;
+  states: Record<string, number>;
+  worst_state: string;
+  x: number;
+  y: number;
+  expanded: boolean;
+  pod: number | null;
+}
+export interface LayoutNode {
+  id: string;
+  name: string;
+  tier: 'host' | 'leaf' | 'spine' | 'core';
+  group: string;
+  state: string;
+  x: number;
+  y: number;
+  npus?: number;
+  rail: number | null;
+}
+export interface LayoutEdge {
+  source: string;
+  target: string;
+  links: number;
+  gbps: number;
+  unhealthy: number;
+}
+export interface LayoutRail {
+  id: string;
+  rail: number;
+  leaves: number;
+  npu_links: Record<string, number>;
+  worst_state: string;
+}
+export interface Layout {
+  revision: number;
+  name: string;
+  hosts: number;
+  npus: number;
+  switches: number;
+  links: number;
+  groups: LayoutGroup[];
+  nodes: LayoutNode[];
+  edges: LayoutEdge[];
+  rails: LayoutRail[];
+  located: Record<string, string>;
+}
+
+export function fetchLayout(expand: string[], locate: string[]): Promise<Layout> {
+  return get<Layout>(`/api/v1/topology/layout${query({ expand: expand.join(','), locate: locate.join(',') })}`);
+}
+
+export const STATE_COLOURS: Record<string, string> = {
+  healthy: '#1a7f37',
+  allocated: '#0b5cad',
+  'sub-health': '#9a6700',
+  isolated: '#b42318',
+};
+export const MARK_COLOUR = '#7a2bd1';
+
+// One thing the site view draws: a collapsed group or a member of an expanded one.
+export interface Drawn {
+  id: string;
+  label: string;
+  x: number;
+  y: number;
+  size: number;
+  colour: string;
+  marked: boolean;
+  kind: string; // group kind or node tier
+  state: string;
+  name: string; // group id or device name
+}
+
+export function drawnItems(layout: Layout, marked: Set<string>): Drawn[] {
+  const markedGroups = new Set(Object.values(layout.located));
+  const out: Drawn[] = [];
+  for (const g of layout.groups) {
+    if (g.expanded) continue;
+    const isMarked = markedGroups.has(g.id);
+    const suffix = g.worst_state === 'healthy' ? '' : ` [${g.worst_state}]`;
+    out.push({
+      id: g.id,
+      label: `${g.label} (${g.kind === 'su' ? `${g.hosts} hosts` : `${g.members} switches`})${suffix}${isMarked ? ' ★ answer' : ''}`,
+      x: g.x,
+      y: g.y,
+      size: g.kind === 'su' ? 14 : 11,
+      colour: isMarked ? MARK_COLOUR : (STATE_COLOURS[g.worst_state] ?? '#4a5360'),
+      marked: isMarked,
+      kind: g.kind,
+      state: g.worst_state,
+      name: g.id,
+    });
+  }
+  for (const n of layout.nodes) {
+    const isMarked = marked.has(n.name);
+    const suffix = n.state === 'healthy' ? '' : ` [${n.state}]`;
+    out.push({
+      id: n.id,
+      label: `${n.name}${n.rail !== null && n.tier === 'leaf' ? ` rail ${n.rail}` : ''}${suffix}${isMarked ? ' ★ answer' : ''}`,
+      x: n.x,
+      y: n.y,
+      size: n.tier === 'host' ? 4 : 6,
+      colour: isMarked ? MARK_COLOUR : (STATE_COLOURS[n.state] ?? '#4a5360'),
+      marked: isMarked,
+      kind: n.tier,
+      state: n.state,
+      name: n.name,
+    });
+  }
+  return out;
+}
