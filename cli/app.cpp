@@ -20,6 +20,7 @@ void add_flow_commands(CLI::App& app, std::function<void(Context&)>& action);   
 void add_topology_commands(CLI::App& app, std::function<void(Context&)>& action);    // cli/topology.cpp
 void add_scheduling_commands(CLI::App& app, std::function<void(Context&)>& action);  // cli/scheduling.cpp
 void add_telemetry_commands(CLI::App& app, std::function<void(Context&)>& action);   // cli/telemetry.cpp
+void add_scenario_commands(CLI::App& app, std::function<void(Context&)>& action);    // cli/scenario.cpp
 
 namespace {
 
@@ -248,6 +249,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   add_topology_commands(app, action);
   add_scheduling_commands(app, action);
   add_telemetry_commands(app, action);
+  add_scenario_commands(app, action);
 
   try {
     app.parse(argc, argv);
