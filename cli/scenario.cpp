@@ -10,8 +10,10 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <functional>
+#include <set>
 #include <thread>
 
 #include "commands.h"
@@ -307,6 +309,37 @@ void set_up(Context& ctx, const Scenario& s) {
     case TopologySource::generate:
       request_ok(ctx, "POST", "/api/v1/topology/generate", s.topology_body);
       break;
+  }
+  // A schedule needs an address for every NPU it places: each job's hosts are registered with the NPUs the
+  // job uses (npus_per_host, lowest indices; 1 when 0) and given ports in one subnet, once per host.
+  std::string subnet_id;
+  std::set<std::string> addressed;
+  int mac = 0;
+  for (const auto& job : s.jobs) {
+    const auto npus = std::max<std::int64_t>(1, job.value("npus_per_host", std::int64_t{0}));
+    if (!job.contains("hosts") || !job["hosts"].is_array()) continue;  // the schedule route names the error
+    for (const auto& h : job["hosts"]) {
+      if (!h.is_string() || addressed.contains(h.get<std::string>())) continue;
+      const auto host = h.get<std::string>();
+      addressed.insert(host);
+      if (subnet_id.empty()) {
+        auto subnet = call_json(ctx, "POST", "/api/v1/subnets",
+                                json{{"name", "scenario-rdma"}, {"cidr", "10.0.0.0/8"}}.dump());
+        subnet_id = subnet.value("id", std::string());
+      }
+      json list = json::array();
+      for (std::int64_t i = 0; i < npus; ++i, ++mac) {
+        char text[24];
+        std::snprintf(text, sizeof text, "02:5c:%02x:%02x:%02x:%02x", (mac >> 24) & 0xff, (mac >> 16) & 0xff,
+                      (mac >> 8) & 0xff, mac & 0xff);
+        list.push_back({{"index", i}, {"netdev", "eth" + std::to_string(i)}, {"mac", text}});
+      }
+      request_ok(ctx, "PUT", "/api/v1/hosts/" + host, json{{"npus", list}}.dump());
+      for (std::int64_t i = 0; i < npus; ++i) {
+        request_ok(ctx, "POST", "/api/v1/ports",
+                   json{{"subnet_id", subnet_id}, {"host", host}, {"npu", i}}.dump());
+      }
+    }
   }
   for (const auto& job : s.jobs) request_ok(ctx, "POST", "/api/v1/schedule", job.dump());
 }

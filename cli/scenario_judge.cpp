@@ -202,7 +202,7 @@ std::string format_time_ms(std::int64_t ms) {
   std::time_t t = static_cast<std::time_t>(seconds);
   std::tm tm{};
   gmtime_r(&t, &tm);
-  char buf[40];
+  char buf[96];  // wide enough for any int fields, so the format is never truncated
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
                 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
   return buf;

@@ -254,7 +254,7 @@ TEST(ScenarioReader, StreamsAreReadOrderedAndChecked) {
   EXPECT_EQ(s.jobs.size(), 1u);
   EXPECT_EQ(s.expect.scenario_class, "demo");
   EXPECT_EQ(hsnsctl::render_syslog_line(s.syslog[0].line, 1764651276250),
-            "<13>1 2026-12-02T04:54:36.250Z leaf00 app - - - hi");
+            "<13>1 2025-12-02T04:54:36.250Z leaf00 app - - - hi");
 
   std::ofstream(d / "kpis.jsonl") << R"({"at_ms": 1, "entity": "e", "metric": "m", "value": 1})"
                                   << "\n"
@@ -309,7 +309,9 @@ TEST(ScenarioSuite, CommittedScenariosLoadAndCoverEveryPattern) {
     names.insert(s.name);
     EXPECT_TRUE(s.topology_source != hsnsctl::TopologySource::none) << s.name;
     EXPECT_FALSE(s.kpis.empty() && s.syslog.empty()) << s.name << " sends nothing";
-    if (s.expect.scenario_class == "storm") EXPECT_TRUE(s.expect.min_compression.has_value()) << s.name;
+    if (s.expect.scenario_class == "storm") {
+      EXPECT_TRUE(s.expect.min_compression.has_value()) << s.name;
+    }
   }
   const auto ids = shipped_pattern_ids();
   EXPECT_GE(ids.size(), 39u);
