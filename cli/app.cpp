@@ -21,6 +21,7 @@ void add_topology_commands(CLI::App& app, std::function<void(Context&)>& action)
 void add_scheduling_commands(CLI::App& app, std::function<void(Context&)>& action);  // cli/scheduling.cpp
 void add_telemetry_commands(CLI::App& app, std::function<void(Context&)>& action);   // cli/telemetry.cpp
 void add_diagnose_commands(CLI::App& app, std::function<void(Context&)>& action);    // cli/diagnose.cpp
+void add_scenario_commands(CLI::App& app, std::function<void(Context&)>& action);    // cli/scenario.cpp
 
 namespace {
 
@@ -250,6 +251,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   add_scheduling_commands(app, action);
   add_telemetry_commands(app, action);
   add_diagnose_commands(app, action);
+  add_scenario_commands(app, action);
 
   try {
     app.parse(argc, argv);

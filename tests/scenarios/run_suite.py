@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""Runs brain scenarios against the real aggregator and judges them (docs/scenarios.md, "The suite").
+
+    run_suite.py --aggregator BIN --hsnsctl BIN [--speed 0] [--parallel 2] [--report FILE] DIR...
+
+Each DIR is a scenario directory or a directory of them. Every scenario gets a fresh hsns-aggregator (its
+own database, tokens and syslog TCP port on 127.0.0.1), is replayed by `hsnsctl scenario run --judge`, and
+the aggregator is stopped. Prints one table row per scenario class (scenarios, top-1 %, top-3 %, jobs
+exact %, clean %, false incidents, the lowest compression of the class) and exits 1 when the suite is
+below the issue's thresholds: top-1 >= 97 %, top-3 >= 99.5 %, affected jobs exactly right in every
+scenario, compression >= each storm's bound, and no incident at all in the healthy class. Standard
+library only.
+"""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+TOKEN = "scenario-operator-token-0123456789abcdef"
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def scenario_dirs(paths):
+    out = []
+    for p in paths:
+        if os.path.isfile(os.path.join(p, "expect.yaml")):
+            out.append(p)
+        elif os.path.isdir(p):
+            for name in sorted(os.listdir(p)):
+                if os.path.isfile(os.path.join(p, name, "expect.yaml")):
+                    out.append(os.path.join(p, name))
+    return out
+
+
+class Aggregator:
+    def __init__(self, binary, workdir):
+        self.workdir = workdir
+        self.syslog_port = free_port()
+        with open(os.path.join(workdir, "tokens.yaml"), "w") as f:
+            f.write("tokens:\n  - {name: scenario, role: operator, token: %s}\n" % TOKEN)
+        with open(os.path.join(workdir, "aggregator.yaml"), "w") as f:
+            f.write('syslog:\n  tcp_listen: "127.0.0.1:%d"\n' % self.syslog_port)
+        with open(os.path.join(workdir, "token"), "w") as f:
+            f.write(TOKEN + "\n")
+        ready = os.path.join(workdir, "ready")
+        self.log = open(os.path.join(workdir, "aggregator.log"), "w")
+        self.proc = subprocess.Popen(
+            [binary, "run", "--config", os.path.join(workdir, "aggregator.yaml"), "--listen", "127.0.0.1:0",
+             "--database", os.path.join(workdir, "aggregator.db"), "--tokens-file",
+             os.path.join(workdir, "tokens.yaml"), "--ready-file", ready, "--threads", "2"],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 30
+        while not (os.path.exists(ready) and open(ready).read().strip()):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("hsns-aggregator did not start:\n" + self.log_text())
+            time.sleep(0.02)
+        self.port = int(open(ready).read().split()[1])
+        self.url = "http://127.0.0.1:%d" % self.port
+
+    def log_text(self):
+        with open(os.path.join(self.workdir, "aggregator.log")) as f:
+            return f.read()[-4000:]
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+def run_one(args, directory, root):
+    name = os.path.basename(os.path.normpath(directory))
+    workdir = tempfile.mkdtemp(prefix=name[:40] + "-", dir=root)
+    started = time.monotonic()
+    agg = Aggregator(args.aggregator, workdir)
+    try:
+        cmd = [args.hsnsctl, "--server", agg.url, "--token-file", os.path.join(workdir, "token"), "--timeout", "120",
+               "scenario", "run", directory, "--judge", "--speed", str(args.speed), "--settle", str(args.settle),
+               "--syslog", "tcp://127.0.0.1:%d" % agg.syslog_port]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+        try:
+            out = json.loads(r.stdout)
+        except ValueError:
+            out = {"scenario": name, "error": (r.stderr or r.stdout).strip()[-2000:]}
+        if r.returncode not in (0, 1) or ("verdict" not in out and "error" not in out):
+            out.setdefault("error", (r.stderr or "exit %d" % r.returncode).strip()[-2000:])
+    except subprocess.TimeoutExpired:
+        out = {"scenario": name, "error": "timed out after %d s" % args.timeout}
+    finally:
+        agg.stop()
+    out["scenario"] = name
+    out["wall_s"] = round(time.monotonic() - started, 2)
+    if "error" in out and args.verbose:
+        out["aggregator_log"] = agg.log_text()
+    return out
+
+
+def pct(n, d):
+    return "-" if d == 0 else "%.1f" % (100.0 * n / d)
+
+
+def summarize(results):
+    """Rows per class and the threshold checks; returns (table lines, failures)."""
+    classes = {}
+    for r in results:
+        cls = r.get("verdict", {}).get("class") or r.get("class") or r["scenario"].split("-")[0]
+        classes.setdefault(cls, []).append(r)
+    header = "%-10s %9s %7s %7s %9s %8s %8s %12s %8s" % (
+        "class", "scenarios", "top-1%", "top-3%", "jobs-ok%", "clean%", "false", "compression", "errors")
+    lines = [header, "-" * len(header)]
+    total = {"n": 0, "top1": 0, "top3": 0, "jobs_n": 0, "jobs": 0}
+    failures = []
+    for cls in sorted(classes):
+        rows = classes[cls]
+        v = [r.get("verdict") for r in rows]
+        ok = [x for x in v if x]
+        errors = len(rows) - len(ok)
+        top1 = sum(1 for x in ok if x["top1"])
+        top3 = sum(1 for x in ok if x["top3"])
+        with_inc = [x for x in ok if x["expected_incidents"] > 0]
+        jobs = sum(1 for x in with_inc if x["jobs_exact"])
+        clean = sum(1 for x in ok if x["clean"])
+        false = sum(len(x["false_incidents"]) for x in ok)
+        comps = [x["compression"] for x in ok if x.get("min_compression") is not None]
+        comp = "-" if not comps else ("%.1f" % min(c if c is not None else 0 for c in comps))
+        lines.append("%-10s %9d %7s %7s %9s %8s %8d %12s %8d" % (
+            cls, len(rows), pct(top1, len(rows)), pct(top3, len(rows)), pct(jobs, len(with_inc)),
+            pct(clean, len(rows)), false, comp, errors))
+        total["n"] += len(rows)
+        total["top1"] += top1
+        total["top3"] += top3
+        total["jobs_n"] += len(with_inc)
+        total["jobs"] += jobs
+        for x in ok:
+            if x.get("compression_ok") is False:
+                failures.append("%s: compression %s below %s" % (cls, x["compression"], x["min_compression"]))
+        if cls == "healthy":
+            incidents = sum(x["incidents"] for x in ok)
+            if incidents or errors:
+                failures.append("healthy: %d incidents, %d errors (want none)" % (incidents, errors))
+    lines.append("-" * len(header))
+    lines.append("%-10s %9d %7s %7s %9s" % ("all", total["n"], pct(total["top1"], total["n"]),
+                                           pct(total["top3"], total["n"]), pct(total["jobs"], total["jobs_n"])))
+    if total["n"] == 0:
+        failures.append("no scenario ran")
+    else:
+        if 100.0 * total["top1"] / total["n"] < 97.0:
+            failures.append("top-1 %s%% < 97%%" % pct(total["top1"], total["n"]))
+        if 100.0 * total["top3"] / total["n"] < 99.5:
+            failures.append("top-3 %s%% < 99.5%%" % pct(total["top3"], total["n"]))
+        if total["jobs"] != total["jobs_n"]:
+            failures.append("affected jobs wrong in %d scenarios" % (total["jobs_n"] - total["jobs"]))
+    return lines, failures
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("dirs", nargs="+")
+    p.add_argument("--aggregator", required=True)
+    p.add_argument("--hsnsctl", required=True)
+    p.add_argument("--speed", default="0")
+    p.add_argument("--settle", default="1")
+    p.add_argument("--parallel", type=int, default=2)
+    p.add_argument("--timeout", type=int, default=300, help="seconds per scenario")
+    p.add_argument("--report", help="write every scenario's run output and verdict here (JSON)")
+    p.add_argument("--verbose", action="store_true")
+    args = p.parse_args()
+    dirs = scenario_dirs(args.dirs)
+    root = tempfile.mkdtemp(prefix="hsns-scenarios-")
+    started = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.parallel)) as pool:
+        results = list(pool.map(lambda d: run_one(args, d, root), dirs))
+    for r in results:
+        v = r.get("verdict")
+        if v is None:
+            print("ERROR %-45s %s" % (r["scenario"], r.get("error", "")[:300]))
+        elif not v["pass"]:
+            top = [(e["rank"], e["root_cause"]) for e in v["expected"]]
+            print("FAIL  %-45s top1=%s top3=%s jobs=%s clean=%s false=%d expected(rank,cause)=%s" % (
+                r["scenario"], v["top1"], v["top3"], v["jobs_exact"], v["clean"], len(v["false_incidents"]),
+                json.dumps(top)))
+    lines, failures = summarize(results)
+    print("\n".join(lines))
+    print("%d scenarios in %.1f s" % (len(results), time.monotonic() - started))
+    if args.report:
+        with open(args.report, "w") as f:
+            json.dump(results, f, indent=1)
+    for f in failures:
+        print("BELOW THRESHOLD: " + f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
