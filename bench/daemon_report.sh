@@ -125,7 +125,7 @@ steady() {
   stop_hsnsd
   awk -v c=$((c1 - c0)) -v hz="$hz" -v ms=$((w1 - w0)) -v rss="$rss" -v hwm="$hwm" -v r="$records" -v s="${sent:-0}" \
     -v hs="${hsum:-0}" -v hc="${hcount:-0}" \
-    'BEGIN { printf "%.2f %d %d %d %d %.1f\n", 100 * c / hz / (ms / 1000), rss, hwm, r, s, hc > 0 ? 1000 * hs / hc : 0 }'
+    'BEGIN { printf "%.2f %d %d %d %d %.1f\n", 100 * c / hz / (ms / 1000), rss, hwm, r, s, (hc > 0 ? 1000 * hs / hc : 0) }'
 }
 
 # burst MODE: prints "hwm_kb records sent"

@@ -328,6 +328,15 @@ Result<void> Spool::cut_incomplete_group() {
     seg.size = at;
     if (i > 0) break;  // the group started in this segment
   }
+  // Segments the cut left empty go (their names carry seqs that may be handed out again).
+  while (flows_.size() > 0 && flows_.back().records.empty() && cut > 0) {
+    if (::unlink(flows_.back().path.c_str()) != 0)
+      return tl::unexpected(io_error("unlink", flows_.back().path, errno));
+    flows_.pop_back();
+  }
+  if (cut > 0) {
+    if (auto r = sync_dir(); !r) return r;
+  }
   if (cut > 0) {
     ++torn_;
     HSNS_LOG(warning)
@@ -596,6 +605,9 @@ Result<std::uint64_t> Spool::append_parts(SpoolKind kind, std::uint64_t epoch, c
     std::size_t records_before;
   };
   std::vector<Touched> touched;
+  auto& segments = flow ? flows_ : reports_;
+  const std::size_t segments_before = segments.size();
+  const bool back_sealed_before = segments_before > 0 && segments.back().sealed;
   const auto roll_back = [&] {
     for (auto it = touched.rbegin(); it != touched.rend(); ++it) {
       // If even the cut fails, no more appends go there (open() truncates the garbage later).
@@ -603,6 +615,14 @@ Result<std::uint64_t> Spool::append_parts(SpoolKind kind, std::uint64_t epoch, c
       it->seg->size = it->size_before;
       it->seg->records.resize(it->records_before);
     }
+    // Segments the group opened go again (their names carry the group's seqs, which are handed out again).
+    while (segments.size() > segments_before) {
+      ::unlink(segments.back().path.c_str());
+      segments.pop_back();
+    }
+    if (segments_before > 0 && !back_sealed_before && segments.back().size < opt_.segment_bytes)
+      segments.back().sealed = false;
+    (void)sync_dir();
   };
   const std::int64_t now = opt_.now_ms();
   for (std::size_t i = 0; i < parts.count; ++i) {
