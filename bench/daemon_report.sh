@@ -105,7 +105,8 @@ generators() {
 }
 stop_generators() { for p in "${gpids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done; }
 
-# steady MODE: prints "cpu% rss_kb hwm_kb sent"
+# steady MODE: prints "cpu% rss_kb hwm_kb records sent harvest_ms" (harvest_ms: mean of harvest + write +
+# commit over the run, from hsns_flow_probe_harvest_duration_seconds)
 steady() {
   write_config "$1" 65536 1000
   start_hsnsd
@@ -118,10 +119,13 @@ steady() {
   local rss hwm records sent
   rss=$(status_kb "$hpid" VmRSS); hwm=$(status_kb "$hpid" VmHWM)
   records=$(metric hsns_flow_probe_last_harvest_records); sent=$(metric hsns_report_batches_sent_total)
+  local hsum hcount
+  hsum=$(metric hsns_flow_probe_harvest_duration_seconds_sum); hcount=$(metric hsns_flow_probe_harvest_duration_seconds_count)
   stop_generators
   stop_hsnsd
   awk -v c=$((c1 - c0)) -v hz="$hz" -v ms=$((w1 - w0)) -v rss="$rss" -v hwm="$hwm" -v r="$records" -v s="${sent:-0}" \
-    'BEGIN { printf "%.2f %d %d %d %d\n", 100 * c / hz / (ms / 1000), rss, hwm, r, s }'
+    -v hs="${hsum:-0}" -v hc="${hcount:-0}" \
+    'BEGIN { printf "%.2f %d %d %d %d %.1f\n", 100 * c / hz / (ms / 1000), rss, hwm, r, s, (hc > 0 ? 1000 * hs / hc : 0) }'
 }
 
 # burst MODE: prints "hwm_kb records sent"
@@ -138,16 +142,16 @@ burst() {
   echo "$hwm ${records:-0} ${sent:-0}"
 }
 
-read -r base_cpu base_rss base_hwm base_rec _ <<< "$(steady off)"
-read -r rep_cpu rep_rss rep_hwm rep_rec rep_sent <<< "$(steady on)"
+read -r base_cpu base_rss base_hwm base_rec _ base_hms <<< "$(steady off)"
+read -r rep_cpu rep_rss rep_hwm rep_rec rep_sent rep_hms <<< "$(steady on)"
 read -r bb_hwm bb_rec _ <<< "$(burst off)"
 read -r rb_hwm rb_rec rb_sent <<< "$(burst on)"
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 echo "hsnsd reporting benchmark (build $build, window $window s)"
 echo "  steady, 8 ports + ~10,000 flows, harvest and report every 1 s:"
-echo "    baseline (probe -> JSON-lines sink, no reporting): CPU ${base_cpu}% of a core, RSS ${base_rss} kB (peak ${base_hwm} kB), ${base_rec} flows in the last harvest"
-echo "    reporting (probe + telemetry -> spool -> aggregator): CPU ${rep_cpu}% of a core, RSS ${rep_rss} kB (peak ${rep_hwm} kB), ${rep_rec} flows in the last harvest, ${rep_sent} batches acknowledged"
+echo "    baseline (probe -> JSON-lines sink, no reporting): CPU ${base_cpu}% of a core, RSS ${base_rss} kB (peak ${base_hwm} kB), ${base_rec} flows in the last harvest, ${base_hms} ms per harvest (harvest + write + commit)"
+echo "    reporting (probe + telemetry -> spool -> aggregator): CPU ${rep_cpu}% of a core, RSS ${rep_rss} kB (peak ${rep_hwm} kB), ${rep_rec} flows in the last harvest, ${rep_hms} ms per harvest (harvest + spool append + commit), ${rep_sent} batches acknowledged"
 echo "    ratio reporting / baseline: CPU $(ratio "$rep_cpu" "$base_cpu"), RSS $(ratio "$rep_rss" "$base_rss")"
 echo "  burst, ~100,000 flows in one harvest:"
 echo "    baseline (JSON-lines sink): peak VmHWM ${bb_hwm} kB, ${bb_rec} records harvested"

@@ -3,6 +3,7 @@
 #include <openssl/ssl.h>
 #include <strings.h>
 
+#include <algorithm>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -20,8 +21,10 @@
 #include <boost/url/parse.hpp>
 #include <boost/url/rfc/pchars.hpp>
 #include <boost/url/rfc/unreserved_chars.hpp>
+#include <cstring>
 #include <optional>
 #include <stdexcept>
+#include <vector>
 
 #include "hsns/version.h"
 
@@ -36,6 +39,71 @@ using boost::system::error_code;
 namespace {
 
 constexpr std::uint64_t kMaxResponseBody = 256ull * 1024 * 1024;
+constexpr std::size_t kBodyChunk = 64 * 1024;
+
+// A string_view body as a source (read straight from the caller's buffer).
+class ViewSource final : public HttpBodySource {
+ public:
+  explicit ViewSource(std::string_view body) : body_(body) {}
+  std::uint64_t size() const override { return body_.size(); }
+  tl::expected<std::size_t, std::string> read(std::uint64_t offset, char* buf, std::size_t n) const override {
+    const std::size_t k = std::min<std::size_t>(n, body_.size() - static_cast<std::size_t>(offset));
+    std::memcpy(buf, body_.data() + offset, k);
+    return k;
+  }
+  // The whole view as one buffer: nothing to copy.
+  std::string_view view() const { return body_; }
+
+ private:
+  std::string_view body_;
+};
+
+// Beast body type whose writer reads an HttpBodySource chunk by chunk (a whole in-memory view goes out as
+// one buffer, without a copy). Content-Length comes from size().
+struct SourceBody {
+  struct value_type {
+    const HttpBodySource* source = nullptr;
+    const ViewSource* view = nullptr;  // set when the source is an in-memory view
+    std::string* error = nullptr;      // set to why the source failed
+  };
+  static std::uint64_t size(const value_type& v) { return v.source == nullptr ? 0 : v.source->size(); }
+
+  class writer {
+   public:
+    using const_buffers_type = asio::const_buffer;
+    template <bool isRequest, class Fields>
+    writer(const http::header<isRequest, Fields>&, const value_type& v) : v_(v) {}
+    void init(error_code& ec) {
+      ec = {};
+      pos_ = 0;
+    }
+    boost::optional<std::pair<const_buffers_type, bool>> get(error_code& ec) {
+      ec = {};
+      const std::uint64_t total = size(v_);
+      if (pos_ >= total) return boost::none;
+      if (v_.view != nullptr) {
+        pos_ = total;
+        return {{asio::const_buffer(v_.view->view().data(), v_.view->view().size()), false}};
+      }
+      if (chunk_.empty()) chunk_.resize(kBodyChunk);
+      const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_.size(), total - pos_));
+      auto n = v_.source->read(pos_, chunk_.data(), want);
+      if (!n || *n == 0 || *n > want) {
+        if (v_.error != nullptr)
+          *v_.error = n ? "the body source gave " + std::to_string(*n) + " bytes" : n.error();
+        ec = boost::system::errc::make_error_code(boost::system::errc::io_error);
+        return boost::none;
+      }
+      pos_ += *n;
+      return {{asio::const_buffer(chunk_.data(), *n), pos_ < total}};
+    }
+
+   private:
+    const value_type& v_;
+    std::uint64_t pos_ = 0;
+    std::vector<char> chunk_;
+  };
+};
 
 bool iequals(std::string_view a, std::string_view b) {
   return a.size() == b.size() && ::strncasecmp(a.data(), b.data(), a.size()) == 0;
@@ -221,7 +289,7 @@ struct HttpClient::Impl {
   }
 
   template <class Stream>
-  error_code write_request(Stream& stream, http::request<http::string_body>& req) {
+  error_code write_request(Stream& stream, http::request<SourceBody>& req) {
     std::optional<error_code> result;
     http::async_write(stream, req, [&result](error_code ec, std::size_t) { result = ec; });
     return wait(result);
@@ -237,8 +305,15 @@ struct HttpClient::Impl {
   enum class Outcome { ok, retryable, failed };
 
   // One attempt on the current connection. On failure sets `error` to "<step>: <reason>".
-  Outcome attempt(http::request<http::string_body>& req, Response& out, std::string& error) {
+  Outcome attempt(http::request<SourceBody>& req, Response& out, std::string& error) {
+    if (req.body().error != nullptr) req.body().error->clear();
     error_code write_ec = tls ? write_request(*tls_stream, req) : write_request(*socket, req);
+    if (req.body().error != nullptr && !req.body().error->empty()) {
+      // The body is cut short: the server waits for the rest and never answers. Close, do not retry.
+      error = "read the request body: " + *req.body().error;
+      drop_connection();
+      return Outcome::failed;
+    }
     if (write_ec == asio::error::timed_out) {
       error = "send request: " + why(write_ec);
       return Outcome::failed;  // wait() already closed the connection
@@ -271,7 +346,7 @@ struct HttpClient::Impl {
   }
 
   tl::expected<Response, std::string> perform(std::string_view method, std::string_view target,
-                                              std::string_view body, std::string_view content_type,
+                                              const HttpBodySource& body, std::string_view content_type,
                                               const HttpHeaders& headers) {
     deadline =
         std::chrono::steady_clock::now() +
@@ -285,7 +360,7 @@ struct HttpClient::Impl {
     };
     if (method.empty()) return fail("empty method");
 
-    http::request<http::string_body> req;
+    http::request<SourceBody> req;
     http::verb verb = http::string_to_verb(method);
     if (verb == http::verb::unknown) {
       req.method_string(method);
@@ -298,10 +373,13 @@ struct HttpClient::Impl {
     req.set(http::field::user_agent, options.user_agent);
     if (!options.bearer_token.empty()) req.set(http::field::authorization, "Bearer " + options.bearer_token);
     bool sends_body =
-        !body.empty() || verb == http::verb::post || verb == http::verb::put || verb == http::verb::patch;
+        body.size() > 0 || verb == http::verb::post || verb == http::verb::put || verb == http::verb::patch;
     if (!content_type.empty() && sends_body) req.set(http::field::content_type, content_type);
     for (const auto& [name, value] : headers) req.set(name, value);
-    req.body() = std::string(body);
+    req.body().source = &body;
+    req.body().view = dynamic_cast<const ViewSource*>(&body);
+    std::string source_error;
+    req.body().error = &source_error;
     req.prepare_payload();
 
     Response out;
@@ -366,6 +444,15 @@ HttpClient::~HttpClient() = default;
 tl::expected<HttpClient::Response, std::string> HttpClient::request(std::string_view method,
                                                                     std::string_view target,
                                                                     std::string_view body,
+                                                                    std::string_view content_type,
+                                                                    const HttpHeaders& headers) {
+  const ViewSource view(body);
+  return impl_->perform(method, target, view, content_type, headers);
+}
+
+tl::expected<HttpClient::Response, std::string> HttpClient::request(std::string_view method,
+                                                                    std::string_view target,
+                                                                    const HttpBodySource& body,
                                                                     std::string_view content_type,
                                                                     const HttpHeaders& headers) {
   return impl_->perform(method, target, body, content_type, headers);

@@ -75,6 +75,18 @@ tl::expected<HttpResponse, AgentError> AgentClient::send(std::string_view method
       AgentError{timed_out ? AgentError::Kind::timeout : AgentError::Kind::transport, 0, r.error()});
 }
 
+tl::expected<HttpResponse, AgentError> AgentClient::send(std::string_view method, const std::string& target,
+                                                         const HttpBodySource& body,
+                                                         std::string_view content_type) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = client_.request(method, target, body, content_type);
+  if (r) return std::move(*r);
+  // The client's deadline covers the whole request, so a failure at (or past) it is the timeout.
+  const bool timed_out = timeout_.count() > 0 && std::chrono::steady_clock::now() - t0 >= timeout_;
+  return tl::unexpected(
+      AgentError{timed_out ? AgentError::Kind::timeout : AgentError::Kind::transport, 0, r.error()});
+}
+
 tl::expected<void, AgentError> AgentClient::register_host(const std::string& body) {
   auto r = send("PUT", "/api/v1/hosts/" + encode_path_segment(host_), body);
   if (!r) return tl::unexpected(r.error());
@@ -113,8 +125,17 @@ tl::expected<void, AgentError> AgentClient::put_status(const std::string& body) 
 
 tl::expected<std::uint64_t, AgentError> AgentClient::post_report(std::string_view cbor_body) {
   static const std::string kMediaType = proto::media_type("report", proto::Encoding::cbor);
-  auto r =
-      send("POST", "/api/v1/agents/" + encode_path_segment(host_) + "/reports", cbor_body, {}, kMediaType);
+  return acked_seq(
+      send("POST", "/api/v1/agents/" + encode_path_segment(host_) + "/reports", cbor_body, {}, kMediaType));
+}
+
+tl::expected<std::uint64_t, AgentError> AgentClient::post_report(const HttpBodySource& cbor_body) {
+  static const std::string kMediaType = proto::media_type("report", proto::Encoding::cbor);
+  return acked_seq(
+      send("POST", "/api/v1/agents/" + encode_path_segment(host_) + "/reports", cbor_body, kMediaType));
+}
+
+tl::expected<std::uint64_t, AgentError> AgentClient::acked_seq(tl::expected<HttpResponse, AgentError> r) {
   if (!r) return tl::unexpected(r.error());
   if (r->status != 200) return tl::unexpected(unexpected_status("report answered ", *r));
   const auto doc = nlohmann::json::parse(r->body, nullptr, false);

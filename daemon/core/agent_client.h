@@ -15,7 +15,8 @@
 //   does not know answers http_status 404 (the daemon registers again).
 // - post_report() sends one telemetry report batch (CBOR, application/vnd.hsns.report.v1+cbor) and returns
 //   the seq the aggregator acknowledged ({"acked_seq": N}); any status but 200 is http_status, a 200
-//   without a readable acked_seq is malformed.
+//   without a readable acked_seq is malformed. The body is a view or an HttpBodySource (a spool record
+//   read from its segment file while it is sent): never copied.
 // - The bearer token is read from token_file at construction and on reload (make() again).
 // - Thread-compatible; owned by the agent link.
 #pragma once
@@ -62,6 +63,7 @@ class AgentClient {
   tl::expected<Fetched, AgentError> fetch_desired(const std::string& etag);
   tl::expected<void, AgentError> put_status(const std::string& body);
   tl::expected<std::uint64_t, AgentError> post_report(std::string_view cbor_body);
+  tl::expected<std::uint64_t, AgentError> post_report(const HttpBodySource& cbor_body);
 
  private:
   AgentClient(HttpClient client, std::string host, std::chrono::milliseconds timeout)
@@ -70,6 +72,9 @@ class AgentClient {
   tl::expected<HttpResponse, AgentError> send(std::string_view method, const std::string& target,
                                               std::string_view body, const HttpHeaders& headers = {},
                                               std::string_view content_type = "application/json");
+  tl::expected<HttpResponse, AgentError> send(std::string_view method, const std::string& target,
+                                              const HttpBodySource& body, std::string_view content_type);
+  tl::expected<std::uint64_t, AgentError> acked_seq(tl::expected<HttpResponse, AgentError> r);
 
   HttpClient client_;
   std::string host_;

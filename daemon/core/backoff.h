@@ -1,8 +1,9 @@
 // Exponential backoff with jitter for retrying the aggregator.
 //
-// Contract: next() returns a delay drawn uniformly from [current/2, current] and then doubles current up to
-// max; reset() returns to initial after a success. The random source is injected (seeded) so tests are
-// deterministic. Not thread-safe; one owner.
+// Contract: next() returns a delay drawn uniformly from [0, current] ("full jitter": many daemons retrying
+// one aggregator after an outage spread over the whole window instead of bunching in its upper half) and
+// then doubles current up to max; reset() returns to initial after a success. The random source is injected
+// (seeded) so tests are deterministic. Not thread-safe; one owner.
 #pragma once
 
 #include <algorithm>
@@ -18,7 +19,7 @@ class Backoff {
       : initial_(initial), max_(max), current_(initial), rng_(seed) {}
 
   std::chrono::milliseconds next() {
-    std::uniform_int_distribution<long> d(current_.count() / 2, current_.count());
+    std::uniform_int_distribution<long> d(0, current_.count());
     const std::chrono::milliseconds delay(d(rng_));
     current_ = std::min(max_, current_ * 2);
     return delay;

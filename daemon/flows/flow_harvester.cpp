@@ -1,6 +1,7 @@
 #include "flow_harvester.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "config.h"
 #include "hsns/log.h"
@@ -70,9 +71,27 @@ void FlowProbeMetrics::set_probe_counters(const std::vector<std::string>& names,
   }
 }
 
+namespace {
+
+std::size_t records_per_report_default() {
+  const char* v = std::getenv("HSNS_TEST_FLOW_RECORDS_PER_REPORT");
+  if (v == nullptr) return kFlowRecordsPerReport;
+  char* end = nullptr;
+  const unsigned long n = std::strtoul(v, &end, 10);
+  return end != v && *end == '\0' && n > 0 ? n : kFlowRecordsPerReport;
+}
+
+}  // namespace
+
 FlowHarvester::FlowHarvester(const FlowProbeConfig& config, std::string host, prometheus::Registry& registry,
-                             std::shared_ptr<report::SharedSpool> spool)
-    : wanted_(config), host_(std::move(host)), metrics_(registry), spool_(std::move(spool)) {
+                             std::shared_ptr<report::SharedSpool> spool, std::size_t records_per_report)
+    : wanted_(config),
+      host_(std::move(host)),
+      metrics_(registry),
+      spool_(std::move(spool)),
+      records_per_report_(
+          std::clamp<std::size_t>(records_per_report > 0 ? records_per_report : records_per_report_default(),
+                                  1, proto::kMaxFlowBatchRecords)) {
   for (int i = 0; i < ROCE_CNT_MAX; ++i) counter_names_.emplace_back(counter_name(i));
 }
 
@@ -297,20 +316,27 @@ tl::expected<void, std::string> FlowHarvester::write_batch(
     const FlowBatch& batch, const std::array<std::uint64_t, ROCE_CNT_MAX>& counters) {
   if (spool_) {
     if (batch.records.empty()) return {};
-    if (batch.records.size() > proto::kMaxFlowBatchRecords)
-      return tl::unexpected("a harvest of " + std::to_string(batch.records.size()) +
-                            " records exceeds what one report carries (" +
-                            std::to_string(proto::kMaxFlowBatchRecords) + ")");
     const auto ts_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                            std::chrono::system_clock::now().time_since_epoch())
                            .count();
-    auto seq = spool_->append(report::SpoolKind::flow_batch, batch.epoch, [&](std::uint64_t s) {
-      return report::encode_flow_report(s, ts_ms, batch.epoch, batch.records.size(), [&](std::size_t i) {
-        auto record = to_contract(batch.records[i], host_);
-        record.epoch = batch.epoch;
-        return record;
-      });
-    });
+    const std::size_t n = batch.records.size();
+    const std::size_t per = records_per_report_;
+    std::vector<report::FlowReportEncoder> encoders;
+    encoders.reserve((n + per - 1) / per);
+    for (std::size_t from = 0; from < n; from += per) {
+      encoders.emplace_back(ts_ms, batch.epoch, std::min(per, n - from),
+                            [&batch, from, this](std::size_t i, proto::FlowRecord& record) {
+                              fill_contract(batch.records[from + i], host_, record);
+                              record.epoch = batch.epoch;
+                            });
+    }
+    report::SpoolParts parts;
+    parts.count = encoders.size();
+    parts.size = [&](std::uint64_t seq, std::size_t part) { return encoders[part].size(seq); };
+    parts.write = [&](std::uint64_t seq, std::size_t part, report::SpoolSink& sink) {
+      return encoders[part].write(seq, [&sink](std::string_view bytes) { return sink.write(bytes); });
+    };
+    auto seq = spool_->append_parts(report::SpoolKind::flow_batch, batch.epoch, parts);
     if (!seq) return tl::unexpected("report spool " + spool_->dir() + ": " + seq.error().message());
     return {};
   }

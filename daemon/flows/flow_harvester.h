@@ -74,6 +74,7 @@
 namespace hsns::daemon {
 
 inline constexpr auto kFlowProbeRetry = std::chrono::seconds(60);
+inline constexpr std::size_t kFlowRecordsPerReport = 16384;
 
 class FlowProbeMetrics {
  public:
@@ -108,8 +109,10 @@ class FlowProbeMetrics {
 class FlowHarvester final : public Component {
  public:
   // spool: the report spool when reporting is on (flow batches go there), else nullptr (the JSON sink).
+  // records_per_report: the split size of a harvest in the spool; 0: kFlowRecordsPerReport, or the
+  // test-only HSNS_TEST_FLOW_RECORDS_PER_REPORT when it is set (the loss-free test splits every harvest).
   FlowHarvester(const FlowProbeConfig& config, std::string host, prometheus::Registry& registry,
-                std::shared_ptr<report::SharedSpool> spool = nullptr);
+                std::shared_ptr<report::SharedSpool> spool = nullptr, std::size_t records_per_report = 0);
   ~FlowHarvester() override { stop(); }
   FlowHarvester(const FlowHarvester&) = delete;
   FlowHarvester& operator=(const FlowHarvester&) = delete;
@@ -153,6 +156,7 @@ class FlowHarvester final : public Component {
   std::unique_ptr<FlowProbe> probe_;
   std::unique_ptr<FlowSink> sink_;
   std::shared_ptr<report::SharedSpool> spool_;
+  std::size_t records_per_report_;
   std::thread thread_;
   std::mutex mutex_;
   std::condition_variable wake_;

@@ -2,7 +2,12 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cstdio>
 #include <cstring>
+#include <string_view>
 
 namespace hsns::daemon {
 
@@ -11,16 +16,6 @@ static_assert(ROCE_OP_CLASSES == proto::kOpClasses && ROCE_NAK_KINDS == proto::k
 static_assert(static_cast<int>(proto::FlowDirection::ingress) == ROCE_DIR_INGRESS &&
               static_cast<int>(proto::FlowDirection::egress) == ROCE_DIR_EGRESS &&
               static_cast<int>(proto::FlowDirection::xdp) == ROCE_DIR_XDP);
-
-namespace {
-
-std::string addr(int family, const __u8* bytes) {
-  char buf[INET6_ADDRSTRLEN] = {};
-  inet_ntop(family == 4 ? AF_INET : AF_INET6, bytes, buf, sizeof(buf));
-  return buf;
-}
-
-}  // namespace
 
 const char* op_class_name(int c) {
   return c >= 0 && c < ROCE_OP_CLASSES ? proto::kOpClassNames[c] : "?";
@@ -32,17 +27,21 @@ const char* direction_name(int d) {
   return d >= 0 && d < 3 ? proto::to_string(static_cast<proto::FlowDirection>(d)) : "?";
 }
 
-proto::FlowRecord to_contract(const FlowRecord& r, const std::string& host) {
+void fill_contract(const FlowRecord& r, const std::string& host, proto::FlowRecord& f) {
   const auto& k = r.key;
   const auto& s = r.stats;
-  proto::FlowRecord f;
-  f.host = host;
+  const auto set_addr = [&](std::string& out, const __u8* bytes) {
+    char buf[INET6_ADDRSTRLEN] = {};
+    inet_ntop(k.family == 4 ? AF_INET : AF_INET6, bytes, buf, sizeof(buf));
+    out.assign(buf);
+  };
+  f.host.assign(host);
   f.ifindex = k.ifindex;
-  f.ifname = r.ifname;
+  f.ifname.assign(r.ifname);
   f.direction = static_cast<proto::FlowDirection>(k.direction);
   f.family = k.family;
-  f.src = addr(k.family, k.src);
-  f.dst = addr(k.family, k.dst);
+  set_addr(f.src, k.src);
+  set_addr(f.dst, k.dst);
   f.sport = k.sport;
   f.dest_qp = k.dest_qp;
   f.packets = s.packets;
@@ -55,8 +54,146 @@ proto::FlowRecord to_contract(const FlowRecord& r, const std::string& host) {
   f.cnp = s.cnp;
   for (std::size_t i = 0; i < proto::kNakKinds; ++i) f.nak[i] = s.nak[i];
   f.psn_regressions = s.psn_regressions;
-  if (s.has_psn) f.psn = proto::FlowPsn{s.first_psn, s.last_psn, s.max_psn};
+  if (s.has_psn) {
+    f.psn = proto::FlowPsn{s.first_psn, s.last_psn, s.max_psn};
+  } else {
+    f.psn.reset();
+  }
+  f.epoch.reset();
+}
+
+proto::FlowRecord to_contract(const FlowRecord& r, const std::string& host) {
+  proto::FlowRecord f;
+  fill_contract(r, host, f);
   return f;
+}
+
+namespace {
+
+void json_string(std::string& out, std::string_view text) {
+  out.push_back('"');
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (u < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", u);
+          out += buf;
+        } else {
+          out.push_back(c);
+        }
+    }
+  }
+  out.push_back('"');
+}
+
+void json_key(std::string& out, const char* key) {
+  out.push_back('"');
+  out += key;
+  out += "\":";
+}
+
+template <class T>
+void json_number(std::string& out, T value) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, value);
+  out.append(buf, r.ptr);
+}
+
+template <std::size_t N>
+std::array<std::size_t, N> sorted_order(const std::array<const char*, N>& names) {
+  std::array<std::size_t, N> order{};
+  for (std::size_t i = 0; i < N; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::string_view(names[a]) < std::string_view(names[b]);
+  });
+  return order;
+}
+
+template <std::size_t N>
+void json_counts(std::string& out, const std::array<const char*, N>& names,
+                 const std::array<std::size_t, N>& order, const std::array<std::uint64_t, N>& values) {
+  out.push_back('{');
+  bool first = true;
+  for (const std::size_t i : order) {
+    if (!first) out.push_back(',');
+    first = false;
+    json_key(out, names[i]);
+    json_number(out, values[i]);
+  }
+  out.push_back('}');
+}
+
+}  // namespace
+
+void append_flow_record_json(std::string& out, const proto::FlowRecord& f) {
+  // The keys in byte order, as nlohmann's sorted objects dump them.
+  static const auto op_order = sorted_order(proto::kOpClassNames);
+  static const auto nak_order = sorted_order(proto::kNakNames);
+  const auto num = [&](const char* key, auto value) {
+    json_key(out, key);
+    json_number(out, value);
+    out.push_back(',');
+  };
+  const auto str = [&](const char* key, std::string_view value) {
+    json_key(out, key);
+    json_string(out, value);
+    out.push_back(',');
+  };
+  out.push_back('{');
+  num("bytes", f.bytes);
+  num("ce", f.ce);
+  num("cnp", f.cnp);
+  num("dest_qp", f.dest_qp);
+  str("direction", proto::to_string(f.direction));
+  str("dst", f.dst);
+  num("ect", f.ect);
+  if (f.epoch) num("epoch", *f.epoch);
+  num("family", f.family);
+  num("first_ns", f.first_ns);
+  if (f.psn) num("first_psn", f.psn->first);
+  str("host", f.host);
+  num("ifindex", f.ifindex);
+  str("ifname", f.ifname);
+  num("last_ns", f.last_ns);
+  if (f.psn) {
+    num("last_psn", f.psn->last);
+    num("max_psn", f.psn->max);
+  }
+  json_key(out, "nak");
+  json_counts(out, proto::kNakNames, nak_order, f.nak);
+  out.push_back(',');
+  json_key(out, "op");
+  json_counts(out, proto::kOpClassNames, op_order, f.op);
+  out.push_back(',');
+  num("packets", f.packets);
+  num("psn_regressions", f.psn_regressions);
+  num("sport", f.sport);
+  str("src", f.src);
+  json_key(out, "type");
+  out += "\"flow\"}";
 }
 
 nlohmann::json to_json(const FlowRecord& record, const std::string& host) {

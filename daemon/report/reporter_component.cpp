@@ -37,6 +37,21 @@ bool due(const Sent& sent, const T& now_value, Component::Clock::time_point now)
   return !sent.value || !(*sent.value == now_value) || now - sent.at >= kSectionRefresh;
 }
 
+// A spool record as a request body: read from its segment file while it is sent.
+class PayloadBody final : public HttpBodySource {
+ public:
+  explicit PayloadBody(const SpoolPayload& payload) : payload_(payload) {}
+  std::uint64_t size() const override { return payload_.size(); }
+  tl::expected<std::size_t, std::string> read(std::uint64_t offset, char* buf, std::size_t n) const override {
+    auto r = payload_.read(offset, buf, n);
+    if (!r) return tl::unexpected(r.error().message());
+    return *r;
+  }
+
+ private:
+  const SpoolPayload& payload_;
+};
+
 }  // namespace
 
 SpoolOptions spool_options(const DaemonConfig& config) {
@@ -129,6 +144,8 @@ ReporterComponent::ReporterComponent(const DaemonConfig& config, std::string hos
       sent_(add_counter(r, "hsns_report_batches_sent_total", "Report batches the aggregator acknowledged")),
       rejected_(add_counter(r, "hsns_report_batches_rejected_total",
                             "Report batches the aggregator refused as bad (400, 413, 415, 422), dropped")),
+      corrupt_(add_counter(r, "hsns_report_batches_corrupt_total",
+                           "Spooled report batches that failed their checksum before the upload, dropped")),
       failures_(prometheus::BuildCounter()
                     .Name("hsns_report_send_failures_total")
                     .Help("Failed report uploads, by reason")
@@ -336,7 +353,7 @@ void ReporterComponent::upload_loop() {
     lock.unlock();
     // Rounds back to back while records wait and the aggregator answers.
     for (;;) {
-      auto peeked = spool_->peek(config_.report.upload_bytes);
+      auto peeked = spool_->peek_payloads(config_.report.upload_bytes);
       if (!peeked || peeked->empty()) break;
       bool failed = false;
       for (const auto& record : *peeked) {
@@ -344,8 +361,22 @@ void ReporterComponent::upload_loop() {
           const std::lock_guard stopping(mutex_);
           if (stop_requested_) return;
         }
+        if (auto valid = record.payload.verify(); !valid) {
+          HSNS_LOG(error) << "report: batch seq " << record.seq << " (" << to_string(record.kind)
+                          << ") cannot be sent: " << valid.error().message() << "; dropped";
+          corrupt_.Increment();
+          if (auto a = spool_->ack(record.seq); !a) {
+            failures_.Add({{"reason", "spool"}}).Increment();
+            log_limited("report: cannot drop seq " + std::to_string(record.seq) + ": " + a.error().message());
+            failed = true;
+            not_before = Clock::now() + backoff.next();
+            break;
+          }
+          continue;
+        }
         const auto sent_at = Clock::now();
-        auto acked = client_->post_report(record.payload);
+        const PayloadBody body(record.payload);
+        auto acked = client_->post_report(body);
         upload_duration_.Observe(std::chrono::duration<double>(Clock::now() - sent_at).count());
         if (acked && *acked == record.seq) {
           if (auto a = spool_->ack(record.seq); !a) {

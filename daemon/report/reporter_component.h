@@ -18,10 +18,13 @@
 //   an outage is many requests, and a slow aggregator holds each one up to aggregator.timeout_ms; the main
 //   loop must keep sending WATCHDOG=1 and running its passes). The thread takes up to report.upload_bytes
 //   of payload from the spool (at least one record) and POSTs each record as one request, in seq order;
-//   the record's payload already carries its seq, so a record sent twice (the answer lost, hsnsd killed
-//   before the ack) is deduplicated by the aggregator on (host, seq). On the acknowledgement (200 with
-//   acked_seq equal to the record's seq) the record is acknowledged in the spool (deleted with its
-//   segment). Failures, by the status the aggregator answered:
+//   each record is streamed from its segment file (SpoolPayload as the request's body source: no copy of
+//   the batch in memory), after its checksum was verified; a record that fails it (the segment changed on
+//   disk) can never be sent right: logged at error level, dropped (acknowledged) and counted in
+//   hsns_report_batches_corrupt_total. The record's payload already carries its seq, so a record sent twice
+//   (the answer lost, hsnsd killed before the ack) is deduplicated by the aggregator on (host, seq). On the
+//   acknowledgement (200 with acked_seq equal to the record's seq) the record is acknowledged in the spool
+//   (deleted with its segment). Failures, by the status the aggregator answered:
 //     400, 413, 415, 422   the aggregator says the batch itself is bad: logged at error level with its
 //                          seq, the record acknowledged (dropped) and counted in
 //                          hsns_report_batches_rejected_total; sending goes on with the next one.
@@ -39,6 +42,7 @@
 // - Metrics: hsns_report_spool_bytes (segment files on disk), hsns_report_spool_records (unacknowledged
 //   records), hsns_report_spool_drops_total (records the spool's byte bound dropped),
 //   hsns_report_batches_sent_total (acknowledged), hsns_report_batches_rejected_total,
+//   hsns_report_batches_corrupt_total,
 //   hsns_report_send_failures_total{reason=transport|timeout|unauthorized|rejected|unregistered|
 //   throttled|server|malformed|spool}, hsns_report_last_success_timestamp_seconds,
 //   hsns_report_upload_duration_seconds (histogram of each POST), hsns_report_build_errors_total,
@@ -148,6 +152,7 @@ class ReporterComponent final : public Component {
   prometheus::Counter& spool_drops_;
   prometheus::Counter& sent_;
   prometheus::Counter& rejected_;
+  prometheus::Counter& corrupt_;
   prometheus::Family<prometheus::Counter>& failures_;
   prometheus::Gauge& last_success_;
   prometheus::Histogram& upload_duration_;

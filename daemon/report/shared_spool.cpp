@@ -52,6 +52,26 @@ Result<std::uint64_t> SharedSpool::append(SpoolKind kind, std::uint64_t epoch,
   return seq;
 }
 
+Result<std::uint64_t> SharedSpool::append_parts(SpoolKind kind, std::uint64_t epoch,
+                                                const SpoolParts& parts) {
+  Result<std::uint64_t> first;
+  {
+    const std::lock_guard lock(mutex_);
+    if (!spool_) return tl::unexpected(not_open(options_.dir));
+    first = spool_->append_parts(kind, epoch, parts);
+  }
+  if (!first) return first;
+  const std::lock_guard lock(notify_mutex_);
+  if (on_append_) on_append_();
+  return first;
+}
+
+Result<std::vector<SpoolEntry>> SharedSpool::peek_payloads(std::uint64_t max_bytes) const {
+  const std::lock_guard lock(mutex_);
+  if (!spool_) return tl::unexpected(not_open(options_.dir));
+  return spool_->peek_payloads(max_bytes);
+}
+
 void SharedSpool::on_append(std::function<void()> fn) {
   const std::lock_guard lock(notify_mutex_);
   on_append_ = std::move(fn);

@@ -26,9 +26,10 @@ namespace fs = std::filesystem;
 
 // On-disk layout, little-endian.
 //   segment: "HSNSSPL1" then records
-//   record:  marker u32 | payload length u32 | crc u32 | kind u8 | 3 zero bytes | seq u64 | epoch u64 |
-//            appended_at_ms i64 | payload; crc = CRC-32 (zlib) of the length, the bytes after the crc
-//            field and the payload.
+//   record:  marker u32 | payload length u32 | crc u32 | kind u8 | flags u8 | 2 zero bytes | seq u64 |
+//            epoch u64 | appended_at_ms i64 | payload; crc = CRC-32 (zlib) of the length, the bytes after
+//            the crc field and the payload. flags bit 0: a part of a group that is not its last (older
+//            versions wrote 0 there and ignore it).
 //   state:   "HSNSSTA1" | acked seq u64 | highest seq u64 | highest flow epoch u64 | crc u32 of the rest
 constexpr std::string_view kSegmentMagic = "HSNSSPL1";
 constexpr std::size_t kSegmentHeader = 8;
@@ -38,6 +39,8 @@ constexpr std::string_view kStateMagic = "HSNSSTA1";
 constexpr std::size_t kStateSize = 8 + 8 + 8 + 8 + 4;
 constexpr char kStateName[] = "state";
 constexpr char kStateTemp[] = "state.tmp";
+constexpr unsigned char kFlagMore = 1;
+constexpr std::size_t kReadChunk = 64 * 1024;
 
 void put_u32(unsigned char* p, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
@@ -103,27 +106,6 @@ bool pread_all(int fd, unsigned char* data, std::size_t n, std::uint64_t offset)
   return true;
 }
 
-// Writes header and payload at offset with one pwritev(2) in the common case; false with errno set.
-bool pwrite_record(int fd, const unsigned char* header, const unsigned char* payload, std::size_t len,
-                   std::uint64_t offset) {
-  iovec iov[2] = {{const_cast<unsigned char*>(header), kRecordHeader},
-                  {const_cast<unsigned char*>(payload), len}};
-  ssize_t w = 0;
-  do {
-    w = ::pwritev(fd, iov, len == 0 ? 1 : 2, static_cast<off_t>(offset));
-  } while (w < 0 && errno == EINTR);
-  if (w < 0) return false;
-  auto done = static_cast<std::size_t>(w);
-  if (done == kRecordHeader + len) return true;
-  // A short write (a signal, or the filesystem filling up): finish piece by piece, which reports the error.
-  if (done < kRecordHeader) {
-    if (!pwrite_all(fd, header + done, kRecordHeader - done, offset + done)) return false;
-    done = kRecordHeader;
-  }
-  const std::size_t from = done - kRecordHeader;
-  return pwrite_all(fd, payload + from, len - from, offset + done);
-}
-
 std::string segment_name(bool flow, std::uint64_t first_seq) {
   char digits[21];
   std::snprintf(digits, sizeof digits, "%020llu", static_cast<unsigned long long>(first_seq));
@@ -158,6 +140,7 @@ struct Parsed {
   std::uint64_t epoch;
   std::int64_t appended_at_ms;
   std::uint32_t payload_len;
+  bool more;
 };
 
 // The record at pos if it is whole and its checksum holds.
@@ -169,8 +152,12 @@ std::optional<Parsed> parse_record(const std::vector<unsigned char>& image, std:
   const std::uint32_t len = get_u32(h + 4);
   if (len > max_record || image.size() - pos - kRecordHeader < len) return std::nullopt;
   if (record_crc(h, h + kRecordHeader, len) != get_u32(h + 8)) return std::nullopt;
-  return Parsed{get_u64(h + 16), static_cast<SpoolKind>(h[12]), get_u64(h + 24),
-                static_cast<std::int64_t>(get_u64(h + 32)), len};
+  return Parsed{get_u64(h + 16),
+                static_cast<SpoolKind>(h[12]),
+                get_u64(h + 24),
+                static_cast<std::int64_t>(get_u64(h + 32)),
+                len,
+                (h[13] & kFlagMore) != 0};
 }
 
 std::int64_t system_now_ms() {
@@ -189,6 +176,58 @@ const char* to_string(SpoolKind kind) {
       return "flow_batch";
   }
   return "unknown";
+}
+
+Result<std::size_t> SpoolPayload::read(std::uint64_t offset, char* buf, std::size_t n) const {
+  if (offset >= size_) return tl::unexpected(Error::internal("read past the record in " + path_));
+  const auto k = static_cast<std::size_t>(std::min<std::uint64_t>(n, size_ - offset));
+  if (!pread_all(fd_->get(), reinterpret_cast<unsigned char*>(buf), k,
+                 record_offset_ + kRecordHeader + offset))
+    return tl::unexpected(io_error("read", path_, errno));
+  return k;
+}
+
+Result<void> SpoolPayload::verify() const {
+  unsigned char h[kRecordHeader];
+  if (!pread_all(fd_->get(), h, kRecordHeader, record_offset_))
+    return tl::unexpected(io_error("read", path_, errno));
+  if (get_u32(h) != kRecordMarker || get_u32(h + 4) != size_ || get_u64(h + 16) != seq_)
+    return tl::unexpected(Error::internal("the header of record " + std::to_string(seq_) + " in " + path_ +
+                                          " changed since the spool indexed it"));
+  std::uint32_t crc = crc_of(0, h + 4, 4);
+  crc = crc_of(crc, h + 12, kRecordHeader - 12);
+  std::vector<unsigned char> chunk(static_cast<std::size_t>(std::min<std::uint64_t>(kReadChunk, size_)));
+  for (std::uint64_t at = 0; at < size_;) {
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), size_ - at));
+    if (!pread_all(fd_->get(), chunk.data(), n, record_offset_ + kRecordHeader + at))
+      return tl::unexpected(io_error("read", path_, errno));
+    crc = crc_of(crc, chunk.data(), n);
+    at += n;
+  }
+  if (crc != get_u32(h + 8))
+    return tl::unexpected(Error::internal("record " + std::to_string(seq_) + " in " + path_ +
+                                          " fails its checksum (the segment changed on disk)"));
+  return {};
+}
+
+Result<std::string> SpoolPayload::read_all() const {
+  std::string out(size_, '\0');
+  if (size_ > 0 && !pread_all(fd_->get(), reinterpret_cast<unsigned char*>(out.data()), size_,
+                              record_offset_ + kRecordHeader))
+    return tl::unexpected(io_error("read", path_, errno));
+  return out;
+}
+
+Result<void> SpoolSink::write(std::string_view bytes) {
+  if (bytes.size() > size_ - written_)
+    return tl::unexpected(Error::internal("a spool record's writer wrote more than the " +
+                                          std::to_string(size_) + " bytes it announced"));
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  if (!pwrite_all(fd_, p, bytes.size(), offset_ + written_))
+    return tl::unexpected(io_error("append to", path_, errno));
+  crc_ = crc_of(crc_, p, bytes.size());
+  written_ += bytes.size();
+  return {};
 }
 
 Spool::Spool(SpoolOptions options, UniqueFd dir_fd) : opt_(std::move(options)), dir_fd_(std::move(dir_fd)) {
@@ -263,9 +302,47 @@ Result<void> Spool::load() {
       if (auto r = load_segment(name, flow == 1, first, i == names[flow].size()); !r) return r;
     }
   }
+  if (auto r = cut_incomplete_group(); !r) return r;
   last_seq_ = std::max({last_seq_, state_last_seq, acked_seq_});
   last_flow_epoch_ = std::max(last_flow_epoch_, state_epoch);
   delete_acked_segments();
+  return {};
+}
+
+Result<void> Spool::cut_incomplete_group() {
+  // A group's parts are the newest flow records (nothing else is appended to flow segments while a group
+  // is written); a trailing run of parts flagged `more` lost its last part to a crash. It was never
+  // visible to an upload (append_parts returns, and peek sees the group, only once it is all durable).
+  std::uint64_t cut = 0;
+  for (std::size_t k = flows_.size(); k > 0; --k) {
+    Segment& seg = flows_[k - 1];
+    std::size_t i = seg.records.size();
+    while (i > 0 && seg.records[i - 1].more) --i;
+    if (i == seg.records.size() && !seg.records.empty()) break;  // ends with a whole group
+    if (seg.records.empty()) continue;                           // an empty newest segment: look further back
+    const std::uint64_t at = seg.records[i].offset - kRecordHeader;
+    cut += seg.records.size() - i;
+    if (::ftruncate(seg.fd->get(), static_cast<off_t>(at)) != 0 || ::fdatasync(seg.fd->get()) != 0)
+      return tl::unexpected(io_error("truncate", seg.path, errno));
+    seg.records.resize(i);
+    seg.size = at;
+    if (i > 0) break;  // the group started in this segment
+  }
+  // Segments the cut left empty go (their names carry seqs that may be handed out again).
+  while (flows_.size() > 0 && flows_.back().records.empty() && cut > 0) {
+    if (::unlink(flows_.back().path.c_str()) != 0)
+      return tl::unexpected(io_error("unlink", flows_.back().path, errno));
+    flows_.pop_back();
+  }
+  if (cut > 0) {
+    if (auto r = sync_dir(); !r) return r;
+  }
+  if (cut > 0) {
+    ++torn_;
+    HSNS_LOG(warning)
+        << "report spool " << opt_.dir << ": removed " << cut
+        << " part(s) of a flow batch whose last part a crash cut off (the batch is harvested again)";
+  }
   return {};
 }
 
@@ -306,9 +383,11 @@ Result<void> Spool::load_segment(const std::string& name, bool flow, std::uint64
   while (pos < image.size()) {
     if (auto rec = valid_at(pos)) {
       records.push_back(RecordRef{rec->seq, rec->kind, rec->epoch, rec->appended_at_ms, pos + kRecordHeader,
-                                  rec->payload_len});
+                                  rec->payload_len, rec->more});
       prev_seq = rec->seq;
-      if (rec->kind == SpoolKind::flow_batch) last_flow_epoch_ = std::max(last_flow_epoch_, rec->epoch);
+      // A part that is not a group's last says nothing yet: the group may be cut off (cut_incomplete_group).
+      if (rec->kind == SpoolKind::flow_batch && !rec->more)
+        last_flow_epoch_ = std::max(last_flow_epoch_, rec->epoch);
       last_seq_ = std::max(last_seq_, rec->seq);
       pos += kRecordHeader + rec->payload_len;
       continue;
@@ -336,7 +415,7 @@ Result<void> Spool::load_segment(const std::string& name, bool flow, std::uint64
   }
   (flow ? flows_ : reports_)
       .push_back(Segment{.path = path,
-                         .fd = std::move(fd),
+                         .fd = std::make_shared<const UniqueFd>(std::move(fd)),
                          .size = pos,
                          .flow = flow,
                          .sealed = !newest || pos >= opt_.segment_bytes,
@@ -441,13 +520,14 @@ bool Spool::needs_new_segment(const std::deque<Segment>& segments, std::uint64_t
   return !back.records.empty() && back.size + framed > opt_.segment_bytes;
 }
 
-Result<void> Spool::make_room(std::uint64_t framed, bool for_flow) {
+Result<void> Spool::make_room(std::uint64_t framed, bool for_flow, std::size_t parts) {
   const auto fully_acked = [&](const std::deque<Segment>& s) {
     return !s.empty() && (s.front().records.empty() || s.front().records.back().seq <= acked_seq_);
   };
   for (;;) {
     const std::uint64_t need =
-        framed + (needs_new_segment(for_flow ? flows_ : reports_, framed) ? kSegmentHeader : 0);
+        framed + (parts > 1 ? parts * kSegmentHeader
+                            : (needs_new_segment(for_flow ? flows_ : reports_, framed) ? kSegmentHeader : 0));
     if (disk_bytes() + need <= opt_.max_bytes) return {};
     // Acknowledged data first (costs nothing), then reports, flow batches last.
     if (reports_.empty() && flows_.empty()) return {};  // cannot happen: append() refuses larger records
@@ -475,7 +555,7 @@ Result<Spool::Segment*> Spool::writable_segment(bool flow, std::uint64_t framed,
     return tl::unexpected(r.error());
   }
   segments.push_back(Segment{.path = path,
-                             .fd = std::move(fd),
+                             .fd = std::make_shared<const UniqueFd>(std::move(fd)),
                              .size = kSegmentHeader,
                              .flow = flow,
                              .sealed = false,
@@ -484,6 +564,14 @@ Result<Spool::Segment*> Spool::writable_segment(bool flow, std::uint64_t framed,
 }
 
 Result<std::uint64_t> Spool::append(SpoolKind kind, std::uint64_t epoch, std::string_view payload) {
+  SpoolParts one;
+  one.count = 1;
+  one.size = [&](std::uint64_t, std::size_t) { return std::uint64_t{payload.size()}; };
+  one.write = [&](std::uint64_t, std::size_t, SpoolSink& sink) { return sink.write(payload); };
+  return append_parts(kind, epoch, one);
+}
+
+Result<std::uint64_t> Spool::append_parts(SpoolKind kind, std::uint64_t epoch, const SpoolParts& parts) {
   if (kind != SpoolKind::telemetry_report && kind != SpoolKind::flow_batch) {
     return tl::unexpected(
         Error::invalid("kind", "unknown record kind " + std::to_string(static_cast<int>(kind))));
@@ -491,49 +579,109 @@ Result<std::uint64_t> Spool::append(SpoolKind kind, std::uint64_t epoch, std::st
   if (kind != SpoolKind::flow_batch && epoch != 0) {
     return tl::unexpected(Error::invalid("epoch", "only a flow batch has an epoch"));
   }
-  const std::uint64_t framed = kRecordHeader + payload.size();
-  if (payload.size() > opt_.max_record_bytes || framed + kSegmentHeader > opt_.max_bytes) {
-    return tl::unexpected(Error::too_large("a record of " + std::to_string(payload.size()) +
-                                           " bytes does not fit the report spool's bounds (max_bytes " +
-                                           std::to_string(opt_.max_bytes) + ", max_record_bytes " +
-                                           std::to_string(opt_.max_record_bytes) + ")"));
+  if (parts.count == 0) return tl::unexpected(Error::invalid("parts", "a group needs at least one part"));
+  const std::uint64_t first = last_seq_ + 1;
+  std::vector<std::uint64_t> sizes(parts.count);
+  std::uint64_t framed_total = 0;
+  for (std::size_t i = 0; i < parts.count; ++i) {
+    sizes[i] = parts.size(first + i, i);
+    const std::uint64_t framed = kRecordHeader + sizes[i];
+    framed_total += framed;
+    if (sizes[i] > opt_.max_record_bytes || framed_total + kSegmentHeader * parts.count > opt_.max_bytes) {
+      return tl::unexpected(Error::too_large(
+          "a record of " + std::to_string(sizes[i]) + " bytes" +
+          (parts.count > 1 ? " (in a group of " + std::to_string(parts.count) + " parts)" : std::string()) +
+          " does not fit the report spool's bounds (max_bytes " + std::to_string(opt_.max_bytes) +
+          ", max_record_bytes " + std::to_string(opt_.max_record_bytes) + ")"));
+    }
   }
   const bool flow = kind == SpoolKind::flow_batch;
-  if (auto r = make_room(framed, flow); !r) return tl::unexpected(r.error());
-  const std::uint64_t seq = last_seq_ + 1;
-  auto seg_or = writable_segment(flow, framed, seq);
-  if (!seg_or) return tl::unexpected(seg_or.error());
-  Segment& seg = **seg_or;
+  if (auto r = make_room(framed_total, flow, parts.count); !r) return tl::unexpected(r.error());
 
+  // What the group touched, to cut it off again on failure: each segment's size before the group.
+  struct Touched {
+    Segment* seg;
+    std::uint64_t size_before;
+    std::size_t records_before;
+  };
+  std::vector<Touched> touched;
+  auto& segments = flow ? flows_ : reports_;
+  const std::size_t segments_before = segments.size();
+  const bool back_sealed_before = segments_before > 0 && segments.back().sealed;
+  const auto roll_back = [&] {
+    for (auto it = touched.rbegin(); it != touched.rend(); ++it) {
+      // If even the cut fails, no more appends go there (open() truncates the garbage later).
+      if (::ftruncate(it->seg->fd->get(), static_cast<off_t>(it->size_before)) != 0) it->seg->sealed = true;
+      it->seg->size = it->size_before;
+      it->seg->records.resize(it->records_before);
+    }
+    // Segments the group opened go again (their names carry the group's seqs, which are handed out again).
+    while (segments.size() > segments_before) {
+      ::unlink(segments.back().path.c_str());
+      segments.pop_back();
+    }
+    if (segments_before > 0 && !back_sealed_before && segments.back().size < opt_.segment_bytes)
+      segments.back().sealed = false;
+    (void)sync_dir();
+  };
   const std::int64_t now = opt_.now_ms();
-  // The header is built here; the payload is written from the caller's buffer (no copy of a 1 MB batch).
-  unsigned char h[kRecordHeader] = {};
-  const auto* body = reinterpret_cast<const unsigned char*>(payload.data());
-  put_u32(h, kRecordMarker);
-  put_u32(h + 4, static_cast<std::uint32_t>(payload.size()));
-  h[12] = static_cast<unsigned char>(kind);
-  put_u64(h + 16, seq);
-  put_u64(h + 24, epoch);
-  put_u64(h + 32, static_cast<std::uint64_t>(now));
-  put_u32(h + 8, record_crc(h, body, payload.size()));
+  for (std::size_t i = 0; i < parts.count; ++i) {
+    const std::uint64_t seq = first + i;
+    const std::uint64_t framed = kRecordHeader + sizes[i];
+    auto seg_or = writable_segment(flow, framed, seq);
+    if (!seg_or) {
+      roll_back();
+      return tl::unexpected(seg_or.error());
+    }
+    Segment& seg = **seg_or;
+    if (touched.empty() || touched.back().seg != &seg)
+      touched.push_back({&seg, seg.size, seg.records.size()});
 
-  if (!pwrite_record(seg.fd.get(), h, body, payload.size(), seg.size) || ::fdatasync(seg.fd.get()) != 0) {
-    const int err = errno;
-    // Cut the partial record off so the segment stays appendable; if even that fails, no more appends
-    // go there (open() truncates the garbage later).
-    if (::ftruncate(seg.fd.get(), static_cast<off_t>(seg.size)) != 0) seg.sealed = true;
-    return tl::unexpected(io_error("append to", seg.path, err));
+    unsigned char h[kRecordHeader] = {};
+    put_u32(h, kRecordMarker);
+    put_u32(h + 4, static_cast<std::uint32_t>(sizes[i]));
+    h[12] = static_cast<unsigned char>(kind);
+    h[13] = i + 1 < parts.count ? kFlagMore : 0;
+    put_u64(h + 16, seq);
+    put_u64(h + 24, epoch);
+    put_u64(h + 32, static_cast<std::uint64_t>(now));
+    // The payload streams in after the header's place; the header (with the checksum) is written last.
+    std::uint32_t crc = crc_of(0, h + 4, 4);
+    crc = crc_of(crc, h + 12, kRecordHeader - 12);
+    SpoolSink sink(seg.fd->get(), seg.path, seg.size + kRecordHeader, sizes[i], crc);
+    Result<void> wrote = parts.write(seq, i, sink);
+    if (wrote && sink.written_ != sizes[i])
+      wrote =
+          tl::unexpected(Error::internal("a spool record's writer wrote " + std::to_string(sink.written_) +
+                                         " of the " + std::to_string(sizes[i]) + " bytes it announced"));
+    if (wrote) {
+      put_u32(h + 8, sink.crc_);
+      if (!pwrite_all(seg.fd->get(), h, kRecordHeader, seg.size))
+        wrote = tl::unexpected(io_error("append to", seg.path, errno));
+    }
+    if (!wrote) {
+      roll_back();
+      return tl::unexpected(wrote.error());
+    }
+    seg.records.push_back(RecordRef{seq, kind, epoch, now, seg.size + kRecordHeader,
+                                    static_cast<std::uint32_t>(sizes[i]), i + 1 < parts.count});
+    seg.size += framed;
+    if (seg.size >= opt_.segment_bytes) seg.sealed = true;
   }
-  seg.records.push_back(
-      RecordRef{seq, kind, epoch, now, seg.size + kRecordHeader, static_cast<std::uint32_t>(payload.size())});
-  seg.size += framed;
-  if (seg.size >= opt_.segment_bytes) seg.sealed = true;
-  last_seq_ = seq;
+  for (const auto& t : touched) {
+    if (::fdatasync(t.seg->fd->get()) != 0) {
+      const int err = errno;
+      const std::string path = t.seg->path;
+      roll_back();
+      return tl::unexpected(io_error("append to", path, err));
+    }
+  }
+  last_seq_ = first + parts.count - 1;
   if (flow) last_flow_epoch_ = std::max(last_flow_epoch_, epoch);
-  return seq;
+  return first;
 }
 
-Result<std::vector<SpoolRecord>> Spool::peek(std::uint64_t max_bytes) const {
+Result<std::vector<SpoolEntry>> Spool::peek_payloads(std::uint64_t max_bytes) const {
   // Merge the two classes in seq order.
   struct Cursor {
     const std::deque<Segment>* segments;
@@ -556,7 +704,7 @@ Result<std::vector<SpoolRecord>> Spool::peek(std::uint64_t max_bytes) const {
       ++c.rec;
     }
   }
-  std::vector<SpoolRecord> out;
+  std::vector<SpoolEntry> out;
   std::uint64_t used = 0;
   for (;;) {
     const RecordRef* a = cursors[0].current();
@@ -565,15 +713,25 @@ Result<std::vector<SpoolRecord>> Spool::peek(std::uint64_t max_bytes) const {
     Cursor& c = (b == nullptr || (a != nullptr && a->seq < b->seq)) ? cursors[0] : cursors[1];
     const RecordRef& ref = *c.current();
     if (!out.empty() && used + ref.payload_len > max_bytes) break;
-    SpoolRecord rec{ref.seq, ref.kind, ref.epoch, ref.appended_at_ms, std::string(ref.payload_len, '\0')};
-    if (ref.payload_len > 0 &&
-        !pread_all(c.segment()->fd.get(), reinterpret_cast<unsigned char*>(rec.payload.data()),
-                   ref.payload_len, ref.offset)) {
-      return tl::unexpected(io_error("read", c.segment()->path, errno));
-    }
+    const Segment& seg = *c.segment();
+    out.push_back(
+        SpoolEntry{ref.seq, ref.kind, ref.epoch, ref.appended_at_ms, ref.more,
+                   SpoolPayload(seg.fd, seg.path, ref.offset - kRecordHeader, ref.payload_len, ref.seq)});
     used += ref.payload_len;
-    out.push_back(std::move(rec));
     ++c.rec;
+  }
+  return out;
+}
+
+Result<std::vector<SpoolRecord>> Spool::peek(std::uint64_t max_bytes) const {
+  auto entries = peek_payloads(max_bytes);
+  if (!entries) return tl::unexpected(entries.error());
+  std::vector<SpoolRecord> out;
+  out.reserve(entries->size());
+  for (const auto& e : *entries) {
+    auto payload = e.payload.read_all();
+    if (!payload) return tl::unexpected(payload.error());
+    out.push_back(SpoolRecord{e.seq, e.kind, e.epoch, e.appended_at_ms, std::move(*payload)});
   }
   return out;
 }

@@ -19,8 +19,20 @@
 //   logged, a flow batch at error level with its epochs: a flow batch is never dropped silently, and only
 //   when the bound cannot be met otherwise. A record larger than the bound is refused (too_large), nothing
 //   dropped.
+// - append_parts(kind, epoch, parts) stores several records of one kind and epoch (consecutive seqs) as one
+//   group, all or nothing: each part's payload is streamed into the segment piece by piece by the caller's
+//   write function (a 100,000-flow batch is never held in memory; the caller announces each part's exact
+//   size first, for the bound), every part but the last carries a "more parts follow" flag in its header,
+//   and the call returns after fdatasync of every segment it wrote. open() removes a group cut short by a
+//   crash (trailing flow records whose last part is missing; counted as a torn tail): a flow batch split
+//   over several reports is in the spool either whole or not at all, and last_flow_epoch() only counts
+//   whole groups. The bound makes room for the whole group before the first part is written. A failure
+//   cuts off every part written so far (nothing of the group stays).
 // - peek(max_bytes) returns the oldest unacknowledged records in seq order, up to max_bytes of payload,
 //   and always at least one record when there is one (a record larger than the budget is sent alone).
+//   peek_payloads(max_bytes) returns the same records with their payloads left in the segment files
+//   (SpoolPayload: read on demand, checksum verified by verify()), so that an upload streams a record from
+//   its segment instead of copying it into memory.
 //   ack(seq) acknowledges every record <= seq; segments whose records are all acknowledged are deleted,
 //   except the newest segment of each kind, which appends continue into.
 // - The acknowledged seq persists in "state" ({acked seq, highest seq, highest flow epoch}, checksummed),
@@ -69,6 +81,66 @@ struct SpoolRecord {
   std::string payload;
 };
 
+// A record's payload where it lies in its segment file (peek_payloads). It keeps the segment's file open,
+// so it stays readable when the spool drops or deletes the segment meanwhile (records never change once
+// written). Thread-compatible: reads are pread(2) at explicit offsets.
+class SpoolPayload {
+ public:
+  SpoolPayload(std::shared_ptr<const UniqueFd> fd, std::string path, std::uint64_t record_offset,
+               std::uint32_t size, std::uint64_t seq)
+      : fd_(std::move(fd)), path_(std::move(path)), record_offset_(record_offset), size_(size), seq_(seq) {}
+  std::uint64_t size() const { return size_; }
+  // Up to n payload bytes from `offset` (< size()); returns how many were read (> 0).
+  Result<std::size_t> read(std::uint64_t offset, char* buf, std::size_t n) const;
+  // Reads the record (header and payload, in 64 KiB pieces) and checks its marker, length, seq and
+  // checksum: an Error (internal) naming the segment when the bytes on disk no longer hold.
+  Result<void> verify() const;
+  // The whole payload in memory (tests, small records).
+  Result<std::string> read_all() const;
+
+ private:
+  std::shared_ptr<const UniqueFd> fd_;
+  std::string path_;
+  std::uint64_t record_offset_;  // of the record's header in the file
+  std::uint32_t size_;
+  std::uint64_t seq_;
+};
+
+struct SpoolEntry {
+  std::uint64_t seq = 0;
+  SpoolKind kind = SpoolKind::telemetry_report;
+  std::uint64_t epoch = 0;
+  std::int64_t appended_at_ms = 0;
+  bool more_parts = false;  // a part of a group (append_parts) that is not its last
+  SpoolPayload payload;
+};
+
+// Writes one part's payload into its record (append_parts): pieces in order, together exactly the size
+// the part announced.
+class SpoolSink {
+ public:
+  Result<void> write(std::string_view bytes);
+
+ private:
+  friend class Spool;
+  SpoolSink(int fd, const std::string& path, std::uint64_t offset, std::uint64_t size, std::uint32_t crc)
+      : fd_(fd), path_(path), offset_(offset), size_(size), crc_(crc) {}
+  int fd_;
+  const std::string& path_;
+  std::uint64_t offset_;  // of the payload in the file
+  std::uint64_t size_;
+  std::uint32_t crc_;
+  std::uint64_t written_ = 0;
+};
+
+// The parts of a group (append_parts): part i gets seq first_seq + i; size(seq, i) is its exact payload
+// size and write(seq, i, sink) writes exactly that many bytes through sink.
+struct SpoolParts {
+  std::size_t count = 0;
+  std::function<std::uint64_t(std::uint64_t seq, std::size_t part)> size;
+  std::function<Result<void>(std::uint64_t seq, std::size_t part, SpoolSink& sink)> write;
+};
+
 struct SpoolOptions {
   std::string dir;
   std::uint64_t max_bytes = 256ULL << 20;        // bound on the segment files together
@@ -105,8 +177,12 @@ class Spool {
 
   // Stores the record durably and returns its seq.
   Result<std::uint64_t> append(SpoolKind kind, std::uint64_t epoch, std::string_view payload);
+  // Stores parts.count records as one group (see the contract); returns the seq of the first.
+  Result<std::uint64_t> append_parts(SpoolKind kind, std::uint64_t epoch, const SpoolParts& parts);
   // The oldest unacknowledged records, in seq order, up to max_bytes of payload (at least one).
   Result<std::vector<SpoolRecord>> peek(std::uint64_t max_bytes) const;
+  // The same records, their payloads read on demand from the segment files.
+  Result<std::vector<SpoolEntry>> peek_payloads(std::uint64_t max_bytes) const;
   // Acknowledges every record <= seq (a seq at or below the acknowledged one changes nothing; one above
   // the highest assigned seq is refused).
   Result<void> ack(std::uint64_t seq);
@@ -127,11 +203,12 @@ class Spool {
     std::int64_t appended_at_ms;
     std::uint64_t offset;  // of the payload in the file
     std::uint32_t payload_len;
+    bool more = false;  // a group's part that is not its last
   };
   struct Segment {
     std::string path;
-    UniqueFd fd;
-    std::uint64_t size = 0;  // valid bytes (header and whole records)
+    std::shared_ptr<const UniqueFd> fd;  // shared with the SpoolPayloads peeked from it
+    std::uint64_t size = 0;              // valid bytes (header and whole records)
     bool flow = false;
     bool sealed = false;  // no more appends (full, or a failed write could not be cut off)
     std::vector<RecordRef> records;
@@ -141,7 +218,11 @@ class Spool {
   Result<void> load();
   Result<void> load_segment(const std::string& name, bool flow, std::uint64_t first_seq, bool newest);
   Result<void> write_state(std::uint64_t acked) const;
-  Result<void> make_room(std::uint64_t need, bool for_flow);
+  // Drops oldest segments until `framed` bytes fit; `parts` > 1 reserves a segment header per part (a
+  // group may open a segment for each).
+  Result<void> make_room(std::uint64_t framed, bool for_flow, std::size_t parts = 1);
+  // Removes a group of parts a crash cut short (trailing flow records with `more` set).
+  Result<void> cut_incomplete_group();
   Result<void> drop_oldest(std::deque<Segment>& segments);
   bool needs_new_segment(const std::deque<Segment>& segments, std::uint64_t framed) const;
   Result<Segment*> writable_segment(bool flow, std::uint64_t framed, std::uint64_t seq);

@@ -18,11 +18,17 @@
 //   returns it as a value instead). request() never throws for network failures: it returns an error
 //   string "<METHOD> <url>: <what failed>: <reason>". HTTP error statuses (4xx/5xx) are not errors; they
 //   come back as a Response.
+// - Request bodies are never copied: a string_view body is sent from the caller's buffer, and a
+//   HttpBodySource body (a file range, say) is read and sent piece by piece through one 64 KiB buffer, so a
+//   25 MB report costs the client 64 KiB. A source is read from offset 0 again when the request is resent
+//   (the reconnect above); a read error (or a source shorter than its size()) aborts the request and closes
+//   the connection: the server never sees a whole body, so it never takes a partial one.
 // - Threads: thread-compatible. One client must not be used by two threads at once; use one client per
 //   thread. Distinct clients are independent. Movable, not copyable.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -61,6 +67,16 @@ struct HttpClientOptions {
   std::string user_agent;  // "" = "hsns-http-client/<version>"
 };
 
+// A request body produced piece by piece (HttpClient::request): size() bytes, read on demand.
+class HttpBodySource {
+ public:
+  virtual ~HttpBodySource() = default;
+  virtual std::uint64_t size() const = 0;
+  // Copies up to n bytes from `offset` into buf (offset < size()); returns how many (> 0), or an error.
+  virtual tl::expected<std::size_t, std::string> read(std::uint64_t offset, char* buf,
+                                                      std::size_t n) const = 0;
+};
+
 class HttpClient {
  public:
   using Options = HttpClientOptions;
@@ -88,6 +104,10 @@ class HttpClient {
   tl::expected<Response, std::string> request(std::string_view method, std::string_view target,
                                               std::string_view body = "",
                                               std::string_view content_type = "application/json",
+                                              const HttpHeaders& headers = {});
+  // The same with a body read from `body` while it is sent (the source must outlive the call).
+  tl::expected<Response, std::string> request(std::string_view method, std::string_view target,
+                                              const HttpBodySource& body, std::string_view content_type,
                                               const HttpHeaders& headers = {});
 
   tl::expected<Response, std::string> get(std::string_view target, const HttpHeaders& headers = {}) {

@@ -39,9 +39,15 @@ TEST(Backoff, GrowsExponentiallyWithJitterUpToTheCap) {
   const long ceilings[] = {100, 200, 400, 800, 1000, 1000, 1000};
   for (long ceiling : ceilings) {
     const auto d = b.next().count();
-    EXPECT_GE(d, ceiling / 2);
+    EXPECT_GE(d, 0);
     EXPECT_LE(d, ceiling);
   }
+  // Full jitter: the delays spread over the whole window [0, ceiling], not only its upper half.
+  Backoff wide(milliseconds(1000), milliseconds(1000), 7);
+  int low = 0;
+  for (int i = 0; i < 200; ++i) low += wide.next().count() < 500;
+  EXPECT_GT(low, 50) << "about half of the delays fall below half the ceiling";
+  EXPECT_LT(low, 150);
   b.reset();
   EXPECT_LE(b.next().count(), 100);
   // Jitter: two daemons with different seeds do not retry in lock step.

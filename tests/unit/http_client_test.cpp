@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -125,6 +126,65 @@ TEST(HttpClient, ReconnectsOnceWhenServerClosedIdleConnection) {
   ASSERT_TRUE(client.get("/echo"));
   EXPECT_EQ(client.connections_opened(), 3u);
   EXPECT_EQ(server.accepted(), 3);
+}
+
+// A body read piece by piece; records the largest read and the offsets asked for.
+class CountingSource final : public hsns::HttpBodySource {
+ public:
+  CountingSource(std::size_t size, std::uint64_t fail_at = UINT64_MAX) : size_(size), fail_at_(fail_at) {}
+  std::uint64_t size() const override { return size_; }
+  tl::expected<std::size_t, std::string> read(std::uint64_t offset, char* buf, std::size_t n) const override {
+    if (offset >= fail_at_) return tl::unexpected(std::string("disk went away"));
+    if (offset == 0) ++starts;
+    const std::size_t k = std::min<std::size_t>(n, size_ - offset);
+    for (std::size_t i = 0; i < k; ++i) buf[i] = byte_at(offset + i);
+    largest = std::max(largest, k);
+    read_total += k;
+    return k;
+  }
+  static char byte_at(std::uint64_t i) { return static_cast<char>('a' + (i * 31 + i / 7) % 26); }
+  std::string expected() const {
+    std::string out(size_, '\0');
+    for (std::size_t i = 0; i < size_; ++i) out[i] = byte_at(i);
+    return out;
+  }
+  mutable std::size_t largest = 0;
+  mutable std::uint64_t read_total = 0;
+  mutable int starts = 0;
+
+ private:
+  std::size_t size_;
+  std::uint64_t fail_at_;
+};
+
+TEST(HttpClient, ABodySourceIsSentInBoundedPiecesWithItsLength) {
+  TestServer server;
+  hsns::HttpClient client(server.url());
+  const CountingSource source(3 * 1024 * 1024 + 17);
+  auto r = client.request("POST", "/echo", source, "application/octet-stream");
+  ASSERT_TRUE(r) << r.error();
+  const auto j = nlohmann::json::parse(r->body);
+  EXPECT_EQ(j["body"].get<std::string>(), source.expected());
+  EXPECT_EQ(j["ct"], "application/octet-stream");
+  EXPECT_LE(source.largest, 64U * 1024) << "never more than one 64 KiB piece in memory";
+  EXPECT_EQ(source.read_total, source.size()) << "each byte read once";
+  // The server closed the kept-alive connection: the resent request reads the source from its start.
+  ASSERT_TRUE(client.get("/close-after"));
+  const CountingSource again(200'000);
+  r = client.request("PUT", "/echo", again, "application/octet-stream");
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(nlohmann::json::parse(r->body)["body"].get<std::string>(), again.expected());
+}
+
+TEST(HttpClient, ABodySourceThatFailsAbortsTheRequestAndTheClientRecovers) {
+  TestServer server;
+  hsns::HttpClient client(server.url());
+  const CountingSource broken(1024 * 1024, 256 * 1024);
+  auto r = client.request("POST", "/echo", broken, "application/octet-stream");
+  ASSERT_FALSE(r) << "a body cut short is never a whole request";
+  auto ok = client.post("/echo", R"({"k":2})");
+  ASSERT_TRUE(ok) << ok.error();
+  EXPECT_EQ(nlohmann::json::parse(ok->body)["body"], R"({"k":2})");
 }
 
 TEST(HttpClient, TimeoutIsAnErrorAndClientRecovers) {

@@ -113,6 +113,38 @@ TEST(FlowRecordJson, RoundTrip) {
       hsns::daemon::flow_record_from_json(nlohmann::json::parse(R"({"type":"flow","ifindex":"x"})")));
 }
 
+TEST(FlowRecordJson, TheDirectWriterIsNlohmannsDumpOfTheContractDocument) {
+  hsns::proto::FlowRecord f;
+  f.host = "node \"q\" \\ \t\x01";  // every kind of escape
+  f.ifindex = 4294967295u;
+  f.ifname = "ens1f0np0";
+  f.direction = hsns::proto::FlowDirection::xdp;
+  f.family = 6;
+  f.src = "2001:db8::1";
+  f.dst = "fe80::1";
+  f.sport = 65535;
+  f.dest_qp = 0xffffff;
+  f.packets = UINT64_MAX;
+  f.bytes = 0;
+  f.first_ns = -5;
+  f.last_ns = 1'764'640'000'000'000'000;
+  for (std::size_t i = 0; i < f.op.size(); ++i) f.op[i] = i * 1000;
+  for (std::size_t i = 0; i < f.nak.size(); ++i) f.nak[i] = i;
+  f.ect = 1;
+  f.ce = 2;
+  f.cnp = 3;
+  f.psn_regressions = 4;
+  for (int shape = 0; shape < 4; ++shape) {
+    f.psn.reset();
+    f.epoch.reset();
+    if ((shape & 1) != 0) f.psn = hsns::proto::FlowPsn{1, 2, 3};
+    if ((shape & 2) != 0) f.epoch = 77;
+    std::string direct;
+    hsns::daemon::append_flow_record_json(direct, f);
+    EXPECT_EQ(direct, hsns::proto::to_json(f).dump()) << shape;
+  }
+}
+
 TEST(Generator, DeterministicAndTalliesEveryKind) {
   hsns::roce_gen::MixConfig c;
   c.seed = 7;

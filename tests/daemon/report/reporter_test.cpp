@@ -240,6 +240,74 @@ TEST(Reporter, ABatchTheAggregatorCallsBadIsDroppedAndCountedAndTheRestGoesOn) {
   reporter.stop();
 }
 
+TEST(Reporter, AFlowBatchSplitIntoPartsIsStreamedFromItsSegmentAndARecordChangedOnDiskIsDropped) {
+  TempDir work;
+  AggregatorProcess aggregator(work.path());
+  aggregator.start();
+  Host h(work, "node-e", aggregator.url(), hsns::testing::kAgentToken);
+  h.register_with(aggregator.url());
+  ASSERT_TRUE(h.spool->open());
+  // One harvest of 15,000 flows as a group of three reports of 5,000 (each about 1.3 MB, far over the
+  // upload's 64 KiB budget and over the HTTP client's 64 KiB piece), encoded straight into the spool.
+  std::vector<hsns::daemon::report::FlowReportEncoder> parts;
+  for (std::size_t p = 0; p < 3; ++p)
+    parts.emplace_back(1'764'640'000'000, 11, 5000, [p](std::size_t i, hsns::proto::FlowRecord& r) {
+      r = hsns::testing::sample_report_flow(11, p * 5000 + i);
+      r.host = "node-e";
+    });
+  hsns::daemon::report::SpoolParts group;
+  group.count = parts.size();
+  group.size = [&](std::uint64_t seq, std::size_t p) { return parts[p].size(seq); };
+  group.write = [&](std::uint64_t seq, std::size_t p, hsns::daemon::report::SpoolSink& sink) {
+    return parts[p].write(seq, [&](std::string_view b) { return sink.write(b); });
+  };
+  ASSERT_TRUE(h.spool->append_parts(SpoolKind::flow_batch, 11, group));
+  // A fourth record whose bytes change on disk after the spool took it: it fails its checksum.
+  ASSERT_TRUE(h.spool->append(SpoolKind::flow_batch, 12, [](std::uint64_t seq) {
+    return hsns::daemon::report::encode_flow_report(seq, 1'764'640'000'000, 12, 1, [](std::size_t) {
+      auto r = hsns::testing::sample_report_flow(12, 0);
+      r.host = "node-e";
+      return r;
+    });
+  }));
+  std::filesystem::path newest;
+  for (const auto& e : std::filesystem::directory_iterator(h.spool->dir()))
+    if (e.path().filename().string().rfind("flow-", 0) == 0 && (newest.empty() || e.path() > newest))
+      newest = e.path();
+  {
+    std::fstream f(newest, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-3, std::ios::end);
+    f.put('\x7f');
+  }
+  prometheus::Registry registry;
+  ReporterComponent reporter(h.config, h.host, h.spool, h.sources(), registry);
+  ASSERT_TRUE(reporter.start());
+  ASSERT_TRUE(reporter.report_now());
+  ASSERT_TRUE(eventually([&] { return h.waiting() == 0; })) << aggregator.log();
+  EXPECT_EQ(count_rows(aggregator.database(), batches_of("node-e")), 4) << "three parts and the report";
+  EXPECT_EQ(count_rows(aggregator.database(),
+                       "SELECT COUNT(*) FROM telemetry_flows f JOIN telemetry_batches b ON f.batch_id = b.id "
+                       "WHERE b.host = 'node-e'"),
+            15000);
+  EXPECT_EQ(count_rows(aggregator.database(),
+                       "SELECT COUNT(*) FROM telemetry_flow_batches fb JOIN telemetry_batches b ON "
+                       "fb.batch_id = b.id WHERE b.host = 'node-e' AND fb.epoch = 11"),
+            3);
+  EXPECT_EQ(count_rows(aggregator.database(),
+                       "SELECT COUNT(*) FROM telemetry_flow_batches fb JOIN telemetry_batches b ON "
+                       "fb.batch_id = b.id WHERE b.host = 'node-e' AND fb.epoch = 12"),
+            0)
+      << "the changed record is never sent";
+  EXPECT_EQ(
+      count_rows(aggregator.database(),
+                 "SELECT SUM(f.packets) FROM telemetry_flows f JOIN telemetry_batches b ON f.batch_id = "
+                 "b.id WHERE b.host = 'node-e'"),
+      15000 * 1000 + 15000 * 14999 / 2);
+  EXPECT_TRUE(eventually([&] { return metric(registry, "hsns_report_batches_corrupt_total") == 1; }));
+  EXPECT_EQ(metric(registry, "hsns_report_batches_sent_total"), 4);
+  reporter.stop();
+}
+
 TEST(ReportEncoding, TheStreamedFlowReportIsTheContractsEncodingByteForByte) {
   hsns::proto::Report r;
   r.seq = 77;
@@ -254,6 +322,63 @@ TEST(ReportEncoding, TheStreamedFlowReportIsTheContractsEncodingByteForByte) {
   auto back = hsns::proto::decode<hsns::proto::Report>(streamed, hsns::proto::Encoding::cbor);
   ASSERT_TRUE(back) << back.error().message();
   EXPECT_EQ(*back, r);
+}
+
+TEST(ReportEncoding, EachRecordIsNlohmannsCborOfTheContractDocumentForEveryShapeOfValue) {
+  std::vector<hsns::proto::FlowRecord> shapes;
+  auto f = hsns::testing::sample_report_flow(3, 5);
+  shapes.push_back(f);
+  f.psn.reset();
+  f.epoch.reset();
+  shapes.push_back(f);
+  f.first_ns = -1;
+  f.last_ns = -1'000'000'000'000;
+  f.host = std::string(300, 'h');  // text heads of 1 and 2 length bytes
+  f.ifname = "x";
+  f.family = 6;
+  f.src = "2001:db8::1";
+  f.dst = "fe80::ffff:ffff:ffff:ffff";
+  for (auto& v : f.op) v = UINT64_MAX;
+  for (std::size_t i = 0; i < f.nak.size(); ++i) f.nak[i] = std::uint64_t{1} << (8 * i);
+  f.packets = 23;
+  f.bytes = 24;
+  f.ect = 255;
+  f.ce = 256;
+  f.cnp = 65536;
+  f.psn_regressions = 0xffffffffULL + 1;
+  f.dest_qp = 0xffffff;
+  f.sport = 65535;
+  f.ifindex = 0;
+  f.direction = hsns::proto::FlowDirection::xdp;
+  f.epoch = UINT64_MAX;
+  f.psn = hsns::proto::FlowPsn{0, 0xffffff, 24};
+  shapes.push_back(f);
+  for (const auto& shape : shapes) {
+    std::string direct;
+    hsns::daemon::report::append_flow_record_cbor(direct, shape);
+    std::string dom;
+    nlohmann::json::to_cbor(hsns::proto::to_json(shape), dom);
+    EXPECT_EQ(direct, dom);
+  }
+  // The streamed encoder: its size is exact and its pieces make the whole report.
+  hsns::daemon::report::FlowReportEncoder encoder(
+      1'764'640'000'123, 9, 3000,
+      [](std::size_t i, hsns::proto::FlowRecord& r) { r = hsns::testing::sample_report_flow(9, i); });
+  std::string pieces;
+  std::size_t count = 0;
+  ASSERT_TRUE(encoder.write(70000, [&](std::string_view b) -> hsns::Result<void> {
+    pieces.append(b);
+    ++count;
+    return {};
+  }));
+  EXPECT_EQ(pieces.size(), encoder.size(70000));
+  EXPECT_GT(count, 1U) << "written in pieces";
+  auto back = hsns::proto::decode<hsns::proto::Report>(pieces, hsns::proto::Encoding::cbor);
+  ASSERT_TRUE(back) << back.error().message();
+  EXPECT_EQ(back->seq, 70000U);
+  ASSERT_EQ(back->flows.size(), 1U);
+  EXPECT_EQ(back->flows[0].records.size(), 3000U);
+  EXPECT_EQ(back->flows[0].records[2999], hsns::testing::sample_report_flow(9, 2999));
 }
 
 TEST(SharedSpool, TwoWritersEachPayloadCarriesItsOwnSeq) {

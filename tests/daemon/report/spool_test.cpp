@@ -1,7 +1,9 @@
 // The report spool (daemon/report/spool.h) on real files: append/peek/ack across reopen, seq continuity,
 // the byte bound and its drop order (flow batches last), refusals, corruption in the middle (a payload
 // byte, a length field, a segment header), torn and bad-checksum tails, a missing or corrupt state file,
-// the directory lock and the oldest-record age.
+// the directory lock and the oldest-record age; groups of parts (append_parts: streamed, all or nothing, a
+// group cut by a crash removed on open, also across segments) and payloads read from the segment files
+// (peek_payloads: checksum verified, readable after their segment was deleted).
 #include "spool.h"
 
 #include <gtest/gtest.h>
@@ -345,6 +347,159 @@ TEST_F(SpoolTest, StatsSayHowOldTheOldestWaitingRecordIs) {
   const auto all = everything(*s);
   ASSERT_EQ(all.size(), 1U);
   EXPECT_EQ(all[0].appended_at_ms, 1'005'000);
+}
+
+// A group of `parts` flow-batch parts of `size` bytes each, streamed in pieces of 7 bytes.
+report::SpoolParts group_of(std::size_t parts, std::size_t size,
+                            std::vector<std::string>* written = nullptr) {
+  report::SpoolParts g;
+  g.count = parts;
+  g.size = [size](std::uint64_t, std::size_t) { return std::uint64_t{size}; };
+  g.write = [size, written](std::uint64_t seq, std::size_t, report::SpoolSink& sink) -> hsns::Result<void> {
+    const std::string p = payload_of(seq, size);
+    if (written != nullptr) written->push_back(p);
+    for (std::size_t at = 0; at < p.size(); at += 7)
+      if (auto r = sink.write(std::string_view(p).substr(at, 7)); !r) return r;
+    return {};
+  };
+  return g;
+}
+
+TEST_F(SpoolTest, AGroupOfPartsIsStoredWholeWithItsFlagsAndEpoch) {
+  auto s = open_spool(options(1 << 20, 4096));
+  ASSERT_TRUE(s);
+  append_reports(*s, 1);
+  std::vector<std::string> written;
+  auto first = s->append_parts(SpoolKind::flow_batch, 42, group_of(5, 1500, &written));
+  ASSERT_TRUE(first) << first.error().message();
+  EXPECT_EQ(*first, 2U);
+  EXPECT_EQ(s->last_seq(), 6U);
+  EXPECT_EQ(s->last_flow_epoch(), 42U);
+  auto entries = s->peek_payloads(std::numeric_limits<std::uint64_t>::max());
+  ASSERT_TRUE(entries);
+  ASSERT_EQ(entries->size(), 6U);
+  for (std::size_t i = 1; i < 6; ++i) {
+    const auto& e = (*entries)[i];
+    EXPECT_EQ(e.seq, i + 1);
+    EXPECT_EQ(e.epoch, 42U);
+    EXPECT_EQ(e.more_parts, i < 5) << "every part but the last says more follow";
+    EXPECT_TRUE(e.payload.verify());
+    EXPECT_EQ(e.payload.read_all().value(), written[i - 1]);
+  }
+  EXPECT_GT(segment_sizes(tmp / "spool").size(), 3U) << "the group spans flow segments";
+  s.reset();
+  s = open_spool(options(1 << 20, 4096));
+  ASSERT_TRUE(s);
+  EXPECT_EQ(everything(*s).size(), 6U);
+  EXPECT_EQ(s->last_flow_epoch(), 42U);
+  EXPECT_EQ(s->stats().torn_tails_total, 0U);
+}
+
+TEST_F(SpoolTest, AGroupWhoseLastPartACrashCutOffIsRemovedOnOpenAcrossSegments) {
+  const auto o = options(1 << 20, 4096);
+  {
+    auto s = open_spool(o);
+    ASSERT_TRUE(s);
+    ASSERT_TRUE(s->append_parts(SpoolKind::flow_batch, 7, group_of(2, 1000)));
+    append_reports(*s, 1);
+    ASSERT_TRUE(s->append_parts(SpoolKind::flow_batch, 8, group_of(4, 1500)));
+  }
+  // Cut the newest flow segment inside its last record, as a kill -9 before the last part's header was
+  // written (and synced) leaves it: the parts before it are whole and checksummed, but flagged `more`.
+  const auto sizes = segment_sizes(tmp / "spool");
+  std::string newest_flow;
+  for (const auto& [name, size] : sizes)
+    if (name.rfind("flow-", 0) == 0) newest_flow = name;
+  const auto path = tmp / "spool" / newest_flow;
+  const std::string bytes = read_file(path);
+  write_file(path, bytes.substr(0, bytes.size() - 100));
+  auto s = open_spool(o);
+  ASSERT_TRUE(s);
+  const auto all = everything(*s);
+  ASSERT_EQ(seqs(all), (std::vector<std::uint64_t>{1, 2, 3})) << "epoch 8's parts are all gone";
+  EXPECT_EQ(s->last_flow_epoch(), 7U) << "epoch 8 is harvested again";
+  EXPECT_GE(s->stats().torn_tails_total, 1U);
+  // Appends go on after the cut; the group's seqs are not handed out to anything the aggregator saw.
+  auto again = s->append_parts(SpoolKind::flow_batch, 8, group_of(4, 1500));
+  ASSERT_TRUE(again) << again.error().message();
+  EXPECT_EQ(everything(*s).size(), 7U);
+  s.reset();
+  s = open_spool(o);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(everything(*s).size(), 7U);
+  EXPECT_EQ(s->last_flow_epoch(), 8U);
+}
+
+TEST_F(SpoolTest, AGroupWhoseWriterFailsLeavesNothing) {
+  auto s = open_spool(options(1 << 20, 4096));
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->append_parts(SpoolKind::flow_batch, 1, group_of(1, 100)));
+  const auto before = segment_sizes(tmp / "spool");
+  auto g = group_of(4, 1500);
+  auto inner = g.write;
+  g.write = [inner](std::uint64_t seq, std::size_t part, report::SpoolSink& sink) -> hsns::Result<void> {
+    if (part == 3) return tl::unexpected(hsns::Error::internal("encoder failed"));
+    return inner(seq, part, sink);
+  };
+  EXPECT_FALSE(s->append_parts(SpoolKind::flow_batch, 2, g));
+  // A writer that writes fewer or more bytes than it announced is refused the same way.
+  auto short_write = group_of(1, 100);
+  short_write.size = [](std::uint64_t, std::size_t) { return std::uint64_t{101}; };
+  EXPECT_FALSE(s->append_parts(SpoolKind::flow_batch, 2, short_write));
+  auto long_write = group_of(1, 100);
+  long_write.size = [](std::uint64_t, std::size_t) { return std::uint64_t{99}; };
+  EXPECT_FALSE(s->append_parts(SpoolKind::flow_batch, 2, long_write));
+  EXPECT_EQ(seqs(everything(*s)), (std::vector<std::uint64_t>{1}));
+  EXPECT_EQ(s->last_flow_epoch(), 1U);
+  EXPECT_EQ(segment_sizes(tmp / "spool"), before) << "cut back, and the segments the group opened are gone";
+  ASSERT_TRUE(s->append_parts(SpoolKind::flow_batch, 2, group_of(3, 1500)));
+  s.reset();
+  s = open_spool(options(1 << 20, 4096));
+  ASSERT_TRUE(s);
+  EXPECT_EQ(everything(*s).size(), 4U);
+  EXPECT_EQ(s->stats().corrupt_records_total + s->stats().torn_tails_total, 0U);
+}
+
+TEST_F(SpoolTest, AGroupTooLargeForTheBoundIsRefusedWhole) {
+  auto s = open_spool(options(10'000, 4096));
+  ASSERT_TRUE(s);
+  auto r = s->append_parts(SpoolKind::flow_batch, 1, group_of(4, 3000));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, hsns::Error::Kind::too_large);
+  EXPECT_TRUE(everything(*s).empty());
+}
+
+TEST_F(SpoolTest, APeekedPayloadIsReadFromItsSegmentVerifiedAndOutlivesTheSegment) {
+  auto s = open_spool(options(1 << 20, 1024));
+  ASSERT_TRUE(s);
+  append_reports(*s, 3, 300);
+  auto entries = s->peek_payloads(std::numeric_limits<std::uint64_t>::max());
+  ASSERT_TRUE(entries);
+  ASSERT_EQ(entries->size(), 3U);
+  const auto& first = (*entries)[0].payload;
+  EXPECT_EQ(first.size(), 300U);
+  char buf[64];
+  auto n = first.read(290, buf, sizeof buf);
+  ASSERT_TRUE(n);
+  EXPECT_EQ(*n, 10U) << "a read stops at the payload's end";
+  EXPECT_EQ(std::string(buf, *n), payload_of(1, 300).substr(290));
+  // Acknowledged and its segment deleted: what was peeked is still readable (the file stays open).
+  ASSERT_TRUE(s->ack(3));
+  EXPECT_EQ(first.read_all().value(), payload_of(1, 300));
+  EXPECT_TRUE(first.verify());
+  // A payload byte that changed on disk after the spool indexed it fails verify().
+  append_reports(*s, 1, 300);
+  auto later = s->peek_payloads(1);
+  ASSERT_TRUE(later);
+  ASSERT_EQ(later->size(), 1U);
+  std::string seg;
+  for (const auto& [name, size] : segment_sizes(tmp / "spool"))
+    if (name.rfind("report-", 0) == 0) seg = name;
+  const auto bytes = read_file(tmp / "spool" / seg);
+  flip_byte(tmp / "spool" / seg, bytes.size() - 5);
+  auto bad = (*later)[0].payload.verify();
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message().find("checksum"), std::string::npos) << bad.error().message();
 }
 
 }  // namespace
