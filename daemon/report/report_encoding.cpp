@@ -96,7 +96,7 @@ template <class Out>
 void put_flow_record(Out& out, const proto::FlowRecord& f) {
   static const auto op_order = sorted_order(proto::kOpClassNames);
   static const auto nak_order = sorted_order(proto::kNakNames);
-  put_head(out, kMap, 21 + (f.psn ? 3 : 0) + (f.epoch ? 1 : 0));
+  put_head(out, kMap, 20 + (f.psn ? 3 : 0) + (f.epoch ? 1 : 0));  // the 20 keys every record has
   put_text(out, "bytes");
   put_head(out, kUnsigned, f.bytes);
   put_text(out, "ce");

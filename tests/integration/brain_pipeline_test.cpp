@@ -109,7 +109,8 @@ TEST_F(BrainPipeline, LoggerLineAndPushedKpisRaiseFaults) {
       [&] {
         auto r = aggregator_.client(kViewerToken).get("/api/v1/logs?limit=10");
         if (!r || r->status != 200) return false;
-        for (const auto& item : json::parse(r->body)["items"]) {
+        const auto page = json::parse(r->body);  // kept alive for the loop (a temporary's member is not)
+        for (const auto& item : page["items"]) {
           if (item["app"] == "orchagent") hostname = item["hostname"];
         }
         return !hostname.empty();

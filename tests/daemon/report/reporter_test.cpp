@@ -80,7 +80,7 @@ struct Host {
     config.host = name;
     config.aggregator_url = url;
     config.token_file = token_file.string();
-    config.request_timeout = 2000ms;
+    config.request_timeout = 15000ms;  // a 5,000-flow part takes seconds to store under the sanitizers
     config.backoff_initial = 20ms;
     config.backoff_max = 200ms;
     config.state_dir = (work.path() / (name + "-state")).string();
@@ -283,7 +283,7 @@ TEST(Reporter, AFlowBatchSplitIntoPartsIsStreamedFromItsSegmentAndARecordChanged
   ReporterComponent reporter(h.config, h.host, h.spool, h.sources(), registry);
   ASSERT_TRUE(reporter.start());
   ASSERT_TRUE(reporter.report_now());
-  ASSERT_TRUE(eventually([&] { return h.waiting() == 0; })) << aggregator.log();
+  ASSERT_TRUE(eventually([&] { return h.waiting() == 0; }, 90s)) << aggregator.log();
   EXPECT_EQ(count_rows(aggregator.database(), batches_of("node-e")), 4) << "three parts and the report";
   EXPECT_EQ(count_rows(aggregator.database(),
                        "SELECT COUNT(*) FROM telemetry_flows f JOIN telemetry_batches b ON f.batch_id = b.id "
