@@ -22,8 +22,8 @@
 #include "brain/pipeline_settings.h"
 #include "hsns/log.h"
 #include "http/server.h"
-#include "ingest/prometheus_config.h"
 #include "http/sessions.h"
+#include "ingest/prometheus_config.h"
 #include "ingest/snmp_config.h"
 #include "ingest/syslog_config.h"
 
