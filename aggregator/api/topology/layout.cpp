@@ -201,7 +201,8 @@ http::Response layout(services::TopologyCache& cache, http::RequestContext& ctx)
         node_y[leaves[i]] = 2;
       }
       for (std::size_t i = 0; i < hosts.size(); ++i) {
-        const auto col = static_cast<double>(i / static_cast<std::size_t>(kHostRows));
+        const std::size_t column = i / static_cast<std::size_t>(kHostRows);  // whole columns of hosts
+        const auto col = static_cast<double>(column);
         const auto row = static_cast<double>(i % static_cast<std::size_t>(kHostRows));
         node_x[hosts[i]] = cursor + (col + 0.5) * width / std::max(1.0, per_row);
         node_y[hosts[i]] = 3 + row * kRowStep;
