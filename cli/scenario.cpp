@@ -51,7 +51,8 @@ std::string string_field(const json& j, const char* key, const std::string& wher
 }
 
 void only_keys(const json& j, std::initializer_list<const char*> keys, const std::string& where) {
-  for (const auto& [k, v] : j.items()) {
+  for (const auto& item : j.items()) {
+    const std::string& k = item.key();
     if (std::none_of(keys.begin(), keys.end(), [&](const char* want) { return k == want; })) {
       throw usage_error(where + ": unknown key \"" + k + "\"");
     }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds hsns with AddressSanitizer/UBSan, and runs the whole test suite:
-# unit, integration (real aggregator over loopback), OpenAPI lint, promtool, and bounded libFuzzer runs.
+# Installs what is missing, builds hsns once (clang with AddressSanitizer/UBSan, the libFuzzer targets in the
+# same tree) and runs the whole test suite: unit, integration (real aggregator over loopback), OpenAPI lint,
+# promtool, the browser tests, the packages, and bounded libFuzzer runs.
 # Prints the time each stage took and how many tests ran.
 # Usage: scripts/test.sh        (as root on Debian 12, or a user with sudo)
 set -euo pipefail
@@ -32,7 +33,7 @@ stage "npm ci (OpenAPI linter, dashboard)"
 (cd tests/openapi && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 (cd web && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 
-stage "build (asan-ubsan)"
+stage "build (asan-ubsan: clang, AddressSanitizer and UBSan, fuzz targets included)"
 cmake --preset asan-ubsan >/dev/null
 cmake --build --preset asan-ubsan -j"$jobs"
 
@@ -42,10 +43,6 @@ stage "clang-tidy (the repository's .clang-tidy, sources changed by the last com
 if ! scripts/tidy.sh build/asan-ubsan "${HSNS_TIDY_BASE:-HEAD~1}"; then
   status=1
 fi
-
-stage "build (fuzz targets, clang)"
-cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz -j"$jobs"
 
 # Runs one ctest preset; a test that skipped (a missing tool or privilege) fails the run, since a green
 # run must prove that everything ran. Prints how many tests ran, skipped and failed.
@@ -71,12 +68,10 @@ run_tests() {
   [ "$rc" -eq 0 ] || status=1
 }
 
-stage "tests (asan-ubsan)"
-run_tests asan-ubsan
 # One line per libFuzzer run from ctest's log: runs, seconds, executions per second, coverage (edges and
 # features) and corpus size at the end, peak RSS.
 fuzz_summary() {
-  local log=${1:-build/fuzz/Testing/Temporary/LastTest.log}
+  local log=${1:-build/asan-ubsan/Testing/Temporary/LastTest.log}
   [ -f "$log" ] || return 0
   awk '
     / Testing: fuzz_.*_bounded$/ { name = $NF; sub(/_bounded$/, "", name) }
@@ -92,8 +87,8 @@ fuzz_summary() {
     }' "$log"
 }
 
-stage "tests (bounded fuzzing)"
-run_tests fuzz
+stage "tests (asan-ubsan, bounded fuzzing included)"
+run_tests asan-ubsan
 fuzz_summary
 stage ""
 echo "== total: ${ran_total} tests in ${SECONDS} s; $([ $status -eq 0 ] && echo passed || echo FAILED)"

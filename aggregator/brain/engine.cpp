@@ -367,6 +367,7 @@ void BrainEngine::deliver(Clock::time_point arrival, bool input) {
     }
   }
   if (on_faults_) {
+    delivering_arrival_ = arrival;
     try {
       on_faults_(faults_);
     } catch (const std::exception& e) {

@@ -15,7 +15,9 @@
 //   the matcher its per-second rate. Per log event: PatternMatcher::observe(LogEvent). Every time is the
 //   input's own (event time); the wall clock only measures lag.
 // - Output: after each queue item, the faults it raised or cleared, in order, in one call of the
-//   FaultHandler, on the engine thread (the handler must not call back into the engine).
+//   FaultHandler, on the engine thread (the handler must not call back into the engine, except for
+//   delivering_arrival(): while the handler runs, when the item that raised the faults arrived, so that
+//   the stages after the engine can measure their lag from the same moment).
 // - Peers (scope link_both_ends, root cause link) come from the topology (peer_map.h), re-read through
 //   `topology` at most every `topology_refresh` and rebuilt only when its revision changed.
 // - reload(dir) loads a pattern library on the caller's thread; on an error nothing changes and the error
@@ -157,6 +159,10 @@ class BrainEngine {
 
   EngineStatus status() const;
 
+  // Only from within the FaultHandler (the engine thread): when the queue item arrived whose faults are
+  // being handed over.
+  std::chrono::steady_clock::time_point delivering_arrival() const { return delivering_arrival_; }
+
  private:
   struct Item {
     enum class Kind : std::uint8_t { kpi, log, control } kind = Kind::kpi;
@@ -205,6 +211,7 @@ class BrainEngine {
   brain::PatternMatcher matcher_;
   std::vector<brain::AnomalyEvent> verdicts_;
   std::vector<brain::FaultMatch> faults_;
+  std::chrono::steady_clock::time_point delivering_arrival_{};  // engine thread: see delivering_arrival()
   std::vector<brain::LogField> fields_;
   std::string key_;
   std::unordered_map<std::string, CounterTotal> totals_;

@@ -3,20 +3,13 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "yaml_fields.h"
+
 namespace hsns::brain_pipeline {
 namespace {
 
-std::size_t read_size(const YAML::Node& n, const std::string& key, long long min, long long max) {
-  const auto v = n.as<long long>();
-  if (v < min || v > max) {
-    throw std::runtime_error(key + ": must be between " + std::to_string(min) + " and " +
-                             std::to_string(max));
-  }
-  return static_cast<std::size_t>(v);
-}
-
 std::string read_path(const YAML::Node& n, const std::string& key) {
-  auto path = n.as<std::string>();
+  auto path = yaml_fields::read_text(n, key);
   if (path.empty()) throw std::runtime_error(key + ": must not be empty");
   return path;
 }
@@ -36,11 +29,11 @@ void apply_brain_yaml(const YAML::Node& node, BrainSettings& c) {
     } else if (key == "detector_config") {
       c.detector_config = read_path(v, where);
     } else if (key == "queue_capacity") {
-      c.queue_capacity = read_size(v, where, 1, 16'777'216);
+      c.queue_capacity = yaml_fields::read_size(v, where, 1, 16'777'216);
     } else if (key == "max_series") {
-      c.max_series = read_size(v, where, 1, 10'000'000);
+      c.max_series = yaml_fields::read_size(v, where, 1, 10'000'000);
     } else if (key == "max_states") {
-      c.max_states = read_size(v, where, 1, 10'000'000);
+      c.max_states = yaml_fields::read_size(v, where, 1, 10'000'000);
     } else {
       throw std::runtime_error("unknown key '" + where + "'");
     }

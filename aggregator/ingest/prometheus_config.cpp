@@ -6,28 +6,12 @@
 
 #include "ingest/prometheus_response.h"
 #include "store/kpi_store.h"
+#include "yaml_fields.h"
 
 namespace hsns::ingest {
 namespace {
 
-long long read_number(const YAML::Node& n, const std::string& where, long long min, long long max) {
-  long long v = 0;
-  try {
-    v = n.as<long long>();
-  } catch (const YAML::Exception&) {
-    throw std::runtime_error(where + ": must be an integer");
-  }
-  if (v < min || v > max) {
-    throw std::runtime_error(where + ": must be between " + std::to_string(min) + " and " +
-                             std::to_string(max));
-  }
-  return v;
-}
-
-std::string read_text(const YAML::Node& n, const std::string& where) {
-  if (!n.IsScalar()) throw std::runtime_error(where + ": must be a string");
-  return n.as<std::string>();
-}
+using yaml_fields::read_text;
 
 bool is_source_name(const std::string& name) {
   if (name.empty() || name.size() > 64) return false;
@@ -79,7 +63,7 @@ PrometheusQueryConfig read_query(const YAML::Node& node, const std::string& at) 
         throw std::runtime_error(where + ": must be gauge or counter");
       }
     } else if (key == "max_series") {
-      q.max_series = static_cast<std::size_t>(read_number(kv.second, where, 1, 1'000'000));
+      q.max_series = yaml_fields::read_size(kv.second, where, 1, 1'000'000);
     } else {
       throw std::runtime_error(std::string(at).append(": unknown key '").append(key).append("'"));
     }
@@ -108,9 +92,9 @@ PrometheusSourceConfig read_source(const YAML::Node& node, const std::string& at
       const bool https = s.url.rfind("https://", 0) == 0 && s.url.size() > 8;
       if (!http && !https) throw std::runtime_error(where + ": must be an http:// or https:// URL");
     } else if (key == "interval_ms") {
-      s.interval = std::chrono::milliseconds(read_number(kv.second, where, 1000, 86'400'000));
+      s.interval = std::chrono::milliseconds(yaml_fields::read_integer(kv.second, where, 1000, 86'400'000));
     } else if (key == "timeout_ms") {
-      s.timeout = std::chrono::milliseconds(read_number(kv.second, where, 100, 60'000));
+      s.timeout = std::chrono::milliseconds(yaml_fields::read_integer(kv.second, where, 100, 60'000));
     } else if (key == "bearer_token_file") {
       s.bearer_token_file = read_text(kv.second, where);
       std::ifstream in(s.bearer_token_file);

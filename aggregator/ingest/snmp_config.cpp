@@ -7,27 +7,12 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "yaml_fields.h"
+
 namespace hsns::ingest {
 namespace {
 
-long long read_number(const YAML::Node& n, const std::string& where, long long min, long long max) {
-  long long v = 0;
-  try {
-    v = n.as<long long>();
-  } catch (const YAML::Exception&) {
-    throw std::runtime_error(where + ": must be an integer");
-  }
-  if (v < min || v > max) {
-    throw std::runtime_error(where + ": must be between " + std::to_string(min) + " and " +
-                             std::to_string(max));
-  }
-  return v;
-}
-
-std::string read_text(const YAML::Node& n, const std::string& where) {
-  if (!n.IsScalar()) throw std::runtime_error(where + ": must be a string");
-  return n.as<std::string>();
-}
+using yaml_fields::read_text;
 
 // Printable ASCII without space or '/': the name starts every entity id ("<name>/<ifName>").
 bool is_switch_name(const std::string& name) {
@@ -74,7 +59,7 @@ SnmpSwitchConfig read_switch(const YAML::Node& node, const std::string& at) {
       if (ec) throw std::runtime_error(where + ": '" + s.address + "' is not an IP address");
       has_address = true;
     } else if (key == "port") {
-      s.port = static_cast<std::uint16_t>(read_number(v, where, 1, 65535));
+      s.port = static_cast<std::uint16_t>(yaml_fields::read_integer(v, where, 1, 65535));
     } else if (key == "version") {
       const auto text = read_text(v, where);
       if (text == "2c") {
@@ -89,11 +74,11 @@ SnmpSwitchConfig read_switch(const YAML::Node& node, const std::string& at) {
     } else if (key == "credentials_file") {
       s.credentials_file = read_text(v, where);
     } else if (key == "interval_ms") {
-      s.interval = std::chrono::milliseconds(read_number(v, where, 100, 86'400'000));
+      s.interval = std::chrono::milliseconds(yaml_fields::read_integer(v, where, 100, 86'400'000));
     } else if (key == "timeout_ms") {
-      s.timeout = std::chrono::milliseconds(read_number(v, where, 10, 60'000));
+      s.timeout = std::chrono::milliseconds(yaml_fields::read_integer(v, where, 10, 60'000));
     } else if (key == "retries") {
-      s.retries = static_cast<int>(read_number(v, where, 0, 10));
+      s.retries = static_cast<int>(yaml_fields::read_integer(v, where, 0, 10));
     } else {
       throw std::runtime_error("unknown key '" + where + "'");
     }
@@ -188,11 +173,11 @@ void apply_snmp_yaml(const YAML::Node& node, SnmpConfig& c) {
     const auto& v = kv.second;
     const std::string where = "snmp." + key;
     if (key == "max_switches") {
-      c.max_switches = static_cast<std::size_t>(read_number(v, where, 1, 4096));
+      c.max_switches = yaml_fields::read_size(v, where, 1, 4096);
     } else if (key == "max_interfaces") {
-      c.max_interfaces = static_cast<std::size_t>(read_number(v, where, 1, 65'536));
+      c.max_interfaces = yaml_fields::read_size(v, where, 1, 65'536);
     } else if (key == "max_repetitions") {
-      c.bulk_rows = static_cast<int>(read_number(v, where, 1, 100));
+      c.bulk_rows = static_cast<int>(yaml_fields::read_integer(v, where, 1, 100));
     } else if (key == "switches") {
       if (!v.IsSequence()) throw std::runtime_error(where + ": must be a list of switches");
       list.emplace(v);

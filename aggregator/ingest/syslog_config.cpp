@@ -3,19 +3,10 @@
 #include <boost/asio/ip/address.hpp>
 #include <stdexcept>
 
+#include "yaml_fields.h"
+
 namespace hsns::ingest {
-namespace {
-
-std::size_t read_size(const YAML::Node& n, const std::string& key, long long min, long long max) {
-  const auto v = n.as<long long>();
-  if (v < min || v > max) {
-    throw std::runtime_error(key + ": must be between " + std::to_string(min) + " and " +
-                             std::to_string(max));
-  }
-  return static_cast<std::size_t>(v);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 tl::expected<ListenEndpoint, std::string> parse_listen_endpoint(const std::string& text) {
   const auto colon = text.rfind(':');
@@ -48,15 +39,15 @@ void apply_syslog_yaml(const YAML::Node& node, SyslogConfig& c) {
       if (!endpoint) throw std::runtime_error(where + ": " + endpoint.error());
       (key == "udp_listen" ? c.udp : c.tcp) = *endpoint;
     } else if (key == "max_message_bytes") {
-      c.max_message_bytes = read_size(v, where, 480, 65'535);  // RFC 5424: at least 480
+      c.max_message_bytes = yaml_fields::read_size(v, where, 480, 65'535);  // RFC 5424: at least 480
     } else if (key == "max_connections") {
-      c.max_connections = read_size(v, where, 1, 100'000);
+      c.max_connections = yaml_fields::read_size(v, where, 1, 100'000);
     } else if (key == "messages_per_device") {
-      c.messages_per_device = read_size(v, where, 1, 1'000'000);
+      c.messages_per_device = yaml_fields::read_size(v, where, 1, 1'000'000);
     } else if (key == "max_devices") {
-      c.max_devices = read_size(v, where, 1, 1'000'000);
+      c.max_devices = yaml_fields::read_size(v, where, 1, 1'000'000);
     } else if (key == "tcp_idle_timeout_ms") {
-      c.tcp_idle_timeout_ms = read_size(v, where, 1000, 86'400'000);
+      c.tcp_idle_timeout_ms = yaml_fields::read_size(v, where, 1000, 86'400'000);
     } else {
       throw std::runtime_error("unknown key '" + where + "'");
     }

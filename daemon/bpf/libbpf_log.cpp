@@ -29,7 +29,8 @@ log::Level level_of(libbpf_print_level level) {
   return log::Level::debug;
 }
 
-std::string format(const char* fmt, va_list args) {
+// fmt is libbpf's own format string (the attribute lets the compiler check the calls against it).
+__attribute__((format(printf, 1, 0))) std::string format(const char* fmt, va_list args) {
   va_list copy;
   va_copy(copy, args);
   const int n = std::vsnprintf(nullptr, 0, fmt, copy);
@@ -41,7 +42,7 @@ std::string format(const char* fmt, va_list args) {
   return out;
 }
 
-int print(libbpf_print_level level, const char* fmt, va_list args) {
+__attribute__((format(printf, 2, 0))) int print(libbpf_print_level level, const char* fmt, va_list args) {
   if (t_capture_text != nullptr) {
     if (level == LIBBPF_DEBUG) return 0;
     std::string& text = *t_capture_text;

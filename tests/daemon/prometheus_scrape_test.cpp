@@ -10,8 +10,6 @@
 //
 // Needs root (namespaces, bpf, tc), prometheus, promtool and curl: a missing one is a failure, not a skip.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -22,6 +20,7 @@
 #include "support/aggregator_process.h"
 #include "support/metrics.h"
 #include "support/netns.h"
+#include "support/prometheus_server.h"
 
 namespace hsns::testing {
 namespace {
@@ -38,18 +37,7 @@ double unix_now() {
 // A TCP port nothing listens on in namespace ns (the kernel's choice for a socket bound to port 0).
 int free_port_in(const std::string& ns) {
   const NetnsScope in_ns(ns);
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return 0;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
-    port = ntohs(addr.sin_port);
-  ::close(fd);
-  return port;
+  return free_loopback_port();
 }
 
 class PrometheusScrape : public ::testing::Test {
