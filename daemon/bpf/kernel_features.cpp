@@ -14,8 +14,21 @@ namespace {
 
 enum class Kind { prog, map };
 
+// Every value of libbpf's two type enums lies below this bound, so converting a number below it to the enum
+// is defined behaviour (C++ allows an unfixed enum the values of its smallest bit-field); the numbers above
+// the highest enumerator this <linux/bpf.h> names are not probed (see the contract).
+constexpr int kTypeNumberBound = 64;
+static_assert(BPF_MAP_TYPE_USER_RINGBUF < kTypeNumberBound && BPF_PROG_TYPE_SYSCALL < kTypeNumberBound);
+
+bool known(Kind kind, int type) {
+  if (type < 0 || type >= kTypeNumberBound) return false;
+  return (kind == Kind::prog ? libbpf_bpf_prog_type_str(static_cast<bpf_prog_type>(type))
+                             : libbpf_bpf_map_type_str(static_cast<bpf_map_type>(type))) != nullptr;
+}
+
 // 1 supported, 0 not, < 0 undecided; cached per (kind, type).
 int probe(Kind kind, int type) {
+  if (!known(kind, type)) return -1;
   static std::mutex mutex;
   static std::map<std::pair<Kind, int>, int> cache;
   std::lock_guard lock(mutex);
@@ -28,7 +41,12 @@ int probe(Kind kind, int type) {
   return r;
 }
 
-Result<void> require(Kind kind, int type, const char* name, const std::string& what) {
+Result<void> require(Kind kind, int type, const std::string& what) {
+  const char* name = nullptr;
+  if (known(kind, type)) {
+    name = kind == Kind::prog ? libbpf_bpf_prog_type_str(static_cast<bpf_prog_type>(type))
+                              : libbpf_bpf_map_type_str(static_cast<bpf_map_type>(type));
+  }
   const std::string label = std::string(kind == Kind::prog ? "BPF program type " : "BPF map type ") +
                             (name != nullptr ? std::string(name) : std::to_string(type));
   const int r = probe(kind, type);
@@ -44,14 +62,14 @@ Result<void> require(Kind kind, int type, const char* name, const std::string& w
 
 }  // namespace
 
-Result<void> require_prog_type(bpf_prog_type type, const std::string& what) {
+Result<void> require_prog_type(int type, const std::string& what) {
   route_libbpf_log();
-  return require(Kind::prog, type, libbpf_bpf_prog_type_str(type), what);
+  return require(Kind::prog, type, what);
 }
 
-Result<void> require_map_type(bpf_map_type type, const std::string& what) {
+Result<void> require_map_type(int type, const std::string& what) {
   route_libbpf_log();
-  return require(Kind::map, type, libbpf_bpf_map_type_str(type), what);
+  return require(Kind::map, type, what);
 }
 
 Result<void> require_kernel_features(const bpf_object* obj, const std::string& what) {

@@ -8,7 +8,9 @@
 //   kernel lacks gives Error::unavailable "<what> needs BPF program type sched_cls, which this kernel does
 //   not support" (libbpf's name of the type; its number when libbpf has no name). A probe that cannot
 //   decide (an error other than "unsupported") is logged at debug and left to the load.
-// - require_prog_type / require_map_type check one type; results are cached per process.
+// - require_prog_type / require_map_type check one type, given by its kernel number (a type this build's
+//   <linux/bpf.h> does not name, which a newer object may use, is not probed: left to the load); results
+//   are cached per process.
 // - Thread-safe.
 #pragma once
 
@@ -22,8 +24,8 @@ struct bpf_object;
 
 namespace hsns::daemon::bpf {
 
-Result<void> require_prog_type(bpf_prog_type type, const std::string& what);
-Result<void> require_map_type(bpf_map_type type, const std::string& what);
+Result<void> require_prog_type(int type, const std::string& what);
+Result<void> require_map_type(int type, const std::string& what);
 Result<void> require_kernel_features(const bpf_object* obj, const std::string& what);
 
 }  // namespace hsns::daemon::bpf
