@@ -22,11 +22,12 @@ export function openStream(
     const s = new WebSocket(url);
     socket = s;
     s.addEventListener('open', () => {
+      if (socket !== s) return;
       onState(true, opens > 0);
       ++opens;
     });
     s.addEventListener('message', (ev: MessageEvent) => {
-      if (typeof ev.data !== 'string') return;
+      if (socket !== s || typeof ev.data !== 'string') return;
       try {
         onMessage(JSON.parse(ev.data));
       } catch {
@@ -48,7 +49,9 @@ export function openStream(
       if (socket) {
         const s = socket;
         socket = null;
-        s.close(1000);
+        // Closing a socket still connecting makes the browser log an error: close it once open instead.
+        if (s.readyState === WebSocket.CONNECTING) s.addEventListener('open', () => s.close(1000));
+        else s.close(1000);
       }
     },
   };

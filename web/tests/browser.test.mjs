@@ -343,7 +343,7 @@ test('filters live in the URL; acknowledging one alarm and an incident group wor
   assert.deepEqual(problems, []);
 });
 
-test('a silence made from the filter suppresses the matching alarm and is deleted', async () => {
+test('a silence made from the filter suppresses the matching alarm, survives a reload and is deleted', async () => {
   await open(page, '#/alarms?entity=host010%2F*', 'Alarms');
   await page.getByRole('button', { name: 'Silence what matches this filter' }).click();
   assert.equal(await page.locator('#silence-entity').inputValue(), 'host010/*');
@@ -358,6 +358,8 @@ test('a silence made from the filter suppresses the matching alarm and is delete
   const flapping = await api('GET', `/api/v1/alarms/${alarmOf('host010/eth2').id}`);
   assert.equal(flapping.suppressed, true, 'the matching alarm is not suppressed');
   await waitText(page, '#alarm-table tr', 'suppressed by');
+  await page.reload();
+  await waitText(page, '#silence-table tr', 'optics swap');
   await page.getByRole('button', { name: `Delete silence ${rule.id}` }).click();
   await page.locator('#silence-table tr', { hasText: 'optics swap' }).waitFor({ state: 'detached', timeout: 10_000 });
   assert.ok(!(await api('GET', '/api/v1/silences')).items.some((r) => r.id === rule.id), 'the silence is still stored');
