@@ -318,6 +318,12 @@ test('the alarm view lists incidents and alarms (flapping, suppressed) and updat
 });
 
 test('filters live in the URL; acknowledging one alarm and an incident group works and survives a reload', async () => {
+  // SU and rail (from the topology export): host010 is in SU 2, its eth2 on rail 2.
+  await open(page, '#/alarms?su=2&rail=2', 'Alarms');
+  assert.equal(await page.locator('#filter-rail').inputValue(), '2');
+  const placed = await page.locator('#alarm-table tbody tr').allTextContents();
+  assert.equal(placed.length, 1, `SU 2, rail 2: ${placed.join(' | ')}`);
+  assert.match(placed[0], /host010\/eth2/);
   await open(page, '#/alarms?entity=host001%2F*&severity=major', 'Alarms');
   assert.equal(await page.locator('#filter-entity').inputValue(), 'host001/*');
   assert.equal(await page.locator('#alarm-table tbody tr').count(), 2, 'the filter does not keep exactly host001\'s two alarms');

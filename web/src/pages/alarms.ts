@@ -1,6 +1,6 @@
 // Alarms and incidents: incidents (not raw alarms) with their alarm count, first/last seen and a flapping
 // mark; the alarms under them; filters (severity, incident state, alarm state, entity glob, type, job,
-// suppressed) kept in the URL so a view is bookmarkable; acknowledgement of one alarm, a selection or a
+// SU, pod, rail, suppressed) kept in the URL so a view is bookmarkable; acknowledgement of one alarm, a selection or a
 // whole incident with a comment; silence rules (list, create, delete, "silence what matches this filter"),
 // suppressed alarms shown as such; live updates from /api/v1/alarms/stream and /api/v1/incidents/stream.
 import type { PageContext, Cleanup } from '../main';
@@ -8,8 +8,9 @@ import { navigate } from '../main';
 import { del, get, post, query } from '../api';
 import { clearError, el, field, setStatus, showError, table, type Cell } from '../dom';
 import { openStream, type Stream } from '../live';
+import { domainsOf, fetchGraph, type Domains } from '../topology';
 import {
-  SEVERITIES, globRegExp, severityBadge, severityLevel, shortTime,
+  SEVERITIES, entityDevices, globRegExp, severityBadge, severityLevel, shortTime,
   type Alarm, type AlarmChange, type Incident, type IncidentChange, type Silence,
 } from '../brain';
 
@@ -21,8 +22,11 @@ export interface AlarmFilter {
   type: string; // pattern id or fault type
   job: string; // an affected job's name
   suppressed: string; // yes | no | '' (either)
+  su: string; // the SU of a device of the alarm's entity or root cause
+  pod: string; // the super-pod, likewise
+  rail: string; // the rail of the alarm's port (a host NPU port or the leaf port cabled to one)
 }
-const FILTER_KEYS: (keyof AlarmFilter)[] = ['severity', 'istate', 'astate', 'entity', 'type', 'job', 'suppressed'];
+const FILTER_KEYS: (keyof AlarmFilter)[] = ['severity', 'istate', 'astate', 'entity', 'type', 'job', 'suppressed', 'su', 'pod', 'rail'];
 
 export function alarmsHash(f: Partial<AlarmFilter>): string {
   const q = new URLSearchParams();
@@ -37,10 +41,24 @@ function filterOf(params: URLSearchParams): AlarmFilter {
   return f;
 }
 
-const alarmFiltered = (f: AlarmFilter): boolean => !!(f.severity || f.astate || f.entity || f.type || f.suppressed);
+const alarmFiltered = (f: AlarmFilter): boolean => !!(f.severity || f.astate || f.entity || f.type || f.suppressed || f.su || f.pod || f.rail);
+
+// The alarm's place in the fabric: SUs, super-pods and rails of its entity and root cause.
+function placeMatches(a: Alarm, f: AlarmFilter, d: Domains): boolean {
+  const names = [a.entity, a.root_cause];
+  const devices = names.flatMap(entityDevices);
+  if (f.su && !devices.some((x) => d.su.get(x) === Number(f.su))) return false;
+  if (f.pod && !devices.some((x) => d.pod.get(x) === Number(f.pod))) return false;
+  if (f.rail) {
+    const ports = names.flatMap((n) => n.replace(/^(link|device|module):/, '').split('|')).map((n) => n.split('/').slice(0, 2).join('/'));
+    if (!ports.some((p) => d.rail.get(p) === Number(f.rail))) return false;
+  }
+  return true;
+}
 const active = (a: Alarm): boolean => a.state !== 'cleared';
 
-function alarmMatches(a: Alarm, f: AlarmFilter, entity: RegExp | null): boolean {
+function alarmMatches(a: Alarm, f: AlarmFilter, entity: RegExp | null, d: Domains | null): boolean {
+  if (d && !placeMatches(a, f, d)) return false;
   if (f.severity && severityLevel(a.severity) < severityLevel(f.severity)) return false;
   if (f.astate === 'active' ? !active(a) : f.astate && a.state !== f.astate) return false;
   if (entity && !entity.test(a.entity) && !entity.test(a.root_cause)) return false;
@@ -78,6 +96,8 @@ export async function renderAlarms(ctx: PageContext): Promise<Cleanup | void> {
     silences = si.items;
   };
   await load();
+  // SU, pod and rail filters need the topology (read only when one is set).
+  const domains = f.su || f.pod || f.rail ? domainsOf(await fetchGraph()) : null;
 
   main.append(el('h1', {}, 'Alarms and incidents'));
 
@@ -88,15 +108,18 @@ export async function renderAlarms(ctx: PageContext): Promise<Cleanup | void> {
   const fEntity = el('input', { id: 'filter-entity', value: f.entity, placeholder: 'leaf01/* or host003/eth2' });
   const fType = el('input', { id: 'filter-type', value: f.type, placeholder: 'link_down' });
   const fJob = el('input', { id: 'filter-job', value: f.job, placeholder: 'job name' });
+  const fSu = el('input', { id: 'filter-su', type: 'number', min: '0', value: f.su, class: 'narrow' });
+  const fPod = el('input', { id: 'filter-pod', type: 'number', min: '0', value: f.pod, class: 'narrow' });
+  const fRail = el('input', { id: 'filter-rail', type: 'number', min: '0', value: f.rail, class: 'narrow' });
   const fSuppressed = select('filter-suppressed', [['', 'either'], ['yes', 'suppressed only'], ['no', 'not suppressed']], f.suppressed);
   const filterForm = el('form', { class: 'inline', 'aria-label': 'Filter alarms and incidents' },
     field('Severity', fSeverity), field('Incident state', fIstate), field('Alarm state', fAstate), field('Entity (glob)', fEntity),
-    field('Type', fType), field('Job', fJob), field('Suppressed', fSuppressed),
+    field('Type', fType), field('Job', fJob), field('SU', fSu), field('Pod', fPod), field('Rail', fRail), field('Suppressed', fSuppressed),
     el('button', { type: 'submit', class: 'secondary' }, 'Filter'), el('a', { href: '#/alarms' }, 'Clear filters'));
   filterForm.addEventListener('submit', (ev) => {
     ev.preventDefault();
     navigate(alarmsHash({ severity: fSeverity.value, istate: fIstate.value, astate: fAstate.value, entity: fEntity.value.trim(),
-      type: fType.value.trim(), job: fJob.value.trim(), suppressed: fSuppressed.value }));
+      type: fType.value.trim(), job: fJob.value.trim(), suppressed: fSuppressed.value, su: fSu.value, pod: fPod.value, rail: fRail.value }));
   });
   const live = el('p', { id: 'live', class: 'note', role: 'status' }, 'Live updates: connecting…');
   main.append(filterForm, live);
@@ -144,10 +167,10 @@ export async function renderAlarms(ctx: PageContext): Promise<Cleanup | void> {
     const byAlarm = incidentOf();
     const jobOk = (i: Incident | undefined): boolean =>
       !f.job || !!i?.affected_jobs.some((j) => j.name === f.job || j.job_id === f.job);
-    const shownAlarms = [...alarms.values()].filter((a) => alarmMatches(a, f, entityRe) && jobOk(byAlarm.get(a.id))
+    const shownAlarms = [...alarms.values()].filter((a) => alarmMatches(a, f, entityRe, domains) && jobOk(byAlarm.get(a.id))
       && (!f.istate || byAlarm.get(a.id)?.state === f.istate));
     const shownIncidents = [...incidents.values()].filter((i) => jobOk(i)
-      && (!alarmFiltered(f) || i.alarms.some((id) => { const a = alarms.get(id); return a ? alarmMatches(a, f, entityRe) : false; })))
+      && (!alarmFiltered(f) || i.alarms.some((id) => { const a = alarms.get(id); return a ? alarmMatches(a, f, entityRe, domains) : false; })))
       .sort((a, b) => b.last_seen_ms - a.last_seen_ms);
 
     // Incidents.

@@ -33,7 +33,11 @@ const ORDER = ['faulty', 'degraded', 'unknown', 'ok'];
 const verdictCounts = (v: Verdicts): string => ORDER.map((k) => `${v[k] ?? 0} ${k}`).join(', ');
 const fmt = (x: number): string => (Math.abs(x) >= 1e6 || (x !== 0 && Math.abs(x) < 1e-3) ? x.toExponential(3) : String(Math.round(x * 1000) / 1000));
 
-function hopTable(caption: string, hops: Hop[], withPairs: boolean): HTMLElement {
+const MAX_HOP_ROWS = 2000;
+
+function hopTable(caption: string, all: Hop[], withPairs: boolean): HTMLElement {
+  const hops = all.slice(0, MAX_HOP_ROWS);
+  if (all.length > hops.length) caption += ` (the first ${MAX_HOP_ROWS} of ${all.length})`;
   const rows: Cell[][] = hops.map((h) => {
     const kpis = h.kpis.length
       ? el('ul', { class: 'compact' }, ...h.kpis.map((k) => el('li', {}, `${k.entity} ${k.metric} = ${fmt(k.value)} (${Math.round(k.age_ms / 1000)} s ago${k.fresh ? '' : ', stale'})`)))
@@ -87,7 +91,7 @@ export async function renderDiagnose(ctx: PageContext): Promise<Cleanup | void> 
       result.append(el('h2', { id: 'diag-title' }, `${r.src.entity} → ${r.dst.entity}: `, verdictBadge(r.verdict)),
         el('p', {}, `Route: ${r.route.source === 'plan' ? `the route plan of job ${r.route.job}` : 'every ECMP candidate'}${r.route.note ? ` (${r.route.note})` : ''}; ${r.paths.length} paths${r.truncated ? ' (truncated)' : ''}, ${r.summary.hops} hops: ${verdictCounts(r.summary.hop_verdicts)}. Generated ${r.generated_at}.`),
         r.worst_hops.length ? el('p', {}, `Worst hops: ${r.worst_hops.join(', ')}`) : '',
-        table('Paths (hop by hop)', ['path', 'verdict', 'hops'], r.paths.slice(0, 64).map((p, i) => [String(i + 1), verdictBadge(p.verdict),
+        table(`Paths, hop by hop${r.paths.length > 64 ? ` (the first 64 of ${r.paths.length})` : ''}`, ['path', 'verdict', 'hops'], r.paths.slice(0, 64).map((p, i) => [String(i + 1), verdictBadge(p.verdict),
           p.hops.map((id) => `${id} [${hopsById.get(id)?.verdict ?? '?'}]`).join(' → ')])),
         hopTable('Every hop with its evidence', r.hops, false));
       setStatus(`Diagnosis: path ${r.verdict}, ${r.summary.hops} hops`);
@@ -95,7 +99,7 @@ export async function renderDiagnose(ctx: PageContext): Promise<Cleanup | void> 
       const r = await get<JobAnswer>(`/api/v1/diagnose/job/${encodeURIComponent(job)}`);
       result.append(el('h2', { id: 'diag-title' }, `Job ${r.job} (${r.ranks} ranks): `, verdictBadge(r.verdict)),
         el('p', {}, `${r.summary.pairs} communicating pairs${r.summary.pairs_truncated ? ' (truncated)' : ''}: ${verdictCounts(r.summary.pair_verdicts)}; ${r.summary.hops} hops: ${verdictCounts(r.summary.hop_verdicts)}. ${r.route_plan.used ? 'From the job’s route plan.' : `Not from a route plan: ${r.route_plan.note}`}`),
-        table('Rank pairs, worst first', ['ranks', 'from', 'to', 'verdict', 'paths', 'worst hops', 'path diagnosis'], [...r.pairs].sort((a, b) => ORDER.indexOf(a.verdict) - ORDER.indexOf(b.verdict)).slice(0, 500).map((p) => [
+        table(`Rank pairs, worst first${r.pairs.length > 500 ? ` (the first 500 of ${r.pairs.length})` : ''}`, ['ranks', 'from', 'to', 'verdict', 'paths', 'worst hops', 'path diagnosis'], [...r.pairs].sort((a, b) => ORDER.indexOf(a.verdict) - ORDER.indexOf(b.verdict)).slice(0, 500).map((p) => [
           `${p.src_rank} → ${p.dst_rank}`, p.src.entity, p.dst.entity, verdictBadge(p.verdict), `${p.paths}${p.planned ? ' planned' : ' ECMP'}`,
           p.worst_hops.join(', ') || '—',
           el('a', { href: `#/diagnose${query({ src: `${p.src.host}/${p.src.npu}`, dst: `${p.dst.host}/${p.dst.npu}` })}` }, `Diagnose ${p.src_rank} → ${p.dst_rank}`)])),

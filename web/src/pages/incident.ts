@@ -7,7 +7,7 @@ import type { PageContext, Cleanup } from '../main';
 import { navigate } from '../main';
 import { ApiError, get } from '../api';
 import { el, setStatus, table, type Cell } from '../dom';
-import { fetchGraph, type TopoGraph } from '../topology';
+import { domainsOf, fetchGraph, type TopoGraph } from '../topology';
 import { openStream } from '../live';
 import { entityDevices, severityBadge, shortTime, type Alarm, type AlarmWithHistory, type Incident, type IncidentChange } from '../brain';
 
@@ -16,15 +16,17 @@ interface JobRanks { name: string; ranks: { rank: number; host: string; npu: num
 const MAX_HISTORY_FETCH = 50;
 
 // The site view URL marking the blast radius: its devices, with the SU and spine groups that hold them
-// expanded (the topology export names each device's domains).
+// expanded (their SU and super-pod from the topology export).
 export function blastHash(devices: string[], graph: TopoGraph | null, incident: string): string {
   const expand = new Set<string>();
-  const byName = new Map((graph?.nodes ?? []).map((n) => [n.name, n]));
+  const tiers = new Map((graph?.nodes ?? []).map((n) => [n.name, n.tier]));
+  const domains = graph ? domainsOf(graph) : null;
   for (const d of devices) {
-    const n = byName.get(d);
-    if (!n) continue;
-    if ((n.tier === 'host' || n.tier === 'leaf') && n.scalable_unit !== undefined) expand.add(`su:${n.scalable_unit}`);
-    else if (n.tier === 'spine' && n.superpod !== undefined) expand.add(`spines:${n.superpod}`);
+    const tier = tiers.get(d);
+    const su = domains?.su.get(d);
+    const pod = domains?.pod.get(d);
+    if ((tier === 'host' || tier === 'leaf') && su !== undefined) expand.add(`su:${su}`);
+    else if (tier === 'spine' && pod !== undefined) expand.add(`spines:${pod}`);
   }
   const q = new URLSearchParams();
   if (expand.size) q.set('expand', [...expand].join(','));
