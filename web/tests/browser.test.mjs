@@ -309,11 +309,12 @@ test('the alarm view lists incidents and alarms (flapping, suppressed) and updat
   const alarmsTable = page.locator('#alarm-table');
   assert.match(await alarmsTable.locator('tr', { hasText: 'host010/eth2' }).textContent(), /⚑ flapping/, 'the flapping alarm is not marked');
   assert.match(await alarmsTable.locator('tr', { hasText: 'host014/eth0' }).textContent(), /suppressed by s-/, 'the silenced alarm is not shown as suppressed');
-  await axe(page, 'alarms');
-  await shot(page, 'alarms');
-  // A new alarm arrives over the stream, without a reload.
+  // A new alarm arrives over the stream, without a reload, and is noted in the change feed.
   await events([nicLine('host007', 'eth3', false, Date.now())]);
   await waitText(page, '#alarm-table tr', 'host007/eth3');
+  await waitText(page, '#change-feed li', 'alarm raised: host007/eth3');
+  await axe(page, 'alarms');
+  await shot(page, 'alarms');
   assert.deepEqual(problems, []);
 });
 

@@ -133,7 +133,16 @@ export async function renderAlarms(ctx: PageContext): Promise<Cleanup | void> {
   const incidentSection = el('section', { 'aria-labelledby': 'incidents-title' });
   const alarmSection = el('section', { 'aria-labelledby': 'alarms-title' });
   const silenceSection = el('section', { 'aria-labelledby': 'silences-title' });
-  main.append(incidentSection, alarmSection, silenceSection);
+  // The changes the streams brought while the page is open, newest first (`cleared` is the recovery notice).
+  const feed = el('ol', { id: 'change-feed', class: 'feed', reversed: true });
+  const feedSection = el('section', { 'aria-labelledby': 'feed-title' }, el('h2', { id: 'feed-title' }, 'Changes while this page is open'),
+    el('p', { class: 'note' }, 'Alarm and incident changes as they arrive (“cleared” is the recovery notice).'), feed);
+  main.append(incidentSection, alarmSection, feedSection, silenceSection);
+  const MAX_FEED = 20;
+  const note = (at: string, text: string): void => {
+    feed.prepend(el('li', {}, `${shortTime(at)} ${text}`));
+    while (feed.children.length > MAX_FEED) feed.lastElementChild?.remove();
+  };
 
   const acknowledge = (ids: string[], what: string): void => {
     clearError();
@@ -308,11 +317,16 @@ export async function renderAlarms(ctx: PageContext): Promise<Cleanup | void> {
       const c = m as AlarmChange;
       if (c.kind !== 'alarm' || !c.item?.id) return;
       alarms.set(c.item.id, c.item);
+      note(c.at, `alarm ${c.change === 'cleared' ? 'cleared (recovered)' : c.change}: ${c.item.entity} ${c.item.type} (${c.item.severity})${c.actor ? ` by ${c.actor}` : ''}`);
       later();
     }, onState('alarms')),
     openStream('/api/v1/incidents/stream', (m) => {
       const c = m as IncidentChange;
       if (c.kind !== 'incident') return;
+      const i = c.item as Incident;
+      note(c.change === 'merged' ? new Date().toISOString() : i.last_seen, c.change === 'merged'
+        ? `incident ${c.item.id} merged into ${(c.item as { merged_into: string }).merged_into}`
+        : `incident ${i.id} ${c.change}: ${i.alarm_count} alarms${i.root_causes[0] ? `, top cause ${i.root_causes[0].entity}` : ''}`);
       if (c.change === 'merged') incidents.delete(c.item.id);
       else if (!f.istate || (c.item as Incident).state === f.istate) incidents.set(c.item.id, c.item as Incident);
       else incidents.delete(c.item.id);
