@@ -160,11 +160,14 @@ export async function renderAlarms(ctx: PageContext): Promise<Cleanup | void> {
         alarms.set(a.id, a);
         selected.delete(a.id);
       }
-      setStatus(`Acknowledged ${what}`);
       draw();
+      setStatus(`Acknowledged ${what}`);
     }, (e: unknown) => showError(e));
   };
-  ackSelected.addEventListener('click', () => acknowledge([...selected].filter((id) => { const a = alarms.get(id); return a && active(a); }), `${selected.size} selected alarms`));
+  ackSelected.addEventListener('click', () => {
+    const ids = [...selected].filter((id) => { const a = alarms.get(id); return a && active(a); });
+    acknowledge(ids, `${ids.length} selected alarms`);
+  });
 
   const incidentOf = (): Map<string, Incident> => {
     const m = new Map<string, Incident>();
