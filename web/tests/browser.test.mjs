@@ -13,7 +13,7 @@
 //   - alarms and incidents made by the real brain from log lines POSTed to /api/v1/events (the shipped
 //     nic-link-down pattern): the alarm view lists the incidents and alarms (a flapping one marked, a
 //     silenced one shown as suppressed), a new alarm arrives live over the WebSocket streams, filters live
-//     in the URL, one alarm and then an incident's group are acknowledged with a comment through the page
+//     in the URL, one alarm, an incident's rest and a selection are acknowledged with comments through the page
 //     (checked through the API, and after a reload), a silence is made from the filter and deleted;
 //   - the root-cause page of the incident shows its ranked causes, the affected job and ranks, the
 //     recommended action, and its blast-radius link marks the devices on the site view;
@@ -318,7 +318,7 @@ test('the alarm view lists incidents and alarms (flapping, suppressed) and updat
   assert.deepEqual(problems, []);
 });
 
-test('filters live in the URL; acknowledging one alarm and an incident group works and survives a reload', async () => {
+test('filters live in the URL; acknowledging one alarm, an incident and a selection works and survives a reload', async () => {
   // SU and rail (from the topology export): host010 is in SU 2, its eth2 on rail 2.
   await open(page, '#/alarms?su=2&rail=2', 'Alarms');
   assert.equal(await page.locator('#filter-rail').inputValue(), '2');
@@ -343,6 +343,12 @@ test('filters live in the URL; acknowledging one alarm and an incident group wor
   const eth1 = await api('GET', `/api/v1/alarms/${alarmOf('host001/eth1').id}`);
   assert.equal(eth1.state, 'acknowledged');
   assert.equal(eth1.comment, 'whole NIC');
+  // A selection (POST /api/v1/alarms/ack): acknowledging again replaces the comments.
+  for (const port of ['eth0', 'eth1']) await page.getByRole('checkbox', { name: `Select alarm host001/${port} nic-link-down` }).check();
+  await page.locator('#ack-comment').fill('both ports');
+  await page.getByRole('button', { name: 'Acknowledge selected' }).click();
+  await page.waitForFunction(() => (document.getElementById('status')?.textContent ?? '').startsWith('Acknowledged 2 selected'), null, { timeout: 10_000 });
+  for (const port of ['eth0', 'eth1']) assert.equal((await api('GET', `/api/v1/alarms/${alarmOf(`host001/${port}`).id}`)).comment, 'both ports');
   await page.reload();
   await page.waitForFunction(() => (document.getElementById('status')?.textContent ?? '').startsWith('Alarms'), null, { timeout: 20_000 });
   assert.equal(await page.locator('#alarm-table tbody tr', { hasText: 'acknowledged' }).count(), 2, 'the acknowledgements are not shown after a reload');
