@@ -80,7 +80,7 @@ export interface Drawn {
   name: string; // group id or device name
 }
 
-export function drawnItems(layout: Layout, marked: Set<string>): Drawn[] {
+export function drawnItems(layout: Layout, marked: Set<string>, markLabel = 'answer'): Drawn[] {
   const markedGroups = new Set(Object.values(layout.located));
   const out: Drawn[] = [];
   for (const g of layout.groups) {
@@ -89,7 +89,7 @@ export function drawnItems(layout: Layout, marked: Set<string>): Drawn[] {
     const suffix = g.worst_state === 'healthy' ? '' : ` [${g.worst_state}]`;
     out.push({
       id: g.id,
-      label: `${g.label} (${g.kind === 'su' ? `${g.hosts} hosts` : `${g.members} switches`})${suffix}${isMarked ? ' ★ answer' : ''}`,
+      label: `${g.label} (${g.kind === 'su' ? `${g.hosts} hosts` : `${g.members} switches`})${suffix}${isMarked ? ` ★ ${markLabel}` : ''}`,
       x: g.x,
       y: g.y,
       size: g.kind === 'su' ? 14 : 11,
@@ -105,7 +105,7 @@ export function drawnItems(layout: Layout, marked: Set<string>): Drawn[] {
     const suffix = n.state === 'healthy' ? '' : ` [${n.state}]`;
     out.push({
       id: n.id,
-      label: `${n.name}${n.rail !== null && n.tier === 'leaf' ? ` rail ${n.rail}` : ''}${suffix}${isMarked ? ' ★ answer' : ''}`,
+      label: `${n.name}${n.rail !== null && n.tier === 'leaf' ? ` rail ${n.rail}` : ''}${suffix}${isMarked ? ` ★ ${markLabel}` : ''}`,
       x: n.x,
       y: n.y,
       size: n.tier === 'host' ? 4 : 6,

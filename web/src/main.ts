@@ -8,6 +8,9 @@ import { renderMatrix } from './pages/matrix';
 import { renderNetwork } from './pages/network';
 import { renderEntity } from './pages/entity';
 import { renderScheduling } from './pages/scheduling';
+import { renderAlarms } from './pages/alarms';
+import { renderIncident } from './pages/incident';
+import { renderDiagnose } from './pages/diagnose';
 
 export type Cleanup = () => void;
 export interface PageContext {
@@ -25,6 +28,9 @@ const pages: Record<string, Page> = {
   host: renderEntity,
   switch: renderEntity,
   scheduling: renderScheduling,
+  alarms: renderAlarms,
+  incident: renderIncident,
+  diagnose: renderDiagnose,
 };
 const titles: Record<string, string> = {
   site: 'Site view',
@@ -33,6 +39,9 @@ const titles: Record<string, string> = {
   host: 'Host',
   switch: 'Switch',
   scheduling: 'Scheduling',
+  alarms: 'Alarms',
+  incident: 'Incident',
+  diagnose: 'Path diagnosis',
   login: 'Log in',
 };
 
@@ -85,8 +94,9 @@ async function route(): Promise<void> {
   showChrome(session);
   if (!session.authenticated) name = 'login';
   else if (name === 'login') name = 'site';
+  const navName = name === 'incident' ? 'alarms' : name;
   for (const a of document.querySelectorAll<HTMLAnchorElement>('#nav a')) {
-    if (a.getAttribute('href') === `#/${name}`) a.setAttribute('aria-current', 'page');
+    if (a.getAttribute('href') === `#/${navName}`) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
   document.title = `${titles[name] ?? 'Not found'} · hsns`;

@@ -9,7 +9,15 @@
 //   - a subnet is created and deleted through the network page's forms (checked through the API);
 //   - a topology search from the scheduling form, then "show answer 1": the site view marks exactly the
 //     answer's hosts;
-//   - the site view renders through sigma.js (WebGL); logout returns to the login page.
+//   - the site view renders through sigma.js (WebGL); logout returns to the login page;
+//   - alarms and incidents made by the real brain from log lines POSTed to /api/v1/events (the shipped
+//     nic-link-down pattern): the alarm view lists the incidents and alarms (a flapping one marked, a
+//     silenced one shown as suppressed), a new alarm arrives live over the WebSocket streams, filters live
+//     in the URL, one alarm, an incident's rest and a selection are acknowledged with comments through the page
+//     (checked through the API, and after a reload), a silence is made from the filter and deleted;
+//   - the root-cause page of the incident shows its ranked causes, the affected job and ranks, the
+//     recommended action, and its blast-radius link marks the devices on the site view;
+//   - path diagnosis of a pair (through the form) and of the job shows every hop with its verdict.
 // And in a second chromium launched with --disable-webgl --disable-gpu: the site view falls back to the
 // Canvas 2D renderer (ECharts) and draws. Screenshots of every page go to HSNS_ARTIFACTS.
 //
@@ -20,6 +28,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import AxeBuilder from '@axe-core/playwright';
 
@@ -30,6 +39,7 @@ const WEB_ROOT = process.env.HSNS_WEB_ROOT ?? path.join(BUILD_DIR, 'web', 'dist'
 const ARTIFACTS = process.env.HSNS_ARTIFACTS ?? path.join(BUILD_DIR, 'web', 'artifacts');
 const CHROMIUM = process.env.HSNS_CHROMIUM ?? '/usr/bin/chromium';
 const OPERATOR = 'browser-test-operator-token-01';
+const PATTERNS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'patterns');
 const WCAG = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
 
 const server = { proc: null, dir: null, base: '', output: '' };
@@ -42,7 +52,7 @@ async function startServer() {
   assert.ok(fs.existsSync(path.join(WEB_ROOT, 'app.js')), `${WEB_ROOT}/app.js does not exist: build hsns_web`);
   server.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsns-browser-'));
   const file = (name) => path.join(server.dir, name);
-  fs.writeFileSync(file('config.yaml'), '');
+  fs.writeFileSync(file('config.yaml'), `brain:\n  patterns_dir: "${PATTERNS}"\n`);
   fs.writeFileSync(file('tokens.yaml'), `tokens:\n  - {name: ops, role: operator, token: "${OPERATOR}"}\n`, { mode: 0o600 });
   const proc = spawn(AGGREGATOR, ['run', '--config', file('config.yaml'), '--listen', '127.0.0.1:0', '--database', file('a.db'),
     '--tokens-file', file('tokens.yaml'), '--ready-file', file('ready'), '--web-root', WEB_ROOT, '--threads', '2'],
@@ -86,6 +96,53 @@ async function seed() {
     samples.push({ entity: 'host000/eth0', metric: 'np_cnp_sent_per_s', ts: now - (20 - i) * 60_000, value: i % 5 });
   }
   await api('POST', '/api/v1/kpis', { samples });
+  await seedBrain();
+}
+
+// A NIC line the shipped nic-link-down pattern matches (its clears_on: `up`), as a pushed event of `host`.
+const nicLine = (host, port, up, ts) => ({ entity: host, type: 'kernel', severity: up ? 'notice' : 'error', ts,
+  message: `mlx5_core 0000:3b:00.${port.slice(3)} ${port}: Link ${up ? 'up' : 'down'}` });
+
+async function events(list) {
+  await api('POST', '/api/v1/events', { events: list });
+}
+
+// Polls the API until `pred(answer)` holds (10 s).
+async function until(target, pred, what) {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const answer = await api('GET', target);
+    if (pred(answer)) return answer;
+    assert.ok(Date.now() < deadline, `${what}: not within 10 s; last ${target}: ${JSON.stringify(answer).slice(0, 2000)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const brain = { incident: '', alarms: [] };
+
+// A job on host001 and host002 (a subnet and a port per NPU first), then alarms made by the real brain:
+// host001's eth0 and eth1 down (one incident, root cause host001's NIC, the job hit), host010's eth2
+// flapping (down and up three times), host014's eth0 down under a silence made beforehand (suppressed).
+async function seedBrain() {
+  const subnet = await api('POST', '/api/v1/subnets', { name: 'rdma', cidr: '198.18.0.0/24', tenant: 'train' });
+  for (const host of ['host001', 'host002']) {
+    for (let npu = 0; npu < 4; ++npu) await api('POST', '/api/v1/ports', { subnet_id: subnet.id, host, npu });
+  }
+  await api('POST', '/api/v1/schedule', { job_name: 'train-ui', hosts: ['host001', 'host002'],
+    model: { parameters: 1e9, layers: 8, hidden: 2048, heads: 16, seq_len: 2048, micro_batch: 1, global_batch: 64 },
+    parallel: { tp: 4, dp: 2 }, algorithm: 'ring', ecmp_seeds: 2 });
+  await api('POST', '/api/v1/silences', { entity: 'host014/*', reason: 'maintenance window' });
+  const t = Date.now() - 20_000;
+  await events([nicLine('host001', 'eth0', false, t), nicLine('host001', 'eth1', false, t + 100),
+    ...[0, 1, 2].flatMap((i) => [nicLine('host010', 'eth2', false, t + 1000 + i * 400), nicLine('host010', 'eth2', true, t + 1200 + i * 400)]),
+    nicLine('host014', 'eth0', false, t + 3000)]);
+  const alarms = await until('/api/v1/alarms?limit=100', (a) => a.total >= 4
+    && a.items.some((x) => x.entity === 'host010/eth2' && x.flapping)
+    && a.items.some((x) => x.entity === 'host014/eth0' && x.suppressed), 'the seeded alarms');
+  brain.alarms = alarms.items;
+  const incidents = await until('/api/v1/incidents', (l) => l.items.some((i) => i.alarm_count === 2
+    && i.affected_jobs.some((j) => j.name === 'train-ui')), 'the incident of host001');
+  brain.incident = incidents.items.find((i) => i.alarm_count === 2).id;
 }
 
 function watch(p) {
@@ -235,6 +292,131 @@ test('the site view renders through sigma.js (WebGL)', async () => {
   assert.equal(await page.locator('#site-graph').getAttribute('data-renderer'), 'webgl');
   await page.waitForTimeout(300); // sigma draws on the next animation frame
   assert.ok(await paintedPixels(page, '#site-graph canvas.sigma-labels') > 0, 'sigma drew no labels');
+  assert.deepEqual(problems, []);
+});
+
+const alarmOf = (entity) => brain.alarms.find((a) => a.entity === entity);
+const waitText = (p, selector, text) => p.locator(selector, { hasText: text }).first().waitFor({ timeout: 10_000 });
+
+test('the alarm view lists incidents and alarms (flapping, suppressed) and updates live', async () => {
+  await open(page, '#/alarms', 'Alarms');
+  await waitText(page, '#live', 'connected');
+  const incidents = page.locator('#incident-table');
+  await incidents.getByRole('link', { name: brain.incident, exact: true }).waitFor();
+  const row = incidents.locator('tr', { has: page.getByRole('link', { name: brain.incident, exact: true }) });
+  assert.match(await row.textContent(), /open.*major.*2/, 'the incident row lacks its state, severity or alarm count');
+  assert.match(await row.textContent(), /train-ui/, 'the incident row does not name the affected job');
+  const alarmsTable = page.locator('#alarm-table');
+  assert.match(await alarmsTable.locator('tr', { hasText: 'host010/eth2' }).textContent(), /⚑ flapping/, 'the flapping alarm is not marked');
+  assert.match(await alarmsTable.locator('tr', { hasText: 'host014/eth0' }).textContent(), /suppressed by s-/, 'the silenced alarm is not shown as suppressed');
+  // A new alarm arrives over the stream, without a reload, and is noted in the change feed.
+  await events([nicLine('host007', 'eth3', false, Date.now())]);
+  await waitText(page, '#alarm-table tr', 'host007/eth3');
+  await waitText(page, '#change-feed li', 'alarm raised: host007/eth3');
+  await axe(page, 'alarms');
+  await shot(page, 'alarms');
+  assert.deepEqual(problems, []);
+});
+
+test('filters live in the URL; acknowledging one alarm, an incident and a selection works and survives a reload', async () => {
+  // SU and rail (from the topology export): host010 is in SU 2, its eth2 on rail 2.
+  await open(page, '#/alarms?su=2&rail=2', 'Alarms');
+  assert.equal(await page.locator('#filter-rail').inputValue(), '2');
+  const placed = await page.locator('#alarm-table tbody tr').allTextContents();
+  assert.equal(placed.length, 1, `SU 2, rail 2: ${placed.join(' | ')}`);
+  assert.match(placed[0], /host010\/eth2/);
+  await open(page, '#/alarms?entity=host001%2F*&severity=major', 'Alarms');
+  assert.equal(await page.locator('#filter-entity').inputValue(), 'host001/*');
+  assert.equal(await page.locator('#alarm-table tbody tr').count(), 2, 'the filter does not keep exactly host001\'s two alarms');
+  const eth0 = alarmOf('host001/eth0');
+  await page.locator('#ack-comment').fill('reseating the cable');
+  await page.getByRole('button', { name: 'Acknowledge alarm host001/eth0 nic-link-down' }).click();
+  await waitText(page, '#alarm-table tr', 'ops at');
+  const one = await api('GET', `/api/v1/alarms/${eth0.id}`);
+  assert.equal(one.state, 'acknowledged');
+  assert.equal(one.acknowledged_by, 'ops');
+  assert.equal(one.comment, 'reseating the cable');
+  // The incident's group: the alarm not yet acknowledged.
+  await page.locator('#ack-comment').fill('whole NIC');
+  await page.locator(`button[data-incident="${brain.incident}"]`).click();
+  await page.locator(`button[data-incident="${brain.incident}"]:disabled`).waitFor({ timeout: 10_000 });
+  const eth1 = await api('GET', `/api/v1/alarms/${alarmOf('host001/eth1').id}`);
+  assert.equal(eth1.state, 'acknowledged');
+  assert.equal(eth1.comment, 'whole NIC');
+  // A selection (POST /api/v1/alarms/ack): acknowledging again replaces the comments.
+  for (const port of ['eth0', 'eth1']) await page.getByRole('checkbox', { name: `Select alarm host001/${port} nic-link-down` }).check();
+  await page.locator('#ack-comment').fill('both ports');
+  await page.getByRole('button', { name: 'Acknowledge selected' }).click();
+  await page.waitForFunction(() => (document.getElementById('status')?.textContent ?? '').startsWith('Acknowledged 2 selected'), null, { timeout: 10_000 });
+  for (const port of ['eth0', 'eth1']) assert.equal((await api('GET', `/api/v1/alarms/${alarmOf(`host001/${port}`).id}`)).comment, 'both ports');
+  await page.reload();
+  await page.waitForFunction(() => (document.getElementById('status')?.textContent ?? '').startsWith('Alarms'), null, { timeout: 20_000 });
+  assert.equal(await page.locator('#alarm-table tbody tr', { hasText: 'acknowledged' }).count(), 2, 'the acknowledgements are not shown after a reload');
+  await shot(page, 'alarms-acknowledged');
+  assert.deepEqual(problems, []);
+});
+
+test('a silence made from the filter suppresses the matching alarm, survives a reload and is deleted', async () => {
+  await open(page, '#/alarms?entity=host010%2F*', 'Alarms');
+  await page.getByRole('button', { name: 'Silence what matches this filter' }).click();
+  assert.equal(await page.locator('#silence-entity').inputValue(), 'host010/*');
+  await page.locator('#silence-reason').fill('optics swap');
+  await page.locator('#silence-hours').fill('2');
+  await page.getByRole('button', { name: 'Create silence' }).click();
+  await waitText(page, '#silence-table tr', 'optics swap');
+  const rule = (await api('GET', '/api/v1/silences')).items.find((r) => r.reason === 'optics swap');
+  assert.ok(rule, 'the silence is not stored');
+  assert.equal(rule.entity, 'host010/*');
+  assert.equal(rule.creator, 'ops');
+  const flapping = await api('GET', `/api/v1/alarms/${alarmOf('host010/eth2').id}`);
+  assert.equal(flapping.suppressed, true, 'the matching alarm is not suppressed');
+  await waitText(page, '#alarm-table tr', 'suppressed by');
+  await page.reload();
+  await waitText(page, '#silence-table tr', 'optics swap');
+  await page.getByRole('button', { name: `Delete silence ${rule.id}` }).click();
+  await page.locator('#silence-table tr', { hasText: 'optics swap' }).waitFor({ state: 'detached', timeout: 10_000 });
+  assert.ok(!(await api('GET', '/api/v1/silences')).items.some((r) => r.id === rule.id), 'the silence is still stored');
+  assert.deepEqual(problems, []);
+});
+
+test('the root-cause page ranks causes, names the job and ranks, and marks the blast radius on the site view', async () => {
+  await open(page, `#/incident/${brain.incident}`, `Incident ${brain.incident}`);
+  const stored = await api('GET', `/api/v1/incidents/${brain.incident}`);
+  const top = page.locator('#root-causes > li').first();
+  assert.match(await top.locator('h3').textContent(), new RegExp(`#1 ${stored.root_causes[0].entity.replace(/[|/]/g, '.')}`));
+  assert.ok(await top.locator('ul li').count() >= 1, 'the top cause shows no evidence');
+  assert.match(await top.locator('table').textContent(), /host001\/eth0/, 'the symptoms do not name the alarm');
+  assert.equal((await page.locator('#recommended-action').textContent()).trim(), stored.recommended_action);
+  const job = page.locator('#affected-jobs tr', { hasText: 'train-ui' });
+  assert.match(await job.textContent(), /rank \d+: host001 NPU \d/, 'the affected ranks are not placed');
+  assert.ok(await page.locator('table', { hasText: 'acknowledged' }).count() >= 1, 'the timeline does not show the acknowledgement');
+  await axe(page, 'incident');
+  await shot(page, 'incident');
+  await page.locator('#blast-link').click();
+  await page.waitForFunction(() => (document.getElementById('status')?.textContent ?? '').startsWith('Site view'), null, { timeout: 20_000 });
+  assert.ok(Number(await page.locator('#site-graph').getAttribute('data-marked')) >= 1, 'the site view marks no device of the blast radius');
+  assert.ok(decodeURIComponent(page.url()).includes('host001'), `the URL does not hold the blast radius: ${page.url()}`);
+  await shot(page, 'site-blast');
+  assert.deepEqual(problems, []);
+});
+
+test('path diagnosis shows every hop of a pair (form) and of a job with verdicts', async () => {
+  await open(page, '#/diagnose', 'Diagnosis');
+  await page.locator('#diag-src').fill('host001/0');
+  await page.locator('#diag-dst').fill('host002/0');
+  await page.getByRole('button', { name: 'Diagnose the path' }).click();
+  await page.waitForFunction(() => (document.getElementById('status')?.textContent ?? '').startsWith('Diagnosis: path'), null, { timeout: 20_000 });
+  const path = await api('GET', '/api/v1/diagnose/path?src=host001/0&dst=host002/0');
+  assert.equal(await page.locator('#hop-table tbody tr').count(), path.hops.length);
+  assert.match(await page.locator('#hop-table').textContent(), /nic-link-down|link_down/, 'the hop of host001/eth0 does not show its alarm');
+  await axe(page, 'diagnose (path)');
+  await shot(page, 'diagnose-path');
+  await open(page, '#/diagnose?job=train-ui', 'Diagnosis: job');
+  const job = await api('GET', '/api/v1/diagnose/job/train-ui');
+  assert.equal(await page.locator('#hop-table tbody tr').count(), job.hops.length);
+  assert.match(await page.locator('#diag-title').textContent(), new RegExp(job.verdict));
+  await axe(page, 'diagnose (job)');
+  await shot(page, 'diagnose-job');
   assert.deepEqual(problems, []);
 });
 

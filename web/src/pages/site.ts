@@ -1,6 +1,8 @@
 // Fabric site view: the aggregator's layout, grouped (SUs, spine groups, core) and expandable to leaves and
 // hosts, drawn with sigma.js or the Canvas 2D fallback; a table above TABLE_THRESHOLD items. URL state:
-// expand (group ids), mark (hosts to highlight, e.g. a search answer), renderer (webgl|canvas).
+// expand (group ids), mark (hosts to highlight, e.g. a search answer), renderer (webgl|canvas), blast and
+// incident (the devices of an incident's blast radius, any tier, marked where drawn: the root-cause page
+// expands the groups that hold them).
 import type { PageContext, Cleanup } from '../main';
 import { navigate } from '../main';
 import { ApiError } from '../api';
@@ -14,10 +16,12 @@ function listParam(params: URLSearchParams, name: string): string[] {
   return (params.get(name) ?? '').split(',').filter(Boolean);
 }
 
-export function siteHash(expand: string[], mark: string[], renderer: string | null): string {
+export function siteHash(expand: string[], mark: string[], renderer: string | null, blast: string[] = [], incident: string | null = null): string {
   const q = new URLSearchParams();
   if (expand.length) q.set('expand', expand.join(','));
   if (mark.length) q.set('mark', mark.join(','));
+  if (blast.length) q.set('blast', blast.join(','));
+  if (incident) q.set('incident', incident);
   if (renderer) q.set('renderer', renderer);
   const s = q.toString();
   return `#/site${s ? `?${s}` : ''}`;
@@ -28,6 +32,9 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
   const expand = listParam(params, 'expand');
   const mark = listParam(params, 'mark');
   const rendererParam = params.get('renderer');
+  const blast = listParam(params, 'blast');
+  const incident = params.get('incident');
+  const hashOf = (e: string[]): string => siteHash(e, mark, rendererParam, blast, incident);
   const wanted: Renderer = rendererParam === 'canvas' ? 'canvas' : 'webgl';
   main.append(el('h1', {}, 'Fabric site view'));
   let layout: Layout;
@@ -46,15 +53,17 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
   const expanded = layout.groups.filter((g) => g.expanded).map((g) => g.id);
   const toggle = (id: string): void => {
     const next = expanded.includes(id) ? expanded.filter((x) => x !== id) : [...expanded, id];
-    navigate(siteHash(next, mark, rendererParam));
+    navigate(hashOf(next));
   };
-  const marked = new Set(mark);
-  const items = drawnItems(layout, marked);
+  const marked = new Set([...mark, ...blast]);
+  const items = drawnItems(layout, marked, blast.length ? 'blast radius' : 'answer');
 
   main.append(
     el('p', { class: 'note' },
       `${layout.name || 'topology'} (revision ${layout.revision}): ${layout.hosts} hosts, ${layout.npus} NPUs, ${layout.switches} switches, ${layout.links} links.`,
-      mark.length ? ` Marked (★, purple): ${mark.join(', ')}.` : ''),
+      mark.length ? ` Marked (★, purple): ${mark.join(', ')}.` : '',
+      blast.length ? ` Blast radius${incident ? ` of incident ${incident}` : ''} (★, purple): ${blast.join(', ')}.` : ''),
+    incident ? el('p', {}, el('a', { href: `#/incident/${encodeURIComponent(incident)}` }, `Back to incident ${incident}`)) : '',
   );
 
   // The group list: every group as a toggle button (keyboard access to every expansion), its state in words.
@@ -68,13 +77,13 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
   }
   const legend = el('div', { class: 'legend' }, 'Legend: ',
     stateBadge('healthy'), stateBadge('allocated'), stateBadge('sub-health'), stateBadge('isolated'),
-    el('span', { class: 'state' }, '★ search answer (purple)'));
+    el('span', { class: 'state' }, blast.length ? '★ blast radius (purple)' : '★ search answer (purple)'));
   const side = el('section', { class: 'groups', 'aria-labelledby': 'groups-title' },
     el('h2', { id: 'groups-title' }, 'Groups'),
     el('p', { class: 'note' }, 'Expand a group to draw its leaves and hosts.'),
     list,
-    el('p', {}, el('a', { href: siteHash([], mark, rendererParam) }, 'Collapse all'), ' · ',
-      el('a', { href: siteHash(['all'], mark, rendererParam) }, 'Expand all')));
+    el('p', {}, el('a', { href: hashOf([]) }, 'Collapse all'), ' · ',
+      el('a', { href: hashOf(['all']) }, 'Expand all')));
 
   const onPick = (item: Drawn): void => {
     if (item.kind === 'host') navigate(`#/host/${encodeURIComponent(item.name)}`);

@@ -1,0 +1,58 @@
+// Live updates over the aggregator's WebSocket streams (GET /api/v1/alarms/stream, /api/v1/incidents/stream):
+// same origin, the session cookie authenticates the upgrade and the server checks Origin. Each text message
+// is one JSON change; a closed stream (the server closes slow consumers with 1013) is reopened after a
+// pause and the page told to re-read its lists, so nothing is missed.
+
+export interface Stream {
+  close(): void;
+}
+
+export function openStream(
+  path: string,
+  onMessage: (msg: unknown) => void,
+  onState: (open: boolean, reopened: boolean) => void,
+): Stream {
+  let socket: WebSocket | null = null;
+  let closed = false;
+  let timer: number | undefined;
+  let opens = 0;
+  const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${path}`;
+  const connect = (): void => {
+    if (closed) return;
+    const s = new WebSocket(url);
+    socket = s;
+    s.addEventListener('open', () => {
+      if (socket !== s) return;
+      onState(true, opens > 0);
+      ++opens;
+    });
+    s.addEventListener('message', (ev: MessageEvent) => {
+      if (socket !== s || typeof ev.data !== 'string') return;
+      try {
+        onMessage(JSON.parse(ev.data));
+      } catch {
+        // not JSON: ignored (the streams send JSON only)
+      }
+    });
+    s.addEventListener('close', () => {
+      if (socket !== s) return;
+      socket = null;
+      onState(false, false);
+      if (!closed) timer = window.setTimeout(connect, 3000);
+    });
+  };
+  connect();
+  return {
+    close(): void {
+      closed = true;
+      if (timer !== undefined) window.clearTimeout(timer);
+      if (socket) {
+        const s = socket;
+        socket = null;
+        // Closing a socket still connecting makes the browser log an error: close it once open instead.
+        if (s.readyState === WebSocket.CONNECTING) s.addEventListener('open', () => s.close(1000));
+        else s.close(1000);
+      }
+    },
+  };
+}

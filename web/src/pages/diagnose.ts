@@ -1,0 +1,115 @@
+// Path diagnosis (#/diagnose?src=<host>/<npu>&dst=<host>/<npu> or #/diagnose?job=<name>): every hop (NPU
+// port, leaf, spine, leaf, NPU port) of the pair's paths, or of every communicating pair of a job, with
+// its KPIs (newest sample of each series, its age), the alarms active on it and its verdict
+// (GET /api/v1/diagnose/path, GET /api/v1/diagnose/job/{id}). The URL holds the question.
+import type { PageContext, Cleanup } from '../main';
+import { navigate } from '../main';
+import { get, query } from '../api';
+import { clearError, el, field, setStatus, showError, stateBadge, table, type Cell } from '../dom';
+import { severityBadge, verdictBadge } from '../brain';
+
+interface Npu { host: string; npu: number; port: string; entity: string }
+interface Kpi { entity: string; metric: string; value: number; ts: string; ts_ms: number; age_ms: number; fresh: boolean }
+interface HopAlarm { id: string; type: string; severity: string; entity: string; detail: string }
+interface Hop {
+  id: string; kind: 'link' | 'switch'; entities: string[]; state: string; verdict: string; reasons: string[];
+  kpis: Kpi[]; alarms: HopAlarm[]; tier: string; bandwidth_gbps?: number; pairs?: number; src_ranks?: number[];
+}
+type Verdicts = Record<string, number>;
+interface PathAnswer {
+  src: Npu; dst: Npu; generated_at: string; topology_revision: number;
+  route: { source: string; job: string; note: string }; verdict: string; worst_hops: string[];
+  paths: { hops: string[]; verdict: string }[]; truncated: boolean; summary: { hops: number; hop_verdicts: Verdicts }; hops: Hop[];
+}
+interface JobAnswer {
+  job: string; ranks: number; generated_at: string; route_plan: { used: boolean; note: string }; verdict: string;
+  summary: { pairs: number; pairs_truncated: boolean; pair_verdicts: Verdicts; hops: number; hop_verdicts: Verdicts;
+    worst: { id: string; verdict: string; pairs: number; reasons: string[] }[] };
+  pairs: { src_rank: number; dst_rank: number; src: Npu; dst: Npu; planned: boolean; paths: number; truncated: boolean; note: string; verdict: string; worst_hops: string[] }[];
+  hops: Hop[];
+}
+
+const ORDER = ['faulty', 'degraded', 'unknown', 'ok'];
+const verdictCounts = (v: Verdicts): string => ORDER.map((k) => `${v[k] ?? 0} ${k}`).join(', ');
+const fmt = (x: number): string => (Math.abs(x) >= 1e6 || (x !== 0 && Math.abs(x) < 1e-3) ? x.toExponential(3) : String(Math.round(x * 1000) / 1000));
+
+const MAX_HOP_ROWS = 2000;
+
+function hopTable(caption: string, all: Hop[], withPairs: boolean): HTMLElement {
+  const hops = all.slice(0, MAX_HOP_ROWS);
+  if (all.length > hops.length) caption += ` (the first ${MAX_HOP_ROWS} of ${all.length})`;
+  const rows: Cell[][] = hops.map((h) => {
+    const kpis = h.kpis.length
+      ? el('ul', { class: 'compact' }, ...h.kpis.map((k) => el('li', {}, `${k.entity} ${k.metric} = ${fmt(k.value)} (${Math.round(k.age_ms / 1000)} s ago${k.fresh ? '' : ', stale'})`)))
+      : 'no sample';
+    const alarms = h.alarms.length
+      ? el('ul', { class: 'compact' }, ...h.alarms.map((a) => el('li', {}, severityBadge(a.severity), ` ${a.type} on ${a.entity}`)))
+      : 'none';
+    const row: Cell[] = [h.id, h.kind === 'link' ? `link ${h.tier}${h.bandwidth_gbps ? `, ${h.bandwidth_gbps} Gb/s` : ''}` : `switch (${h.tier})`,
+      stateBadge(h.state), verdictBadge(h.verdict), el('ul', { class: 'compact' }, ...h.reasons.map((r) => el('li', {}, r))), kpis, alarms];
+    if (withPairs) row.push(`${h.pairs ?? 0}${h.src_ranks?.length ? ` (from ranks ${h.src_ranks.join(',')})` : ''}`);
+    return row;
+  });
+  const t = table(caption, ['hop', 'kind', 'topology state', 'verdict', 'why', 'KPIs (newest sample)', 'active alarms', ...(withPairs ? ['pairs crossing'] : [])], rows, 'No hop.');
+  t.id = 'hop-table';
+  return t;
+}
+
+export async function renderDiagnose(ctx: PageContext): Promise<Cleanup | void> {
+  const { main, params } = ctx;
+  const src = params.get('src') ?? '';
+  const dst = params.get('dst') ?? '';
+  const job = params.get('job') ?? '';
+  main.append(el('h1', {}, 'Path diagnosis'),
+    el('p', { class: 'note' }, 'Every hop between two NPU ports (host/NPU index or host/port, e.g. host001/0 or host001/eth0), or of every communicating pair of a registered job, with its evidence and verdict.'));
+
+  const jobs = await get<{ items: { name: string; hosts: string[]; npus: number }[] }>('/api/v1/jobs').catch(() => ({ items: [] }));
+  const srcInput = el('input', { id: 'diag-src', value: src, required: true, placeholder: 'host001/0' });
+  const dstInput = el('input', { id: 'diag-dst', value: dst, required: true, placeholder: 'host005/0' });
+  const pairForm = el('form', { class: 'inline', 'aria-label': 'Diagnose a pair of NPUs' },
+    field('Source NPU', srcInput), field('Destination NPU', dstInput), el('button', { type: 'submit' }, 'Diagnose the path'));
+  pairForm.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    navigate(`#/diagnose${query({ src: srcInput.value.trim(), dst: dstInput.value.trim() })}`);
+  });
+  const jobInput = jobs.items.length
+    ? el('select', { id: 'diag-job' }, ...jobs.items.map((j) => el('option', { value: j.name, selected: j.name === job }, `${j.name} (${j.npus} NPUs on ${j.hosts.length} hosts)`)))
+    : el('input', { id: 'diag-job', value: job, required: true, placeholder: 'job name' });
+  const jobForm = el('form', { class: 'inline', 'aria-label': 'Diagnose a job' }, field('Job', jobInput), el('button', { type: 'submit' }, 'Diagnose the job'));
+  jobForm.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    navigate(`#/diagnose${query({ job: jobInput.value.trim() })}`);
+  });
+  const result = el('section', { id: 'diag-result', 'aria-labelledby': 'diag-title' });
+  main.append(pairForm, jobForm, result);
+
+  try {
+    clearError();
+    if (src && dst) {
+      const r = await get<PathAnswer>(`/api/v1/diagnose/path${query({ src, dst })}`);
+      const hopsById = new Map(r.hops.map((h) => [h.id, h]));
+      result.append(el('h2', { id: 'diag-title' }, `${r.src.entity} → ${r.dst.entity}: `, verdictBadge(r.verdict)),
+        el('p', {}, `Route: ${r.route.source === 'plan' ? `the route plan of job ${r.route.job}` : 'every ECMP candidate'}${r.route.note ? ` (${r.route.note})` : ''}; ${r.paths.length} paths${r.truncated ? ' (truncated)' : ''}, ${r.summary.hops} hops: ${verdictCounts(r.summary.hop_verdicts)}. Generated ${r.generated_at}.`),
+        r.worst_hops.length ? el('p', {}, `Worst hops: ${r.worst_hops.join(', ')}`) : '',
+        table(`Paths, hop by hop${r.paths.length > 64 ? ` (the first 64 of ${r.paths.length})` : ''}`, ['path', 'verdict', 'hops'], r.paths.slice(0, 64).map((p, i) => [String(i + 1), verdictBadge(p.verdict),
+          p.hops.map((id) => `${id} [${hopsById.get(id)?.verdict ?? '?'}]`).join(' → ')])),
+        hopTable('Every hop with its evidence', r.hops, false));
+      setStatus(`Diagnosis: path ${r.verdict}, ${r.summary.hops} hops`);
+    } else if (job) {
+      const r = await get<JobAnswer>(`/api/v1/diagnose/job/${encodeURIComponent(job)}`);
+      result.append(el('h2', { id: 'diag-title' }, `Job ${r.job} (${r.ranks} ranks): `, verdictBadge(r.verdict)),
+        el('p', {}, `${r.summary.pairs} communicating pairs${r.summary.pairs_truncated ? ' (truncated)' : ''}: ${verdictCounts(r.summary.pair_verdicts)}; ${r.summary.hops} hops: ${verdictCounts(r.summary.hop_verdicts)}. ${r.route_plan.used ? 'From the job’s route plan.' : `Not from a route plan: ${r.route_plan.note}`}`),
+        table(`Rank pairs, worst first${r.pairs.length > 500 ? ` (the first 500 of ${r.pairs.length})` : ''}`, ['ranks', 'from', 'to', 'verdict', 'paths', 'worst hops', 'path diagnosis'], [...r.pairs].sort((a, b) => ORDER.indexOf(a.verdict) - ORDER.indexOf(b.verdict)).slice(0, 500).map((p) => [
+          `${p.src_rank} → ${p.dst_rank}`, p.src.entity, p.dst.entity, verdictBadge(p.verdict), `${p.paths}${p.planned ? ' planned' : ' ECMP'}`,
+          p.worst_hops.join(', ') || '—',
+          el('a', { href: `#/diagnose${query({ src: `${p.src.host}/${p.src.npu}`, dst: `${p.dst.host}/${p.dst.npu}` })}` }, `Diagnose ${p.src_rank} → ${p.dst_rank}`)])),
+        hopTable('Unique hops of the job’s paths, worst first', r.hops, true));
+      setStatus(`Diagnosis: job ${r.verdict}, ${r.summary.pairs} pairs, ${r.summary.hops} hops`);
+    } else {
+      setStatus('Diagnosis: form');
+    }
+  } catch (e) {
+    showError(e);
+    setStatus('Diagnosis: failed');
+  }
+}
