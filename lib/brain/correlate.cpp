@@ -905,7 +905,8 @@ std::vector<IncidentChange> Correlator::apply(std::span<const IncidentInput> cha
     s.now = std::max({s.now, c.first_ms, c.last_ms});
     const bool active = is_active(c);
     if (auto it = s.alarm_index.find(c.alarm_id); it != s.alarm_index.end()) {
-      auto& l = s.live.at(it->second);
+      const std::uint64_t seq = it->second;  // `it` dies when the alarm leaves as noise
+      auto& l = s.live.at(seq);
       auto& held = l.inc.alarms[l.pos.at(c.alarm_id)];
       const bool was = is_active(held);
       held = c;
@@ -925,7 +926,7 @@ std::vector<IncidentChange> Correlator::apply(std::span<const IncidentInput> cha
         l.cleared_at = -1;
         l.last_raise = std::max(l.last_raise, c.first_ms);
       }
-      touched.insert(it->second);
+      touched.insert(seq);
       continue;
     }
     if (!active) {
