@@ -169,6 +169,11 @@ int run(const AggregatorConfig& c) {
       return 1;
     }
     brain = std::move(*made);
+    // The telemetry's event time is the alarms' and incidents' clock (docs/brain.md, "Live pipeline").
+    brain->set_clock_handler([&alarm_service, &incidents](std::int64_t event_ms) {
+      alarm_service.advance_event_time(event_ms);
+      incidents.advance(event_ms);
+    });
     brain->start();
   }
   hsns::brain_pipeline::BrainKpiStore kpis(backend.kpis(), brain.get());

@@ -186,6 +186,16 @@ void AlarmService::on_faults(std::span<const brain::FaultMatch> faults) {
   commit(std::move(changes));
 }
 
+void AlarmService::advance_event_time(std::int64_t event_ms) {
+  std::lock_guard lock(mu_);
+  if (event_ms <= engine_.now_ms()) return;
+  std::vector<brain::AlarmChange> changes;
+  engine_.advance(event_ms, changes);
+  last_event_ms_ = engine_.now_ms();
+  wall_at_last_event_ms_ = wall_ms();
+  commit(std::move(changes));
+}
+
 void AlarmService::tick(std::int64_t wall_now_ms) {
   std::lock_guard lock(mu_);
   std::vector<brain::AlarmChange> changes;

@@ -70,6 +70,9 @@ class AlarmService {
   void add_listener(AlarmListener listener);
 
   void on_faults(std::span<const brain::FaultMatch> faults);
+  // The brain's event clock (BrainEngine's ClockHandler): moves the alarms' event time on to event_ms
+  // (never back) and runs the deadlines it passes, as the tick does with wall time.
+  void advance_event_time(std::int64_t event_ms);
   void tick(std::int64_t wall_now_ms);
   void start();  // the tick thread
   void stop();   // idempotent

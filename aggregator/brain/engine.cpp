@@ -82,6 +82,28 @@ BrainMetric map_kpi_metric(std::string_view metric) {
   return {std::string(metric), false};
 }
 
+std::optional<std::string_view> lane_power_metric(std::string_view metric) {
+  if (!starts_with(metric, "lane") || metric.size() <= 4) return std::nullopt;
+  const auto rest = metric.substr(4);
+  const auto underscore = rest.find('_');
+  if (underscore == 0 || underscore == std::string_view::npos) return std::nullopt;
+  if (rest.substr(0, underscore).find_first_not_of("0123456789") != std::string_view::npos)
+    return std::nullopt;
+  const auto name = rest.substr(underscore + 1);
+  if (name == "rx_power_watts") return std::string_view("rx_power_dbm");
+  if (name == "tx_power_watts") return std::string_view("tx_power_dbm");
+  return std::nullopt;
+}
+
+namespace {
+constexpr std::ptrdiff_t kLaneScan = 4;  // entries of lane_power_ a lane sample looks back at
+}  // namespace
+
+double watts_to_dbm(double watts) {
+  if (!(watts > 0)) return kNoLightDbm;
+  return std::max(kNoLightDbm, 10.0 * std::log10(watts * 1000.0));
+}
+
 BrainEngine::BrainEngine(brain::BrainConfig detectors, brain::PatternLibrary library, FaultHandler on_faults,
                          TopologySource topology, EngineOptions options, BrainMetrics* metrics)
     : on_faults_(std::move(on_faults)),
@@ -104,6 +126,10 @@ BrainEngine::BrainEngine(brain::BrainConfig detectors, brain::PatternLibrary lib
 
 BrainEngine::~BrainEngine() {
   stop();
+}
+
+void BrainEngine::set_clock_handler(ClockHandler on_clock) {
+  on_clock_ = std::move(on_clock);
 }
 
 void BrainEngine::start() {
@@ -259,7 +285,7 @@ void BrainEngine::run() {
 void BrainEngine::process(Item& item) {
   switch (item.kind) {
     case Item::Kind::kpi:
-      for (const auto& sample : item.samples) process_sample(sample);
+      process_batch(item.samples);
       break;
     case Item::Kind::log:
       process_log(item.log);
@@ -272,6 +298,40 @@ void BrainEngine::process(Item& item) {
       return;
   }
   deliver(item.arrival, true);
+  if (on_clock_ && last_event_ms_ >= clock_reported_ms_ + kClockStep) {
+    clock_reported_ms_ = last_event_ms_;
+    try {
+      on_clock_(last_event_ms_);
+    } catch (const std::exception& e) {
+      HSNS_LOG(error) << "brain: the clock handler failed: " << e.what();
+    }
+  }
+}
+
+void BrainEngine::process_batch(const std::vector<store::KpiSample>& samples) {
+  lane_power_.clear();
+  for (const auto& sample : samples) {
+    process_sample(sample);
+    const auto port_metric = lane_power_metric(sample.metric);
+    if (!port_metric || !std::isfinite(sample.value)) continue;
+    // A module's lanes come together (report_kpis.h): the last few entries hold its port's, so the work
+    // stays constant per sample (lanes scattered through a batch give the port more than one sample at
+    // that time; the bank ignores the repeats).
+    const auto from =
+        std::ssize(lane_power_) > kLaneScan ? lane_power_.end() - kLaneScan : lane_power_.begin();
+    auto it = std::find_if(from, lane_power_.end(), [&](const store::KpiSample& s) {
+      return s.ts_ms == sample.ts_ms && s.metric == *port_metric && s.entity == sample.entity;
+    });
+    if (it == lane_power_.end()) {
+      lane_power_.push_back({sample.entity, std::string(*port_metric), sample.ts_ms, sample.value});
+    } else {
+      it->value = std::min(it->value, sample.value);
+    }
+  }
+  for (auto& port : lane_power_) {
+    port.value = watts_to_dbm(port.value);
+    process_sample(port);
+  }
 }
 
 void BrainEngine::process_sample(const store::KpiSample& sample) {

@@ -18,6 +18,14 @@
 //   FaultHandler, on the engine thread (the handler must not call back into the engine, except for
 //   delivering_arrival(): while the handler runs, when the item that raised the faults arrived, so that
 //   the stages after the engine can measure their lag from the same moment).
+// - Event clock: after an input item that moved the newest event time seen (samples and lines) at least
+//   kClockStep past the last time reported, the ClockHandler (set_clock_handler, before start()) gets
+//   that time, on the engine thread, after the item's faults. The alarm and incident services run their
+//   deadlines (incident confirmation and resolution, flap damping) on it: the fabric's telemetry is their
+//   clock, so a replay faster than real time confirms and resolves like the live stream would.
+// - Per-lane optical power: the lane<N>_{rx,tx}_power_watts samples of one entity and time in a KPI batch
+//   also give one {rx,tx}_power_dbm sample of that entity at that time, the weakest lane in dBm (a port is
+//   as good as its worst lane), after the batch's own samples.
 // - Peers (scope link_both_ends, root cause link) come from the topology (peer_map.h), re-read through
 //   `topology` at most every `topology_refresh` and rebuilt only when its revision changed.
 // - reload(dir) loads a pattern library on the caller's thread; on an error nothing changes and the error
@@ -65,6 +73,8 @@ class BrainMetrics;
 
 // Faults raised or cleared by one queue item (the contract's hand-over to the alarm service).
 using FaultHandler = std::function<void(std::span<const brain::FaultMatch>)>;
+// The newest event time the engine has seen (Unix ms), reported as it moves on (the contract's event clock).
+using ClockHandler = std::function<void(std::int64_t event_ms)>;
 
 // A log line as the engine keeps it (owning copies of the parsed message's fields).
 struct LogInput {
@@ -93,6 +103,13 @@ struct BrainMetric {
 };
 BrainMetric map_kpi_metric(std::string_view metric);
 
+// hsnsd's per-lane optical power, "lane<N>_rx_power_watts" / "lane<N>_tx_power_watts": the port-level
+// metric the optics patterns read ("rx_power_dbm" / "tx_power_dbm"), or nothing for any other name.
+std::optional<std::string_view> lane_power_metric(std::string_view metric);
+// Watts as dBm (10 log10(mW)); no light (0 W or less) reads as kNoLightDbm.
+inline constexpr double kNoLightDbm = -40.0;
+double watts_to_dbm(double watts);
+
 struct EngineOptions {
   std::size_t queue_capacity = 262'144;  // units: KPI samples and log events waiting
   brain::BankLimits bank;
@@ -103,6 +120,7 @@ struct EngineOptions {
 inline constexpr std::size_t kRecentFaults = 64;
 inline constexpr std::size_t kLagWindow = 4096;
 inline constexpr std::chrono::milliseconds kPublishInterval{100};
+inline constexpr std::int64_t kClockStep = 1000;  // ms of event time between two ClockHandler calls
 
 struct LagSummary {
   std::uint64_t count = 0;  // observations in the window
@@ -145,6 +163,8 @@ class BrainEngine {
   BrainEngine(const BrainEngine&) = delete;
   BrainEngine& operator=(const BrainEngine&) = delete;
 
+  // Before start(): the event clock's listener (see the contract).
+  void set_clock_handler(ClockHandler on_clock);
   void start();
   void stop();
 
@@ -182,6 +202,7 @@ class BrainEngine {
   bool enqueue(Item item, std::size_t units);
   void process(Item& item);
   void process_sample(const store::KpiSample& sample);
+  void process_batch(const std::vector<store::KpiSample>& samples);
   void process_log(const LogInput& log);
   void deliver(std::chrono::steady_clock::time_point arrival, bool input);
   void refresh_topology(bool force);
@@ -191,6 +212,7 @@ class BrainEngine {
 
   // Set once, read by the engine thread.
   FaultHandler on_faults_;
+  ClockHandler on_clock_;
   TopologySource topology_;
   EngineOptions options_;
   BrainMetrics* metrics_;
@@ -219,6 +241,8 @@ class BrainEngine {
   std::int64_t topology_revision_ = 0;
   std::chrono::steady_clock::time_point topology_checked_{};
   std::int64_t last_event_ms_ = 0;
+  std::int64_t clock_reported_ms_ = 0;        // the last time given to on_clock_
+  std::vector<store::KpiSample> lane_power_;  // a batch's weakest lane per (entity, metric, time), in watts
   std::uint64_t processed_samples_ = 0, processed_logs_ = 0, raised_ = 0, cleared_ = 0;
   std::atomic<std::uint64_t> reloads_{0}, reload_failures_{0};
   std::vector<double> processing_lag_, fault_lag_;  // rings of kLagWindow

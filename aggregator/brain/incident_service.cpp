@@ -276,6 +276,10 @@ void IncidentService::on_alarms(std::span<const IncidentInput> changes) {
 
 void IncidentService::advance(std::int64_t now_ms) {
   std::lock_guard lock(mu_);
+  if (now_ms > last_event_ms_) {  // the ticker extrapolates from here when no event comes
+    last_event_ms_ = now_ms;
+    last_event_at_ = std::chrono::steady_clock::now();
+  }
   refresh_locked(false);
   commit_locked(correlator_->advance(now_ms));
 }

@@ -5,9 +5,10 @@
 //
 // Contract:
 // - on_alarms(changes): the alarm listener (main.cpp adapts the alarm service's AlarmChange to
-//   IncidentInput). Event time is the alarms' own; advance(now_ms) moves it on without alarms, and the
-//   service's ticker (start()) calls it every options.tick with the newest event time plus the wall time
-//   elapsed since that event arrived, so holds expire while no alarm comes.
+//   IncidentInput). Event time is the alarms' own; advance(now_ms) moves it on without alarms (main.cpp
+//   calls it with the brain's event clock, the newest telemetry time), and the service's ticker (start())
+//   calls it every options.tick with the newest event time plus the wall time elapsed since that event
+//   arrived, so holds expire while no alarm comes.
 // - Each change of an incident is stored (one transaction per batch: upserts, merged ids removed) and
 //   then published as {"kind":"incident","change":"opened|updated|resolved|merged","item":<Incident>}
 //   (merged: item {"id","merged_into"}). A store failure is logged and counted

@@ -33,7 +33,8 @@ IncidentInput to_incident_input(const Alarm& alarm) {
   in.suppressed = alarm.suppressed;
   in.flapping = alarm.flapping;
   in.first_ms = alarm.first_ms;
-  in.last_ms = alarm.last_ms;
+  // A cleared alarm was last seen when it cleared: the correlator's noise rules and holds count from there.
+  in.last_ms = alarm.state == AlarmState::cleared ? std::max(alarm.last_ms, alarm.cleared_ms) : alarm.last_ms;
   in.count = static_cast<std::uint32_t>(
       std::min<std::uint64_t>(alarm.count, std::numeric_limits<std::uint32_t>::max()));
   in.detail = alarm.detail;
@@ -80,6 +81,11 @@ namespace {
 
 bool is_active(const IncidentInput& a) {
   return a.state != IncidentInput::State::cleared && !a.suppressed;
+}
+
+// When an alarm stopped being active (a cleared alarm's last_ms is its clear).
+std::int64_t end_of(const IncidentInput& a) {
+  return std::max(a.last_ms, a.first_ms);
 }
 
 }  // namespace
@@ -221,14 +227,39 @@ Location locate(const LocatedTopology* topo, const IncidentInput& a) {
   return loc;
 }
 
+// ---------------------------------------------------------------------------------------------------
+// Ranking
+
+enum class Cls : std::uint8_t { physical, module, transport, device, config };
+
+Cls classify(const IncidentInput& a, const Location& loc, const LocatedTopology* topo) {
+  const std::string_view t = a.fault_type;
+  // Optics and module temperature are the module's own fault only when the pattern blames the module (a
+  // weak transmitter, a hot module); low receive power blames the link (the far laser, the fiber).
+  if (loc.module || ((t == "optical_power_out_of_range" || t == "module_overtemperature") &&
+                     a.role == RootCauseRole::module))
+    return Cls::module;
+  if (t == "retransmission_burst" || t == "cnp_surge" || t == "ecn_surge" || t == "pfc_storm" ||
+      t == "pfc_deadlock" || t == "buffer_drops")
+    return Cls::transport;
+  if (t == "switch_reboot" || t == "switch_power_fault" || t == "switch_fan_fault") return Cls::device;
+  if (t == "mtu_mismatch" || t == "qos_config_drift") return Cls::config;
+  if (loc.device_level && loc.node != kNoNode && topo != nullptr &&
+      topo->topology().node(loc.node).tier != Tier::kHost)
+    return Cls::device;
+  return Cls::physical;
+}
+
 // The grouping keys of a located alarm (see the contract): its link and the devices it touches.
-std::vector<std::string> keys_of(const LocatedTopology* topo, const Location& loc) {
+// A module's own fault (a weak transmitter, a hot module) keys its link and its own device only: a failing
+// far-end switch does not explain it.
+std::vector<std::string> keys_of(const LocatedTopology* topo, const Location& loc, bool own_device_only) {
   std::vector<std::string> keys;
   if (loc.link != kNoLink) {
     const auto& link = topo->topology().link(loc.link);
     keys.push_back("l:" + std::to_string(loc.link));
-    keys.push_back("d:" + topo->topology().node(link.lower).name);
-    keys.push_back("d:" + topo->topology().node(link.upper).name);
+    if (!own_device_only || !loc.upper) keys.push_back("d:" + topo->topology().node(link.lower).name);
+    if (!own_device_only || loc.upper) keys.push_back("d:" + topo->topology().node(link.upper).name);
     return keys;
   }
   if (!loc.pair.empty()) {
@@ -241,23 +272,9 @@ std::vector<std::string> keys_of(const LocatedTopology* topo, const Location& lo
   return keys;
 }
 
-// ---------------------------------------------------------------------------------------------------
-// Ranking
-
-enum class Cls : std::uint8_t { physical, module, transport, device, config };
-
-Cls classify(const IncidentInput& a, const Location& loc, const LocatedTopology* topo) {
-  const std::string_view t = a.fault_type;
-  if (loc.module || t == "optical_power_out_of_range" || t == "module_overtemperature") return Cls::module;
-  if (t == "retransmission_burst" || t == "cnp_surge" || t == "ecn_surge" || t == "pfc_storm" ||
-      t == "pfc_deadlock" || t == "buffer_drops")
-    return Cls::transport;
-  if (t == "switch_reboot" || t == "switch_power_fault" || t == "switch_fan_fault") return Cls::device;
-  if (t == "mtu_mismatch" || t == "qos_config_drift") return Cls::config;
-  if (loc.device_level && loc.node != kNoNode && topo != nullptr &&
-      topo->topology().node(loc.node).tier != Tier::kHost)
-    return Cls::device;
-  return Cls::physical;
+std::vector<std::string> keys_of(const LocatedTopology* topo, const IncidentInput& a) {
+  const Location loc = locate(topo, a);
+  return keys_of(topo, loc, !loc.both_ends && classify(a, loc, topo) == Cls::module);
 }
 
 struct EndAgg {
@@ -333,6 +350,25 @@ std::string percent(std::size_t k, std::size_t n) {
   return buf;
 }
 
+int severity_rank(FaultSeverity s) {
+  return static_cast<int>(s);
+}
+
+// Whether the patterns of one end's alarms blame the link rather than the port: the role of its most severe
+// alarms, by majority (a tie: the port). When only one end reports, its own port and the link explain the
+// same alarms equally well; the pattern's author knows which (a flap, FEC or receive power: the link).
+bool blames_link(std::span<const IncidentInput> alarms, const std::vector<std::size_t>& idx) {
+  int top = -1;
+  for (auto i : idx) top = std::max(top, severity_rank(alarms[i].severity));
+  int link = 0;
+  int other = 0;
+  for (auto i : idx) {
+    if (severity_rank(alarms[i].severity) != top) continue;
+    (alarms[i].role == RootCauseRole::link ? link : other) += 1;
+  }
+  return link > other;
+}
+
 void link_candidates(const LinkAgg& l, std::span<const IncidentInput> alarms, Builder& b) {
   const auto all = l.all();
   const bool both_named = !l.both.empty();
@@ -358,11 +394,11 @@ void link_candidates(const LinkAgg& l, std::span<const IncidentInput> alarms, Bu
          "): frames are lost on the link between them.";
   } else if ((nt0 > 0) != (nt1 > 0)) {
     const int bad = nt0 > 0 ? 0 : 1;
-    s = 0.55;
+    s = blames_link(alarms, l.ends[bad].idx) ? 0.7 : 0.55;
     ev = "Only " + l.end_names[bad] + " reports (" + types_of(alarms, l.ends[bad].idx) +
          "); the cable or the far-end optic may still be at fault.";
   } else {
-    s = 0.35;
+    s = blames_link(alarms, all) ? 0.45 : 0.35;
     ev = "Only transport symptoms (" + types_of(alarms, all) + ") on the link's ends.";
   }
   const bool mod0 = l.ends[0].module > 0;
@@ -387,8 +423,9 @@ void link_candidates(const LinkAgg& l, std::span<const IncidentInput> alarms, Bu
     const auto& end = l.ends[e];
     const auto& other = l.ends[1 - e];
     if (end.idx.empty()) continue;
+    const bool link_blamed = blames_link(alarms, end.idx);
     if (end.non_transport > 0 && other.idx.empty() && l.both.empty()) {
-      b.add(l.end_names[e], CandidateKind::port, 0.7,
+      b.add(l.end_names[e], CandidateKind::port, link_blamed ? 0.55 : 0.7,
             "Only this port reports (" + types_of(alarms, end.idx) +
                 "); its own configuration or optic is the first suspect.",
             end.idx, l.link);
@@ -401,7 +438,7 @@ void link_candidates(const LinkAgg& l, std::span<const IncidentInput> alarms, Bu
       b.add(l.end_names[e], CandidateKind::port, 0.45,
             "The port reports " + types_of(alarms, end.idx) + ", as does its far end.", end.idx, l.link);
     } else if (!any0 || !any1) {
-      b.add(l.end_names[e], CandidateKind::port, 0.45,
+      b.add(l.end_names[e], CandidateKind::port, link_blamed ? 0.35 : 0.45,
             "Only transport symptoms (" + types_of(alarms, end.idx) + ") on this port.", end.idx, l.link);
     }
   }
@@ -477,10 +514,6 @@ bool hint_names(const IncidentInput& a, const std::string& entity, CandidateKind
   // A host-NIC hint names "<host>/<device>"; the candidate is the host.
   return kind == CandidateKind::host_nic && a.role == RootCauseRole::host_nic &&
          hint.starts_with(entity + "/");
-}
-
-int severity_rank(FaultSeverity s) {
-  return static_cast<int>(s);
 }
 
 std::string main_fault_type(std::span<const IncidentInput> alarms, const std::set<std::size_t>& idx) {
@@ -668,6 +701,7 @@ struct Correlator::State {
     Incident inc;
     std::unordered_map<std::string, std::size_t> pos;  // alarm id -> index in inc.alarms
     std::set<std::string> keys;
+    std::unordered_map<std::string, std::size_t> key_alarms;  // key -> alarms holding it
     std::size_t active = 0;
     std::int64_t cleared_at = -1;  // event time the last active alarm cleared; -1 while any is active
     std::int64_t last_raise = 0;   // event time of its newest raise (device keys join only near it)
@@ -716,6 +750,7 @@ struct Correlator::State {
     alarm_index[a.alarm_id] = seq;
     ++alarms;
     for (const auto& k : keys) {
+      ++l.key_alarms[k];
       if (l.keys.insert(k).second) index_key(k, seq);
     }
     if (l.inc.alarms.size() == 1) {
@@ -732,6 +767,24 @@ struct Correlator::State {
     }
   }
 
+  // Takes an inactive alarm out of its incident (its keys stay indexed until the incident ends).
+  void remove_alarm(Live& l, const std::string& alarm_id, const LocatedTopology* located) {
+    const auto it = l.pos.find(alarm_id);
+    if (it == l.pos.end()) return;
+    const std::size_t i = it->second;
+    for (const auto& k : keys_of(located, l.inc.alarms[i])) {
+      if (auto n = l.key_alarms.find(k); n != l.key_alarms.end() && n->second > 0) --n->second;
+    }
+    l.pos.erase(it);
+    alarm_index.erase(alarm_id);
+    --alarms;
+    if (i + 1 != l.inc.alarms.size()) {
+      l.inc.alarms[i] = std::move(l.inc.alarms.back());
+      l.pos[l.inc.alarms[i].alarm_id] = i;
+    }
+    l.inc.alarms.pop_back();
+  }
+
   // Moves `from` into `into` (the older); answers the merged change when `from` had been answered.
   void merge(std::uint64_t into_seq, std::uint64_t from_seq, std::vector<IncidentChange>& out) {
     auto& into = live.at(into_seq);
@@ -741,6 +794,7 @@ struct Correlator::State {
       unindex_key(k, from_seq);
       if (into.keys.insert(k).second) index_key(k, into_seq);
     }
+    for (const auto& [k, n] : from.key_alarms) into.key_alarms[k] += n;
     for (auto& a : from.inc.alarms) {
       alarm_index[a.alarm_id] = into_seq;
       into.pos.emplace(a.alarm_id, into.inc.alarms.size());
@@ -784,12 +838,15 @@ struct Correlator::State {
       if (it == live.end()) continue;
       auto& l = it->second;
       if (!l.announced) {
-        if (l.active == 0) {  // noise: cleared before it was confirmed
+        // Noise: cleared within confirm_ms of its first raise. Alarms that were active longer before the
+        // clear arrived (nothing moved the clock in between) were no noise: the incident opens, then
+        // resolves.
+        if (l.active == 0 && !l.force_confirm && l.cleared_at - l.inc.first_ms < options.confirm_ms) {
           ++stats.noise_dropped;
           forget(seq);
           continue;
         }
-        if (!confirmable(l)) {
+        if (l.active > 0 && !confirmable(l)) {
           deadlines.emplace(l.inc.first_ms + options.confirm_ms, seq);
           continue;
         }
@@ -848,20 +905,28 @@ std::vector<IncidentChange> Correlator::apply(std::span<const IncidentInput> cha
     s.now = std::max({s.now, c.first_ms, c.last_ms});
     const bool active = is_active(c);
     if (auto it = s.alarm_index.find(c.alarm_id); it != s.alarm_index.end()) {
-      auto& l = s.live.at(it->second);
+      const std::uint64_t seq = it->second;  // `it` dies when the alarm leaves as noise
+      auto& l = s.live.at(seq);
       auto& held = l.inc.alarms[l.pos.at(c.alarm_id)];
       const bool was = is_active(held);
       held = c;
       l.inc.first_ms = std::min(l.inc.first_ms, c.first_ms);
       l.inc.last_ms = std::max({l.inc.last_ms, c.first_ms, c.last_ms});
       if (was && !active) {
-        if (--l.active == 0) l.cleared_at = std::max(c.last_ms, c.first_ms);
+        if (--l.active == 0) l.cleared_at = end_of(c);
+        // Noise inside an incident: an alarm raised once that cleared within confirm_ms (a port that
+        // flapped and came back) is no symptom of the incident's fault; it leaves the incident, as a lone
+        // one would be dropped. Its own incident, when it had none other, is the lone case (publish).
+        if (c.count <= 1 && !c.suppressed && end_of(c) - c.first_ms < s.options.confirm_ms &&
+            l.inc.alarms.size() >= 2) {
+          s.remove_alarm(l, c.alarm_id, s.topo.get());
+        }
       } else if (!was && active) {
         ++l.active;
         l.cleared_at = -1;
         l.last_raise = std::max(l.last_raise, c.first_ms);
       }
-      touched.insert(it->second);
+      touched.insert(seq);
       continue;
     }
     if (!active) {
@@ -872,19 +937,26 @@ std::vector<IncidentChange> Correlator::apply(std::span<const IncidentInput> cha
       ++s.stats.dropped_alarms;
       continue;
     }
-    const Location loc = locate(s.topo.get(), c);
-    const auto keys = keys_of(s.topo.get(), loc);
+    const auto keys = keys_of(s.topo.get(), c);
+    // An alarm on a device as a whole (a reboot, a power supply) keys that device only.
+    const bool device_alarm = keys.size() == 1 && keys.front().starts_with("d:");
     std::vector<std::uint64_t> hits;
     for (const auto& k : keys) {
       auto kit = s.key_index.find(k);
       if (kit == s.key_index.end()) continue;
       // A shared link joins a live incident; a shared device only one raised within the window of this
       // alarm (concurrent), so long-lived faults under one switch do not chain unrelated ones together.
+      // A device's own alarm also joins a live incident whose alarms touch that device at least twice
+      // (a reboot logged after its links went down explains them, however long it took to come back).
       const bool device_key = k.starts_with("d:");
       for (auto seq : kit->second) {
         const auto& l = s.live.at(seq);
         if (!s.joinable(l)) continue;
-        if (device_key && std::llabs(c.first_ms - l.last_raise) > s.options.window_ms) continue;
+        if (device_key && std::llabs(c.first_ms - l.last_raise) > s.options.window_ms) {
+          const auto n = l.key_alarms.find(k);
+          const bool explains = device_alarm && l.active > 0 && n != l.key_alarms.end() && n->second >= 2;
+          if (!explains) continue;
+        }
         hits.push_back(seq);
       }
     }
@@ -925,8 +997,10 @@ std::vector<IncidentChange> Correlator::set_topology(std::shared_ptr<const Locat
   std::vector<IncidentChange> out;
   for (auto& [seq, l] : s.live) {
     l.keys.clear();
+    l.key_alarms.clear();
     for (const auto& a : l.inc.alarms) {
-      for (auto& k : keys_of(s.topo.get(), locate(s.topo.get(), a))) {
+      for (auto& k : keys_of(s.topo.get(), a)) {
+        ++l.key_alarms[k];
         if (l.keys.insert(k).second) s.index_key(k, seq);
       }
     }
@@ -958,7 +1032,7 @@ void Correlator::restore(const Incident& incident) {
   l.inc.sequence = seq;
   l.announced = true;
   for (const auto& a : incident.alarms) {
-    s.add_alarm(seq, l, a, keys_of(s.topo.get(), locate(s.topo.get(), a)));
+    s.add_alarm(seq, l, a, keys_of(s.topo.get(), a));
   }
   if (l.active == 0) {
     l.cleared_at = l.inc.last_ms;

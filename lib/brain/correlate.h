@@ -10,9 +10,11 @@
 // - Grouping: each alarm is located on the topology (entity "<device>/<port>[/module]", "<device>",
 //   "link:<a>|<b>" or "<a><-><b>"; a port maps to its link through the ports named on the topology's
 //   links) and gets keys: its link, the devices at both ends of that link (a host port also keys its
-//   leaf: a leaf that fails makes every host under it report), or its device alone. A raised alarm joins
-//   a live incident sharing its link, or sharing a device and having had a raise within window_ms of this
-//   alarm (concurrent); an alarm joining several live incidents merges them
+//   leaf: a leaf that fails makes every host under it report; a module's own fault, with role module,
+//   keys only its own device), or its device alone. A raised alarm joins a live incident sharing its
+//   link, or sharing a device and having had a raise within window_ms of this alarm (concurrent); a
+//   device's own alarm (reboot, power) also joins, whenever it comes, an active incident holding at least
+//   two alarms on that device's links or itself; an alarm joining several live incidents merges them
 //   into the oldest (the others are answered `merged`, with merged_into, and forgotten). An incident is live
 //   while any of its alarms is active (raised or acknowledged, not suppressed) and, after the last one
 //   cleared, for `window_ms` more (a related alarm within the window reopens it, e.g. a flapping port).
@@ -20,16 +22,20 @@
 //   share no device or link are separate incidents. Known limit: two independent faults on ports of one
 //   switch within the window share an incident (each still gets its own link or port candidate).
 // - Lifecycle: an incident is pending (never answered) until it holds two alarms or an alarm has been
-//   active for confirm_ms (event time); a pending incident whose alarms all clear is dropped as noise
-//   (stats().noise_dropped). Confirmed: `opened`, then `updated` on changes, `resolved` once every alarm
-//   has been cleared for hold_ms (checked by apply and advance(now_ms), now = the newest event time). Ids
-//   are "inc-<sequence>", never reused (options.first_sequence continues a stored sequence).
+//   active for confirm_ms (event time); a pending incident whose alarms all clear within confirm_ms of its
+//   first raise is dropped as noise (stats().noise_dropped), and an alarm raised once that clears within
+//   confirm_ms leaves the incident it joined. Confirmed: `opened`, then `updated` on
+//   changes, `resolved` once every alarm has been cleared for hold_ms (checked by apply and advance(now_ms),
+//   now = the newest event time). Ids are "inc-<sequence>", never reused (options.first_sequence continues a
+//   stored sequence).
 // - Ranking (rank_candidates): candidates are links, ports, modules, switches and host NICs, each with a
 //   strength from its evidence (both ends of a link, module alarms on one end, far-end-only symptoms, the
 //   ratio of a switch's or host's ports alarmed, switch-level alarms), times its coverage (the share of
 //   the incident's alarms it explains): score = strength x (0.4 + 0.6 x coverage), in 0..1, with evidence
 //   sentences and the alarm ids it explains. Pattern root-cause hints (root_cause, role) add a bonus to the
-//   candidate they name; they are evidence, not the answer. docs/brain.md has the table of strengths.
+//   candidate they name, and when only one end of a link reports they choose between its port and the
+//   link (the role of that end's most severe alarms); they are evidence, not the answer. docs/brain.md has
+//   the table of strengths.
 // - Bounds: per change the work is a few hash lookups (keys per alarm <= 4) plus, once per batch and
 //   touched incident, a ranking linear in that incident's alarms. Memory: live incidents and their alarms
 //   only (resolved ones are answered and forgotten), at most max_alarms alarms (further raises are counted
@@ -132,7 +138,9 @@ struct CorrelatorStats {
   std::uint64_t opened = 0;
   std::uint64_t resolved = 0;
   std::uint64_t merged = 0;
-  std::uint64_t noise_dropped = 0;  // pending incidents whose alarms all cleared
+  std::uint64_t noise_dropped = 0;  // pending incidents whose alarms all cleared within confirm_ms
+  std::uint64_t noise_alarms =
+      0;  // alarms raised once and cleared within confirm_ms, taken out of an incident
 };
 
 // A topology with the index correlation needs: "<device>/<port>" -> the link that port is an end of (ports

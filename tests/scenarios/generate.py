@@ -124,6 +124,9 @@ def link_entity(fabric, entity):
 
 # ---------------------------------------------------------------------------------------------- streams
 
+TAIL_MS = 60000  # telemetry after a scenario's last event
+HEARTBEAT_MS = 10000
+
 SEV = {"emerg": 0, "alert": 1, "crit": 2, "err": 3, "warning": 4, "notice": 5, "info": 6, "debug": 7}
 
 
@@ -132,6 +135,25 @@ class Scenario:
         self.cls, self.name, self.fabric, self.description = cls, name, fabric, description
         self.kpis, self.syslog, self.jobs, self.incidents, self.clean = [], [], [], [], []
         self.min_compression = None
+        self.devices = set()  # devices that log something
+
+    def heartbeat(self):
+        """The fabric keeps reporting after the last event: a healthy receive-power series on an uplink of
+        devices nothing else in the scenario names, from the start to TAIL_MS past the last event. The
+        brain's clock is its telemetry's event time, so without it the faults at a scenario's very end
+        would never be confirmed (an incident opens once its alarm has been active for 5 s)."""
+        last = max([r["at_ms"] for r in self.kpis + self.syslog] or [0])
+        named = set(self.devices)
+        named.update(r["entity"].split("/")[0] for r in self.kpis)
+        for i in self.incidents:
+            for rc in ([i["root_cause"]] if isinstance(i["root_cause"], str) else i["root_cause"]):
+                for part in rc.replace("link:", "").split("|"):
+                    named.add(part.split("/")[0])
+        pairs = sorted(self.fabric.uplink)
+        free = [p for p in pairs if p[0] not in named and p[1] not in named] or pairs
+        leaf, spine = free[-1]
+        entity = "%s/%s" % (spine, self.fabric.uplink[(leaf, spine)][1])
+        self.series(0, last + TAIL_MS, HEARTBEAT_MS, entity, "rx_power_dbm", lambda t: -2.0)
 
     # one KPI sample; ts: its own offset when it differs from the send offset (a late sample)
     def kpi(self, at, entity, metric, value, ts=None):
@@ -155,6 +177,7 @@ class Scenario:
             tag = app if pid == "-" else "%s[%s]" % (app, pid)
             line = "<%d>{ts} %s %s: %s" % (pri, host, tag, message)
         self.syslog.append({"at_ms": int(at), "line": line})
+        self.devices.add(host)
 
     def expect(self, root_cause, fault_type, jobs=()):
         self.incidents.append({"root_cause": root_cause, "fault_type": fault_type, "affected_jobs": list(jobs)})
@@ -168,6 +191,7 @@ class Scenario:
                           "allow_unreachable": True})
 
     def write(self, out):
+        self.heartbeat()
         d = os.path.join(out, "%s-%s" % (self.cls, self.name))
         os.makedirs(d, exist_ok=True)
         if self.fabric.generate is not None:
