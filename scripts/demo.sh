@@ -129,7 +129,6 @@ done
 
 state=$here/build/lab-$prefix
 lab() { local c=$1; shift; lab/hsns-lab "$c" --prefix "$prefix" --state "$state" "$@"; }
-ctl() { lab ctl -- "$@"; }
 say() { printf '[%s] %s\n' "$(date -u +%H:%M:%S)" "$*"; }
 workers=()
 start_worker() {  # a background job in its own process group, so that the teardown stops it with its children
@@ -189,22 +188,31 @@ for _ in $(seq 120); do [ "$(links)" = "$want_links" ] && break; sleep 1; done
 [ "$(links)" = "$want_links" ] || { echo "demo: the topology has $(links) links, not $want_links, after 120 s" >&2; exit 1; }
 say "topology complete: $want_links links (host links learnt over LLDP)"
 
-# Two jobs placed by the scheduling API: half of the hosts each, TP inside a host, DP across hosts (rail by rail).
+# Two jobs placed by the scheduling API (POST /api/v1/schedule: ranks, NPU addresses, route plan, launcher files):
+# a GPT-style model, TP inside a host, DP across hosts (rail by rail); job-a on the first half of the hosts,
+# job-b on the second half. A busy aggregator (503) is asked again.
 dp=$((hosts / 2))
-model="--parameters 1300000000 --layers 24 --hidden 2048 --heads 16 --seq-len 2048 --micro-batch 1 --global-batch $((dp * 8)) --tp $npus --dp $dp"
-schedule() {  # hsnsctl schedule JOB --best; a busy aggregator (503) is asked again
-  local out
+token=$(cat "$state/operator.token")
+schedule() {  # JOB FIRST_HOST
+  local hl body out code
+  hl=$(for ((i = $2; i < $2 + dp; i++)); do printf '"%s-h%d",' "$prefix" "$i"; done)
+  body="{\"job_name\":\"$1\",\"hosts\":[${hl%,}],\"algorithm\":\"hierarchical\",
+    \"model\":{\"parameters\":1300000000,\"layers\":24,\"hidden\":2048,\"heads\":16,\"seq_len\":2048,
+      \"micro_batch\":1,\"global_batch\":$((dp * 8))},\"parallel\":{\"tp\":$npus,\"dp\":$dp}}"
   for _ in $(seq 40); do
-    # shellcheck disable=SC2086
-    out=$(ctl schedule "$1" --best $model --out-dir "$state/demo/$1" 2>&1) && return 0
-    grep -q '(503)' <<<"$out" || break
+    out=$(lab exec mgmt -- curl -sS --max-time 300 -w '\n%{http_code}' -X POST -H "Authorization: Bearer $token" \
+      -H 'Content-Type: application/json' --data "$body" http://198.19.0.1:8080/api/v1/schedule 2>&1) || true
+    code=$(tail -n 1 <<<"$out")
+    [ "$code" = 201 ] && { sed '$d' <<<"$out" >"$state/demo/$1-schedule.json"; return 0; }
+    [ "$code" = 503 ] || break
     sleep 2
   done
-  echo "$out" >&2
+  echo "demo: scheduling $1 failed: $out" >&2
   return 1
 }
+schedule job-a 0
+schedule job-b "$dp"
 for job in job-a job-b; do
-  schedule "$job"
   lab api "/api/v1/jobs/$job" >"$state/demo/$job.json"
   jq -e '.ranks | length > 0' "$state/demo/$job.json" >/dev/null
   say "scheduled $job on $(jq -r '[.ranks[].host] | unique | join(" ")' "$state/demo/$job.json")"
@@ -251,7 +259,7 @@ expect=$(jq -n --arg p "$prefix" \
   --argjson dl $down_leaf --argjson fl $flap_leaf --argjson on $optic_npu --argjson cl $congest_leaf --argjson ql $qos_leaf '
   [{fault: "link down", fault_type: "link_down", kind: "port", entity: "\($p)-leaf\($dl)/h\($ia0)", jobs: ["job-a"]},
    {fault: "flapping link", fault_type: "link_flapping", kind: "link",
-    entity: "\($b0)/npu\($fl)<->\($p)-leaf\($fl)/h\($ib0)", jobs: ["job-b"]},
+    entity: "link:\($b0)/npu\($fl)|\($p)-leaf\($fl)/h\($ib0)", jobs: ["job-b"]},
    {fault: "degrading optic", fault_type: "optical_power_out_of_range", kind: "module", entity: "\($a1)/npu\($on)/module",
     jobs: ["job-a"]},
    {fault: "congestion", fault_type: "buffer_drops", kind: "port", entity: "\($p)-leaf\($cl)/h\($ib1)", jobs: ["job-b"]},
@@ -273,7 +281,7 @@ Fault timetable ($timetable; seconds from now) and what each should look like:
   +$t_down s  link down: $prefix-leaf$down_leaf port h$ia0 (to $a0 npu$down_leaf) goes down for $down_for s; the leaf logs it.
           -> incident, fault link_down, root cause port $prefix-leaf$down_leaf/h$ia0, affected job-a; resolved after it is back.
   +$t_flap s  flapping link: $prefix-leaf$flap_leaf port h$ib0 (to $b0 npu$flap_leaf) goes down 3 times ($flap_down s down, $flap_up s up).
-          -> incident, fault link_flapping, root cause the link $b0/npu$flap_leaf<->$prefix-leaf$flap_leaf/h$ib0, affected job-b.
+          -> incident, fault link_flapping, root cause link:$b0/npu$flap_leaf|$prefix-leaf$flap_leaf/h$ib0, affected job-b.
   +$t_optic s  degrading optic: $a1/npu$optic_npu's module diagnostics (lab/demo/optics-degrading.csv) fall below -10 dBm rx.
           -> after 30 s below: incident, fault optical_power_out_of_range, root cause module $a1/npu$optic_npu/module, job-a.
   +$t_congest s  congestion: $prefix-leaf$congest_leaf port h$ib1 (to $b1) rate-limited to 32 kbit/s for $congest_for s; its queue drops.

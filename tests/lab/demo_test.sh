@@ -107,7 +107,8 @@ n=$(jq '.items | length' <<<"$incidents")
 step "(c) no error in any log"
 logs=("$state/aggregator.log" "$state"/h*/hsnsd.log "$state"/lldpd/*/lldpd.log "$state/demo/workers.log" "$log")
 for f in "${logs[@]}"; do [ -f "$f" ] || fail "log $f is missing"; done
-errors=$(grep -H -i -E '\b(error|fatal|critical)\b|\[(error|err|crit)\]|level=(error|fatal)|AddressSanitizer|runtime error:|LeakSanitizer' \
+# hsns programs log "<program>: <level>: ...", lldpd "[<LEVEL>/<component>]"; curl and the shell say "error".
+errors=$(grep -H -E -i ': (error|fatal|critical|emergency|alert):|^(error|fatal)\b|\[(ERR|CRIT|FATAL|EMERG|ALERT)|Sanitizer|runtime error:|curl: \([0-9]+\)|syntax error|command not found' \
   "${logs[@]}" || true)
 [ -z "$errors" ] || fail "error lines in the logs:
 $(head -n 20 <<<"$errors")"
