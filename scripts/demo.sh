@@ -286,7 +286,7 @@ Fault timetable ($timetable; seconds from now) and what each should look like:
           -> after 30 s below: incident, fault optical_power_out_of_range, root cause module $a1/npu$optic_npu/module, job-a.
   +$t_congest s  congestion: $prefix-leaf$congest_leaf port h$ib1 (to $b1) rate-limited to 32 kbit/s for $congest_for s; its queue drops.
           -> after 30 s of drops: incident, fault buffer_drops, root cause port $prefix-leaf$congest_leaf/h$ib1, affected job-b.
-  +$t_qos s  QoS misconfiguration: $prefix-leaf$qos_leaf port h$ia2 (to $a2) re-marks DSCP to 0 (RoCE loses its class); the leaf logs the mismatch.
+  +$t_qos s  QoS misconfiguration: $prefix-leaf$qos_leaf port h$ia2 (to $a2) gets one best-effort egress class (RoCE loses its queue); the leaf logs the mismatch.
           -> incident, fault qos_config_drift, root cause switch $prefix-leaf$qos_leaf, affected job-a and job-b (both use the leaf).
 
 Press Ctrl-C to stop (removes every process, namespace, qdisc, pin and the state directory).
@@ -322,10 +322,10 @@ while read -r when what; do
       lab exec "leaf$congest_leaf" -- tc qdisc add dev "h$ib1" root tbf rate 32kbit burst 4kb limit 8kb ;;
     uncongest) say "repair: rate limit on $prefix-leaf$congest_leaf/h$ib1 removed"
       lab exec "leaf$congest_leaf" -- tc qdisc del dev "h$ib1" root ;;
-    qos) say "fault: QoS misconfiguration on $prefix-leaf$qos_leaf/h$ia2 (DSCP re-marked to 0)"
-      lab exec "leaf$qos_leaf" -- tc qdisc add dev "h$ia2" root handle 1: prio
-      lab exec "leaf$qos_leaf" -- tc filter add dev "h$ia2" parent 1: matchall action pedit ex munge ip dsfield set 0 retain 0xfc
-      leaf_log "$qos_leaf" QOS warning "QoS DSCP map mismatch on interface h$ia2: DSCP 26 (RoCE, lossless priority 3) re-marked to 0" ;;
+    qos) say "fault: QoS misconfiguration on $prefix-leaf$qos_leaf/h$ia2 (one best-effort class, no RoCE queue)"
+      lab exec "leaf$qos_leaf" -- tc qdisc add dev "h$ia2" root handle 1: htb default 10
+      lab exec "leaf$qos_leaf" -- tc class add dev "h$ia2" parent 1: classid 1:10 htb rate 10gbit
+      leaf_log "$qos_leaf" QOS warning "QoS DSCP map mismatch on interface h$ia2: DSCP 26 (RoCE, lossless priority 3) mapped to the default class" ;;
   esac
 done < <(printf '%s\n' "${events[@]}" | sort -n -s -k1,1)
 at "$t_end"
