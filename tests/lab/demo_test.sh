@@ -38,7 +38,8 @@ log=$work/demo.log
 qdiscs_before=$(tc qdisc show | sort)
 token=lab-operator-token-0123456789abcdef
 step() { echo; echo "=== $(date -u +%H:%M:%S) $*"; }
-api() { curl -sS --max-time 5 -H "Authorization: Bearer $token" "http://127.0.0.1:$port$1"; }
+# Through the demo's port forward (socat, then `ip netns exec` per connection: slow on a busy machine).
+api() { curl -sS --max-time 60 --retry 5 --retry-all-errors -H "Authorization: Bearer $token" "http://127.0.0.1:$port$1"; }
 
 # The demo runs as its own process group (job control), so that SIGINT reaches it as Ctrl-C would.
 set -m
@@ -78,7 +79,7 @@ started=$SECONDS
 jq -c '.[]' "$expect"
 
 step "(a) the dashboard through the loopback port forward"
-page=$(curl -sS --max-time 5 "http://127.0.0.1:$port/") || fail "no answer on 127.0.0.1:$port"
+page=$(curl -sS --max-time 60 --retry 5 --retry-all-errors "http://127.0.0.1:$port/") || fail "no answer on 127.0.0.1:$port"
 grep -qi '<html' <<<"$page" || fail "127.0.0.1:$port/ is not the dashboard: $(head -c 200 <<<"$page")"
 api /api/v1/jobs | jq -e '[.items[].name] | sort == ["job-a", "job-b"]' >/dev/null ||
   fail "the REST API through the forward does not list job-a and job-b"
