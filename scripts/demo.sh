@@ -258,8 +258,8 @@ expect=$(jq -n --arg p "$prefix" \
   --arg ia0 "$ia0" --arg ib0 "$ib0" --arg ib1 "$ib1" \
   --argjson dl $down_leaf --argjson fl $flap_leaf --argjson on $optic_npu --argjson cl $congest_leaf --argjson ql $qos_leaf '
   [{fault: "link down", fault_type: "link_down", kind: "port", entity: "\($p)-leaf\($dl)/h\($ia0)", jobs: ["job-a"]},
-   {fault: "flapping link", fault_type: "link_flapping", kind: "link",
-    entity: "link:\($b0)/npu\($fl)|\($p)-leaf\($fl)/h\($ib0)", jobs: ["job-b"]},
+   {fault: "flapping link", fault_type: "link_flapping", kind: "port", entity: "\($p)-leaf\($fl)/h\($ib0)",
+    jobs: ["job-b"]},
    {fault: "degrading optic", fault_type: "optical_power_out_of_range", kind: "module", entity: "\($a1)/npu\($on)/module",
     jobs: ["job-a"]},
    {fault: "congestion", fault_type: "buffer_drops", kind: "port", entity: "\($p)-leaf\($cl)/h\($ib1)", jobs: ["job-b"]},
@@ -281,7 +281,7 @@ Fault timetable ($timetable; seconds from now) and what each should look like:
   +$t_down s  link down: $prefix-leaf$down_leaf port h$ia0 (to $a0 npu$down_leaf) goes down for $down_for s; the leaf logs it.
           -> incident, fault link_down, root cause port $prefix-leaf$down_leaf/h$ia0, affected job-a; resolved after it is back.
   +$t_flap s  flapping link: $prefix-leaf$flap_leaf port h$ib0 (to $b0 npu$flap_leaf) goes down 3 times ($flap_down s down, $flap_up s up).
-          -> incident, fault link_flapping, root cause link:$b0/npu$flap_leaf|$prefix-leaf$flap_leaf/h$ib0, affected job-b.
+          -> incident, fault link_flapping, root cause port $prefix-leaf$flap_leaf/h$ib0 (the end that reports), job-b.
   +$t_optic s  degrading optic: $a1/npu$optic_npu's module diagnostics (lab/demo/optics-degrading.csv) fall below -10 dBm rx.
           -> after 30 s below: incident, fault optical_power_out_of_range, root cause module $a1/npu$optic_npu/module, job-a.
   +$t_congest s  congestion: $prefix-leaf$congest_leaf port h$ib1 (to $b1) rate-limited to 32 kbit/s for $congest_for s; its queue drops.
