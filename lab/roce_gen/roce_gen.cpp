@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -37,14 +38,21 @@ struct Options {
   std::uint16_t vlan = 100;
   double rate = 0;
   bool dry_run = false;
+  int iterations = 1;    // 0: until SIGTERM
+  int period_ms = 1000;  // start of one iteration to the start of the next
+  bool quiet = false;    // periodic mode: send failures are counted, not printed
 };
 
 void usage(std::ostream& os) {
   os << "usage: hsns-roce-gen --src IP --dst IP [--seed N] [--flows N] [--packets N] [--rate PPS]\n"
         "         [--mode udp|raw] [--iface IF] [--encap none|vlan|qinq|erspan2|erspan3]\n"
         "         [--dst-mac MAC] [--src-mac MAC] [--vlan ID] [--retransmit-permille N] [--ce-permille N]\n"
-        "         [--cnp-permille N] [--nak-permille N] [--dry-run]\n"
-        "SIGTERM stops sending; the summary then covers the packets sent.\n";
+        "         [--cnp-permille N] [--nak-permille N] [--iterations N] [--period-ms MS] [--dry-run]\n"
+        "SIGTERM stops sending; the summary then covers the packets sent.\n"
+        "--iterations N (0: until SIGTERM) sends the mix again every --period-ms, like the bursts of a "
+        "training\n"
+        "job's iterations; the summary then has the totals (iterations, sent, send_errors), not per-flow "
+        "counts.\n";
 }
 
 bool parse_mac(const std::string& s, hsns::roce_gen::Mac& m) {
@@ -64,7 +72,9 @@ int parse_args(int argc, char** argv, Options& o) {
                                       {"--retransmit-permille", &o.mix.retransmit_permille},
                                       {"--ce-permille", &o.mix.ce_permille},
                                       {"--cnp-permille", &o.mix.cnp_permille},
-                                      {"--nak-permille", &o.mix.nak_permille}};
+                                      {"--nak-permille", &o.mix.nak_permille},
+                                      {"--iterations", &o.iterations},
+                                      {"--period-ms", &o.period_ms}};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--dry-run") {
@@ -138,7 +148,7 @@ int send_udp(const Options& o, const std::vector<PacketSpec>& pkts, std::uint64_
     if (it == socks.end()) {
       const int fam = p.family == 4 ? AF_INET : AF_INET6;
       Fd s(socket(fam, SOCK_DGRAM, 0));
-      if (s.fd < 0) return std::cerr << "socket: " << std::strerror(errno) << "\n", 1;
+      if (s.fd < 0) return o.quiet ? 1 : (std::cerr << "socket: " << std::strerror(errno) << "\n", 1);
       const int one = 1;
       setsockopt(s.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
       sockaddr_storage ss{};
@@ -157,7 +167,7 @@ int send_udp(const Options& o, const std::vector<PacketSpec>& pkts, std::uint64_
         len = sizeof(*a);
       }
       if (bind(s.fd, reinterpret_cast<sockaddr*>(&ss), len) != 0)
-        return std::cerr << "bind: " << std::strerror(errno) << "\n", 1;
+        return o.quiet ? 1 : (std::cerr << "bind: " << std::strerror(errno) << "\n", 1);
       it = socks.emplace(p.sport, std::move(s)).first;
     }
     const auto payload = hsns::roce_gen::roce_udp_payload(p);
@@ -193,7 +203,7 @@ int send_udp(const Options& o, const std::vector<PacketSpec>& pkts, std::uint64_
     std::memcpy(CMSG_DATA(c), &tos, sizeof(tos));
     pacer.wait(n);
     if (sendmsg(it->second.fd, &msg, 0) != static_cast<ssize_t>(payload.size()))
-      return std::cerr << "sendmsg: " << std::strerror(errno) << "\n", 1;
+      return o.quiet ? 1 : (std::cerr << "sendmsg: " << std::strerror(errno) << "\n", 1);
     ++n;
   }
   return 0;
@@ -220,9 +230,43 @@ int send_raw(const Options& o, const std::vector<PacketSpec>& pkts, Encap encap,
     pacer.wait(n);
     if (sendto(s.fd, f.data(), f.size(), 0, reinterpret_cast<sockaddr*>(&ll), sizeof(ll)) !=
         static_cast<ssize_t>(f.size()))
-      return std::cerr << "sendto: " << std::strerror(errno) << "\n", 1;
+      return o.quiet ? 1 : (std::cerr << "sendto: " << std::strerror(errno) << "\n", 1);
     ++n;
   }
+  return 0;
+}
+
+// Periodic mode: the mix once per iteration, iterations starting every period_ms (an iteration that takes
+// longer starts the next at once). A failed send ends that iteration only: a fabric with a fault drops
+// traffic, the job goes on. Sleeps in slices so that SIGTERM ends the run within 50 ms.
+int send_periodic(Options& o, const std::vector<PacketSpec>& pkts, Encap encap) {
+  o.quiet = true;
+  std::uint64_t total = 0;
+  std::uint64_t errors = 0;
+  std::int64_t done = 0;
+  auto next = std::chrono::steady_clock::now();
+  while (g_stop == 0 && (o.iterations == 0 || done < o.iterations)) {
+    std::uint64_t sent = 0;
+    const int rc = o.mode == "udp" ? send_udp(o, pkts, sent) : send_raw(o, pkts, encap, sent);
+    if (rc == 64) return 64;
+    if (rc != 0) ++errors;
+    total += sent;
+    ++done;
+    next += std::chrono::milliseconds(o.period_ms);
+    while (g_stop == 0 && std::chrono::steady_clock::now() < next)
+      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+          std::chrono::milliseconds(50), next - std::chrono::steady_clock::now()));
+    if (std::chrono::steady_clock::now() > next + std::chrono::milliseconds(o.period_ms))
+      next = std::chrono::steady_clock::now();  // far behind: do not send a backlog of bursts
+  }
+  nlohmann::json out;
+  out["seed"] = o.mix.seed;
+  out["mode"] = o.mode;
+  out["encap"] = o.encap;
+  out["iterations"] = done;
+  out["sent"] = total;
+  out["send_errors"] = errors;
+  std::cout << out.dump() << "\n";
   return 0;
 }
 
@@ -247,7 +291,14 @@ int main(int argc, char** argv) {
   if (o.mode == "udp" && enc->second != Encap::none) return std::cerr << "--encap needs --mode raw\n", 64;
   if (o.mode == "raw" && o.iface.empty()) return std::cerr << "--mode raw needs --iface\n", 64;
 
+  if (o.iterations < 0 || o.period_ms < 1)
+    return std::cerr << "--iterations must be >= 0, --period-ms >= 1\n", 64;
   auto pkts = hsns::roce_gen::plan(o.mix);
+  if (o.iterations != 1 && !o.dry_run) {
+    std::signal(SIGTERM, request_stop);
+    std::signal(SIGINT, request_stop);
+    return send_periodic(o, pkts, enc->second);
+  }
   int rc = 0;
   if (!o.dry_run) {
     std::signal(SIGTERM, request_stop);
