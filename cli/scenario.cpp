@@ -54,7 +54,9 @@ void only_keys(const json& j, std::initializer_list<const char*> keys, const std
   for (const auto& item : j.items()) {
     const std::string& k = item.key();
     if (std::none_of(keys.begin(), keys.end(), [&](const char* want) { return k == want; })) {
-      throw usage_error(where + ": unknown key \"" + k + "\"");
+      std::string message = where;
+      message.append(": unknown key \"").append(k).append("\"");
+      throw usage_error(message);
     }
   }
 }

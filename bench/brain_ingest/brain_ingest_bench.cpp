@@ -192,8 +192,9 @@ Run paced(BrainEngine& engine, const Fleet& fleet, int seconds, bool faults) {
       const int to = fleet.hosts * (slice + 1) / kSlices;
       for (int h = from; h < to; ++h) {
         for (int p = 0; p < kPorts; ++p) {
-          batch[static_cast<std::size_t>(p)] = {fleet.entities[static_cast<std::size_t>(h * kPorts + p)],
-                                                kMetrics[p], ts, value_at(h, p, s, rng)};
+          batch[static_cast<std::size_t>(p)] = {
+              fleet.entities[static_cast<std::size_t>(h) * kPorts + static_cast<std::size_t>(p)], kMetrics[p],
+              ts, value_at(h, p, s, rng)};
         }
         engine.submit(batch);
         run.offered += kPorts;
@@ -235,8 +236,9 @@ Run saturated(BrainEngine& engine, const Fleet& fleet, int rounds) {
     const std::int64_t ts = kStartMs + std::int64_t{s} * 1000;
     for (int h = 0; h < fleet.hosts; ++h) {
       for (int p = 0; p < kPorts; ++p) {
-        batch[static_cast<std::size_t>(p)] = {fleet.entities[static_cast<std::size_t>(h * kPorts + p)],
-                                              kMetrics[p], ts, value_at(h, p, s, rng)};
+        batch[static_cast<std::size_t>(p)] = {
+            fleet.entities[static_cast<std::size_t>(h) * kPorts + static_cast<std::size_t>(p)], kMetrics[p],
+            ts, value_at(h, p, s, rng)};
       }
       run.offered += engine.submit(batch);
     }
@@ -292,7 +294,7 @@ void print(const char* mode, const Run& r, const Downstream& d) {
       "     alarm lag p50 %7.2f ms p99 %7.2f ms (%zu raised)   incident lag p50 %7.2f ms p99 %7.2f ms "
       "(%zu incidents opened, %llu incident changes)\n",
       mode, static_cast<unsigned long long>(r.offered),
-      static_cast<unsigned long long>(s.dropped_samples + s.dropped_logs),
+      static_cast<unsigned long long>(s.dropped_samples) + s.dropped_logs,
       static_cast<unsigned long long>(s.processed_samples), static_cast<unsigned long long>(d.faults()),
       r.wall_ms, r.engine_cpu_ms, processed > 0 ? r.engine_cpu_ms * 1000 / processed : 0,
       100 * r.engine_cpu_ms / r.wall_ms, s.processing_lag.p50_ms, s.processing_lag.p99_ms, s.fault_lag.p50_ms,

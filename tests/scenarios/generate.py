@@ -497,6 +497,13 @@ def f_rx_discards(s, host, t0, rail=0):
     return [ent]
 
 
+def f_out_discards(s, host, t0, rail=0):
+    _, _, ent = leaf_port(s.fabric, host, rail)
+    rising(s, ent, "if_out_discards", t0, t0 + 60000, 5000)
+    s.expect(ent, "buffer_drops")
+    return [ent]
+
+
 def f_out_of_sequence(s, host, t0, rail=0, jobs=()):
     ent = host_port(s.fabric, host, rail)
     counter_run(s, ent, "out_of_sequence", t0, t0 + 90000, 1, 2000)
@@ -694,6 +701,9 @@ def pattern_scenarios():
         ("bgp-session-flap", "sonic", lambda s, f: f_bgp_flap(s, L(f), S(f), T0), "a BGP session flaps three times"),
         ("qos-drift-host", "sonic", lambda s, f: f_qos_host(s, h(f), T0), "hsnsd reports QoS drift for 7 minutes"),
         ("qos-drift-switch", "sonic", lambda s, f: f_qos_switch(s, L(f), T0), "a switch reports a PFC mismatch"),
+        # Appended (not in family order) so that the scenarios above keep their fabrics.
+        ("buffer-drops-switch-egress", "sonic", lambda s, f: f_out_discards(s, h(f), T0),
+         "a leaf port's egress queue discards packets (IF-MIB ifOutDiscards)"),
     ]
     for i, (name, style, fn, desc) in enumerate(specs):
         add(name, style, fn, desc, i)
