@@ -291,7 +291,9 @@ std::size_t IncidentService::live_incidents() const {
 
 void IncidentService::refresh_locked(bool force) {
   const auto now = std::chrono::steady_clock::now();
-  if (!force && now - last_refresh_ < std::chrono::seconds(1)) return;
+  // Until a topology is known every batch looks for one: alarms that arrive right after the first import
+  // (a fresh aggregator, a replayed scenario) are then correlated over it, not by names alone.
+  if (!force && located_ && now - last_refresh_ < std::chrono::seconds(1)) return;
   last_refresh_ = now;
   bool new_topology = false;
   if (auto snap = topology_.current(); snap && snap->revision != topology_revision_) {

@@ -13,7 +13,8 @@
 //   then published as {"kind":"incident","change":"opened|updated|resolved|merged","item":<Incident>}
 //   (merged: item {"id","merged_into"}). A store failure is logged and counted
 //   (hsns_incidents_store_failures_total); the next change of the incident stores it again.
-// - Topology and jobs: before each batch, at most once a second, the topology revision (TopologyCache)
+// - Topology and jobs: before each batch, at most once a second (every batch while no topology is known),
+//   the topology revision (TopologyCache)
 //   and the jobs revision (JobStore) are checked; a new topology re-keys the correlator, new jobs rebuild
 //   the job impact and re-score the affected jobs of every live incident (changed ones are answered as
 //   updated). No topology yet: alarms are correlated by names only and no job is affected.
