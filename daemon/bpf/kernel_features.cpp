@@ -20,15 +20,15 @@ enum class Kind { prog, map };
 constexpr int kTypeNumberBound = 64;
 static_assert(BPF_MAP_TYPE_USER_RINGBUF < kTypeNumberBound && BPF_PROG_TYPE_SYSCALL < kTypeNumberBound);
 
-bool known(Kind kind, int type) {
-  if (type < 0 || type >= kTypeNumberBound) return false;
-  return (kind == Kind::prog ? libbpf_bpf_prog_type_str(static_cast<bpf_prog_type>(type))
-                             : libbpf_bpf_map_type_str(static_cast<bpf_map_type>(type))) != nullptr;
+// libbpf's name of the type; nullptr for a number it does not name.
+const char* type_name(Kind kind, int type) {
+  if (type < 0 || type >= kTypeNumberBound) return nullptr;
+  return kind == Kind::prog ? libbpf_bpf_prog_type_str(static_cast<bpf_prog_type>(type))
+                            : libbpf_bpf_map_type_str(static_cast<bpf_map_type>(type));
 }
 
-// 1 supported, 0 not, < 0 undecided; cached per (kind, type).
+// 1 supported, 0 not, < 0 undecided; cached per (kind, type). Only for types libbpf names.
 int probe(Kind kind, int type) {
-  if (!known(kind, type)) return -1;
   static std::mutex mutex;
   static std::map<std::pair<Kind, int>, int> cache;
   std::lock_guard lock(mutex);
@@ -42,14 +42,10 @@ int probe(Kind kind, int type) {
 }
 
 Result<void> require(Kind kind, int type, const std::string& what) {
-  const char* name = nullptr;
-  if (known(kind, type)) {
-    name = kind == Kind::prog ? libbpf_bpf_prog_type_str(static_cast<bpf_prog_type>(type))
-                              : libbpf_bpf_map_type_str(static_cast<bpf_map_type>(type));
-  }
+  const char* name = type_name(kind, type);
   const std::string label = std::string(kind == Kind::prog ? "BPF program type " : "BPF map type ") +
                             (name != nullptr ? std::string(name) : std::to_string(type));
-  const int r = probe(kind, type);
+  const int r = name != nullptr ? probe(kind, type) : -1;
   if (r == 0) {
     return tl::unexpected(
         Error::unavailable(what + " needs " + label + ", which this kernel does not support"));
