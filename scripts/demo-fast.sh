@@ -21,15 +21,10 @@ while [ $# -gt 0 ]; do
     *) sed -n '2,7p' "$0"; exit 64 ;;
   esac
 done
-if [ "$(id -u)" != 0 ]; then
-  echo "demo.sh: the emulated cluster needs root (network namespaces, eBPF); run: sudo scripts/demo.sh --fast $*" >&2
-  exit 1
-fi
+# scripts/demo.sh, which starts this script, has checked for root.
 
 if [ -z "$bin" ]; then
-  scripts/install-deps.sh
-  cmake --preset release >/dev/null
-  cmake --build --preset release -j"${HSNS_JOBS:-$(nproc)}" --target hsns-aggregator hsnsd hsnsctl hsns_web >/dev/null
+  scripts/build-release.sh hsns-aggregator hsnsd hsnsctl hsns_web
   bin=build/release
 fi
 

@@ -90,6 +90,10 @@ bin=
 port=8080
 timetable=full
 expect_file=
+if [ "$(id -u)" != 0 ]; then
+  echo "demo.sh: the emulated cluster needs root (network namespaces, eBPF); run: sudo $0 $*" >&2
+  exit 1
+fi
 [ "${1:-}" = --fast ] && { shift; exec scripts/demo-fast.sh "$@"; }
 while [ $# -gt 0 ]; do
   case $1 in
@@ -109,16 +113,9 @@ if [ "$hosts" -lt 4 ] || [ "$npus" -lt 6 ] || [ $((hosts % 2)) != 0 ]; then
   echo "demo.sh: the faults need at least 4 hosts (an even number) and 6 NPUs per host" >&2
   exit 64
 fi
-if [ "$(id -u)" != 0 ]; then
-  echo "demo.sh: the emulated cluster needs root (network namespaces, eBPF); run: sudo $0 $*" >&2
-  exit 1
-fi
 
 if [ -z "$bin" ]; then
-  scripts/install-deps.sh
-  cmake --preset release >/dev/null
-  cmake --build --preset release -j"${HSNS_JOBS:-$(nproc)}" \
-    --target hsns-aggregator hsnsd hsnsctl hsns_web hsns-roce-gen >/dev/null
+  scripts/build-release.sh hsns-aggregator hsnsd hsnsctl hsns_web hsns-roce-gen
   bin=build/release
 fi
 case $bin in /*) ;; *) bin=$here/$bin ;; esac
