@@ -438,13 +438,21 @@ void BrainEngine::deliver(Clock::time_point arrival, bool input) {
 }
 
 void BrainEngine::refresh_topology(bool force) {
-  if (!topology_) return;
+  if (!topology_.read) return;
   const auto now = Clock::now();
-  if (!force && now - topology_checked_ < options_.topology_refresh) return;
+  std::optional<std::int64_t> mark;
+  try {
+    if (topology_.change_mark) mark = topology_.change_mark();
+  } catch (const std::exception& e) {
+    HSNS_LOG(warning) << "brain: reading the topology's change mark failed: " << e.what();
+  }
+  const bool moved = mark && mark != topology_mark_;
+  if (!force && !moved && now - topology_checked_ < options_.topology_refresh) return;
   topology_checked_ = now;
+  topology_mark_ = mark;  // taken before the read: the model read is at least as new as the mark
   std::optional<TopologyView> view;
   try {
-    view = topology_();
+    view = topology_.read();
   } catch (const std::exception& e) {
     HSNS_LOG(warning) << "brain: reading the topology failed: " << e.what();
     return;

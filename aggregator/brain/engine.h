@@ -27,7 +27,8 @@
 //   also give one {rx,tx}_power_dbm sample of that entity at that time, the weakest lane in dBm (a port is
 //   as good as its worst lane), after the batch's own samples.
 // - Peers (scope link_both_ends, root cause link) come from the topology (peer_map.h), re-read through
-//   `topology` at most every `topology_refresh` and rebuilt only when its revision changed.
+//   `topology` before the next batch once its change mark moved, else at most every `topology_refresh`,
+//   and rebuilt only when its revision changed.
 // - reload(dir) loads a pattern library on the caller's thread; on an error nothing changes and the error
 //   is returned (kind invalid, reason "file:line:column: ..."). On success the engine thread first clears
 //   every fault still active (detail "pattern library reloaded": the old library's state is gone, a
@@ -94,7 +95,14 @@ struct TopologyView {
   std::int64_t revision = 0;
   std::shared_ptr<const topology::Topology> topology;
 };
-using TopologySource = std::function<std::optional<TopologyView>()>;
+// Where the engine reads the topology. `read` answers the current model. `change_mark`, when set, is a
+// cheap in-process mark of topology writes (TopologyCache::change_mark) looked at before every batch: the
+// model is read again as soon as the mark moves (a batch right after an import sees the new links), and
+// otherwise at most every topology_refresh.
+struct TopologySource {
+  std::function<std::optional<TopologyView>()> read;
+  std::function<std::optional<std::int64_t>()> change_mark;
+};
 
 // A KPI store metric as the brain names it. rate: the value is a per-second rate (of counter `metric`).
 struct BrainMetric {
@@ -239,6 +247,7 @@ class BrainEngine {
   std::unordered_map<std::string, CounterTotal> totals_;
   std::unordered_map<std::string, brain::FaultMatch> active_;  // (pattern id, entity or link) -> raised
   std::int64_t topology_revision_ = 0;
+  std::optional<std::int64_t> topology_mark_;  // the change mark when the topology was last read
   std::chrono::steady_clock::time_point topology_checked_{};
   std::int64_t last_event_ms_ = 0;
   std::int64_t clock_reported_ms_ = 0;        // the last time given to on_clock_

@@ -291,10 +291,20 @@ std::size_t IncidentService::live_incidents() const {
 
 void IncidentService::refresh_locked(bool force) {
   const auto now = std::chrono::steady_clock::now();
-  // Until a topology is known every batch looks for one: alarms that arrive right after the first import
-  // (a fresh aggregator, a replayed scenario) are then correlated over it, not by names alone.
-  if (!force && located_ && now - last_refresh_ < std::chrono::seconds(1)) return;
+  // The stores' change marks (an atomic load each) tell at once that this process wrote the topology or
+  // the jobs: alarms right after an import or a schedule are correlated over it. Besides, look again once
+  // a second; without marks (a store that keeps none) also every batch until a topology is known.
+  const auto topology_mark = topology_.change_mark();
+  const store::RevisionSource* job_revisions = jobs_.revisions();
+  const auto jobs_mark = job_revisions != nullptr
+                             ? std::optional(job_revisions->revision(store::RevisionDomain::jobs))
+                             : std::nullopt;
+  const bool marked = topology_mark && jobs_mark;
+  const bool moved = marked && (topology_mark != topology_mark_ || jobs_mark != jobs_mark_);
+  if (!force && !moved && (marked || located_) && now - last_refresh_ < std::chrono::seconds(1)) return;
   last_refresh_ = now;
+  topology_mark_ = topology_mark;  // taken before the reads: what they answer is at least as new
+  jobs_mark_ = jobs_mark;
   bool new_topology = false;
   if (auto snap = topology_.current(); snap && snap->revision != topology_revision_) {
     topology_revision_ = snap->revision;

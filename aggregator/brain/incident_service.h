@@ -13,9 +13,11 @@
 //   then published as {"kind":"incident","change":"opened|updated|resolved|merged","item":<Incident>}
 //   (merged: item {"id","merged_into"}). A store failure is logged and counted
 //   (hsns_incidents_store_failures_total); the next change of the incident stores it again.
-// - Topology and jobs: before each batch, at most once a second (every batch while no topology is known),
-//   the topology revision (TopologyCache)
-//   and the jobs revision (JobStore) are checked; a new topology re-keys the correlator, new jobs rebuild
+// - Topology and jobs: before each batch the stores' change marks (TopologyCache::change_mark, the job
+//   store's jobs revision mirror: atomic loads) are compared with the last refresh's; when one moved, and
+//   besides at most once a second, the topology revision (TopologyCache) and the jobs revision (JobStore)
+//   are read (stores without marks: also every batch while no topology is known); a new topology re-keys
+//   the correlator, new jobs rebuild
 //   the job impact and re-score the affected jobs of every live incident (changed ones are answered as
 //   updated). No topology yet: alarms are correlated by names only and no job is affected.
 // - start() restores the stored open incidents into the correlator (same ids; the sequence continues
@@ -104,6 +106,8 @@ class IncidentService {
   std::unique_ptr<brain::JobImpact> impact_;
   std::int64_t topology_revision_ = -1;
   std::int64_t jobs_revision_ = -1;
+  std::optional<std::int64_t> topology_mark_;  // the stores' change marks at the last refresh
+  std::optional<std::int64_t> jobs_mark_;
   std::chrono::steady_clock::time_point last_refresh_{};
   std::map<std::string, std::vector<brain::AffectedJob>> affected_;  // live incidents
   std::int64_t last_event_ms_ = 0;

@@ -32,6 +32,9 @@ class BrainKpiStore final : public store::KpiStore {
   store::StoreResult<store::KpiSeriesList> list_series(const store::KpiSeriesFilter& filter) override {
     return store_.list_series(filter);
   }
+  store::StoreResult<store::KpiLatestValues> latest(const store::KpiLatestQuery& q) override {
+    return store_.latest(q);
+  }
   store::StoreResult<store::KpiPruneResult> prune(std::chrono::system_clock::time_point now) override {
     return store_.prune(now);
   }

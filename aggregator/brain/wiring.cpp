@@ -21,11 +21,14 @@ Result<std::unique_ptr<BrainEngine>> make_brain_engine(const BrainSettings& sett
 }
 
 TopologySource cache_topology(std::shared_ptr<services::TopologyCache> cache) {
-  return [cache = std::move(cache)]() -> std::optional<TopologyView> {
+  TopologySource source;
+  source.change_mark = [cache]() { return cache->change_mark(); };
+  source.read = [cache = std::move(cache)]() -> std::optional<TopologyView> {
     auto snapshot = cache->current();
     if (!snapshot || !snapshot->topology) return std::nullopt;
     return TopologyView{snapshot->revision, snapshot->topology};
   };
+  return source;
 }
 
 }  // namespace hsns::brain_pipeline

@@ -5,7 +5,7 @@
 // defaults) and the pattern library (patterns_dir(settings)); either failing is the error (the file, line
 // and column in its reason), and no engine is made. The engine is not started. cache_topology(cache)
 // answers the cache's current model and revision (nullopt while there is none, or when it cannot be read:
-// the engine keeps its peers).
+// the engine keeps its peers) and the cache's change mark.
 #pragma once
 
 #include <memory>

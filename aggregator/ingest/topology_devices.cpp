@@ -2,11 +2,13 @@
 
 #include <chrono>
 #include <mutex>
+#include <optional>
 
 namespace hsns::ingest {
 namespace {
 
-// The model as last read, refreshed from the cache at most once a second.
+// The model as last read: read again from the cache as soon as its change mark moved (a log line right
+// after an import maps to the new devices), else at most once a second.
 class TopologySource {
  public:
   explicit TopologySource(std::shared_ptr<services::TopologyCache> cache) : cache_(std::move(cache)) {}
@@ -14,8 +16,11 @@ class TopologySource {
   std::shared_ptr<const topology::Topology> model() {
     const std::lock_guard lock(mutex_);
     const auto now = std::chrono::steady_clock::now();
-    if (now - read_at_ >= std::chrono::seconds(1) || read_at_ == std::chrono::steady_clock::time_point{}) {
+    const auto mark = cache_->change_mark();
+    if (mark != mark_ || now - read_at_ >= std::chrono::seconds(1) ||
+        read_at_ == std::chrono::steady_clock::time_point{}) {
       read_at_ = now;
+      mark_ = mark;
       auto snapshot = cache_->current();
       model_ = snapshot ? snapshot->topology : nullptr;
     }
@@ -26,6 +31,7 @@ class TopologySource {
   std::shared_ptr<services::TopologyCache> cache_;
   std::mutex mutex_;
   std::chrono::steady_clock::time_point read_at_{};
+  std::optional<std::int64_t> mark_;
   std::shared_ptr<const topology::Topology> model_;
 };
 

@@ -46,6 +46,12 @@ bool changes(const topo::Topology& t, const TopologyCache::StateChange& c) {
 
 }  // namespace
 
+std::optional<std::int64_t> TopologyCache::change_mark() const {
+  const store::RevisionSource* revisions = store_.revisions();
+  if (revisions == nullptr) return std::nullopt;
+  return revisions->revision(store::RevisionDomain::topology);
+}
+
 Result<TopologySnapshot> TopologyCache::current() {
   {
     std::lock_guard lock(mutex_);

@@ -75,6 +75,10 @@ class TopologyCache {
   explicit TopologyCache(store::TopologyStore& store) : store_(store) {}
 
   Result<TopologySnapshot> current();
+  // A cheap mark that moves with every committed topology write of this process (the store's revision
+  // mirror, store/revision.h: an atomic load); nullopt when the store keeps none. A consumer that re-reads
+  // current() whenever the mark moved never works on a model older than the last write.
+  std::optional<std::int64_t> change_mark() const;
   Result<AllocatedSnapshot> with_jobs(store::JobStore& jobs);
 
   using Change = std::function<Result<std::optional<topology::Topology>>(const topology::Topology*)>;

@@ -166,16 +166,9 @@ struct RevisionTables {
   std::vector<const char*> tables;
 };
 
-std::string schema_v5() {
-  const std::vector<RevisionTables> domains = {
-      {"network", {"hosts", "host_npus", "subnets", "allocation_pools", "ports"}},
-      {"agents", {"agent_status"}},
-      {"lldp", {"lldp_observations"}},
-  };
-  std::string sql =
-      "CREATE TABLE store_revisions (domain TEXT PRIMARY KEY, revision INTEGER NOT NULL);\n"
-      "CREATE TABLE store_instance (id INTEGER PRIMARY KEY CHECK (id = 1), name TEXT NOT NULL);\n"
-      "INSERT INTO store_instance (id, name) VALUES (1, lower(hex(randomblob(6))));\n";
+// A counter row per domain and the triggers that bump it on every row written to its tables.
+std::string revision_triggers(const std::vector<RevisionTables>& domains) {
+  std::string sql;
   for (const auto& d : domains) {
     sql += std::string("INSERT INTO store_revisions (domain, revision) VALUES ('") + d.domain + "', 0);\n";
     for (const char* table : d.tables) {
@@ -189,10 +182,29 @@ std::string schema_v5() {
   return sql;
 }
 
+std::string schema_v5() {
+  return "CREATE TABLE store_revisions (domain TEXT PRIMARY KEY, revision INTEGER NOT NULL);\n"
+         "CREATE TABLE store_instance (id INTEGER PRIMARY KEY CHECK (id = 1), name TEXT NOT NULL);\n"
+         "INSERT INTO store_instance (id, name) VALUES (1, lower(hex(randomblob(6))));\n" +
+         revision_triggers({
+             {"network", {"hosts", "host_npus", "subnets", "allocation_pools", "ports"}},
+             {"agents", {"agent_status"}},
+             {"lldp", {"lldp_observations"}},
+         });
+}
+
+std::string schema_v12() {
+  return revision_triggers({
+      {"topology", {"topology", "topology_document", "topology_device_states"}},
+      {"jobs", {"jobs", "job_npus"}},
+  });
+}
+
 }  // namespace
 
 const std::vector<Migration>& builtin_migrations() {
   static const std::string v5 = schema_v5();
+  static const std::string v12 = schema_v12();
   static const std::vector<Migration> migrations = {
       {1, "hosts, NPUs, subnets, allocation pools, ports", kSchemaV1},
       {2, "agent status reports", kSchemaV2},
@@ -206,6 +218,7 @@ const std::vector<Migration>& builtin_migrations() {
       {9, "KPI series: raw samples and their 1-minute and 1-hour rollups", kKpiSchema},
       {10, "alarms, their history and the silence rules", kAlarmSchema},
       {11, "network brain incidents: ranked root causes, affected jobs, their alarms", kIncidentSchema},
+      {12, "store revisions of the topology and the jobs", v12.c_str()},
   };
   return migrations;
 }
@@ -553,7 +566,8 @@ void Database::load_instance() {
 }
 
 void Database::refresh_revisions(Connection& connection) {
-  static constexpr std::array<std::string_view, kRevisionDomains> kNames = {"network", "agents", "lldp"};
+  static constexpr std::array<std::string_view, kRevisionDomains> kNames = {"network", "agents", "lldp",
+                                                                            "topology", "jobs"};
   auto stmt = connection.prepare("SELECT domain, revision FROM store_revisions");
   if (!stmt) return;  // a schema without revisions (custom migrations): the mirror stays 0
   for (;;) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "store/network_store.h"
+#include "store/revision.h"
 
 namespace hsns::store {
 
@@ -64,6 +65,9 @@ class JobStore {
   // The jobs revision (a cheap query, for cache checks).
   virtual StoreResult<std::int64_t> jobs_revision() = 0;
   virtual StoreResult<Allocations> allocations() = 0;
+  // The backend's revision counters (store/revision.h; domain jobs moves with every create and delete);
+  // null when the backend keeps none.
+  virtual const RevisionSource* revisions() const { return nullptr; }
 };
 
 }  // namespace hsns::store

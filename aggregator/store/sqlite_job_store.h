@@ -21,6 +21,7 @@ class SqliteJobStore final : public JobStore {
   StoreResult<void> delete_job(const std::string& name) override;
   StoreResult<std::int64_t> jobs_revision() override;
   StoreResult<Allocations> allocations() override;
+  const RevisionSource* revisions() const override { return &db_; }
 
  private:
   Database& db_;

@@ -266,13 +266,14 @@ std::unique_ptr<BrainEngine> make_engine(bool detection, std::size_t capacity, c
   }
   EngineOptions options;
   options.queue_capacity = capacity;
-  auto topology = [&fleet]() -> std::optional<hsns::brain_pipeline::TopologyView> {
+  auto read_topology = [&fleet]() -> std::optional<hsns::brain_pipeline::TopologyView> {
     return hsns::brain_pipeline::TopologyView{
         1, std::shared_ptr<const hsns::topology::Topology>(fleet.topology, &fleet.topology->topology())};
   };
   auto engine = std::make_unique<BrainEngine>(
       std::move(config), std::move(library),
-      [&downstream](std::span<const hsns::brain::FaultMatch> f) { downstream.handle(f); }, topology, options);
+      [&downstream](std::span<const hsns::brain::FaultMatch> f) { downstream.handle(f); },
+      hsns::brain_pipeline::TopologySource{.read = read_topology, .change_mark = {}}, options);
   downstream.bind(engine.get());
   return engine;
 }

@@ -74,7 +74,7 @@ DetectorBank::Series* DetectorBank::find_or_add(const Sample& sample, std::vecto
     return &*it->second;
   }
   const DetectorConfig* config = config_.resolve(sample.entity, sample.metric);
-  if (config == nullptr) return nullptr;
+  if (config == nullptr || !config->any_enabled()) return nullptr;  // nothing would ever raise on it
   if (index_.size() >= limits_.max_series) {
     Series& victim = lru_.back();
     emit(victim, victim.detectors.active_at(victim.last_ms), "series evicted", events);

@@ -7,7 +7,7 @@
 // (counted; its raised anomalies are reported cleared with detail "series evicted"). A sample older than
 // its series' last is late, one at the same time a duplicate: both are counted and ignored, as are
 // non-finite values and entities containing a NUL byte (invalid) and metrics the configuration does not
-// track (untracked).
+// track or declares without any detector enabled (untracked).
 #pragma once
 
 #include <cstddef>

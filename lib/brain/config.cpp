@@ -291,10 +291,46 @@ BrainConfig default_brain_config() {
   b.metrics["symbol_error"] = burst(counter(), 1, 60, 10);
   b.metrics["port_rcv_errors"] = burst(counter(), 1, 60, 10);
   b.metrics["out_of_sequence"] = burst(counter(), 100, 60, 1000);
+  b.metrics["local_ack_timeout_err"] = burst(counter(), 10, 60, 100);
+  b.metrics["out_of_buffer"] = burst(counter(), 10, 60, 100);
   b.metrics["link_downed"] = burst(counter(), 0, 300, 1);
   // Traffic counters: a change of the level of the byte rate.
   b.metrics["port_rcv_data"] = level_shift(counter());
   b.metrics["port_xmit_data"] = level_shift(counter());
+  // The other cumulative counters the fabric reports: no detector of their own, but declared counters so
+  // that a raw total (push API, SNMP, a replay) reaches the patterns as a per-second rate, as the daemons'
+  // "_per_s" readings do. Untracked by the detector bank (no detector enabled).
+  for (const char* name : {"port_xmit_packets",
+                           "port_rcv_packets",
+                           "link_error_recovery",
+                           "port_xmit_discards",
+                           "port_xmit_wait",
+                           "np_ecn_marked_roce_packets",
+                           "np_cnp_sent",
+                           "rp_cnp_handled",
+                           "rp_cnp_ignored",
+                           "packet_seq_err",
+                           "implied_nak_seq_err",
+                           "rnr_nak_retry_err",
+                           "duplicate_request",
+                           "roce_adp_retrans",
+                           "roce_slow_restart",
+                           "rx_bytes",
+                           "tx_bytes",
+                           "rx_packets",
+                           "tx_packets",
+                           "rx_errors",
+                           "tx_errors",
+                           "rx_dropped",
+                           "tx_dropped",
+                           "rx_discards_phy",
+                           "tx_discards_phy",
+                           "if_in_errors",
+                           "if_out_errors",
+                           "if_in_discards",
+                           "if_out_discards"}) {
+    b.metrics.try_emplace(name, counter());
+  }
   return b;
 }
 

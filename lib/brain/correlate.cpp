@@ -586,6 +586,11 @@ std::vector<RootCauseCandidate> rank_candidates(const LocatedTopology* topo,
           agg.links.insert(key);
           agg.idx.push_back(i);
         }
+        // A switch's own fault that names one of its ports (a QoS mismatch on Ethernet12) blames the
+        // switch as well as the port.
+        if (a.role == RootCauseRole::switch_device && (cls == Cls::config || cls == Cls::device)) {
+          nodes[loc.upper ? link.upper : link.lower].device_idx.push_back(i);
+        }
       }
       continue;
     }
@@ -717,6 +722,9 @@ struct Correlator::State {
   std::size_t alarms = 0;
   std::map<std::uint64_t, Live> live;
   std::unordered_map<std::string, std::uint64_t> alarm_index;
+  // Fingerprint -> the unresolved incident that holds an alarm of it: the same fault raised again (a new
+  // alarm once the previous one cleared) goes back to that incident however long the gap, until it resolves.
+  std::unordered_map<std::string, std::uint64_t> fingerprint_index;
   std::unordered_map<std::string, std::vector<std::uint64_t>> key_index;
   std::set<std::pair<std::int64_t, std::uint64_t>> deadlines;  // (event time, sequence), checked lazily
 
@@ -735,9 +743,22 @@ struct Correlator::State {
     auto it = live.find(seq);
     if (it == live.end()) return;
     for (const auto& k : it->second.keys) unindex_key(k, seq);
-    for (const auto& a : it->second.inc.alarms) alarm_index.erase(a.alarm_id);
+    for (const auto& a : it->second.inc.alarms) {
+      alarm_index.erase(a.alarm_id);
+      if (auto f = fingerprint_index.find(a.fingerprint); f != fingerprint_index.end() && f->second == seq) {
+        fingerprint_index.erase(f);
+      }
+    }
     alarms -= it->second.inc.alarms.size();
     live.erase(it);
+  }
+
+  // Whether the incident holds an active alarm of `device` itself (not of one of its ports): a device's
+  // later alarm (sessions flapping after one went down) is the same device's story. Scans the incident's
+  // alarms, but runs only for a device alarm that is not concurrent with the incident.
+  static bool holds_own_alarm(const Live& l, const std::string& device) {
+    return std::any_of(l.inc.alarms.begin(), l.inc.alarms.end(),
+                       [&](const IncidentInput& a) { return a.entity == device && is_active(a); });
   }
 
   bool joinable(const Live& l) const {
@@ -748,6 +769,7 @@ struct Correlator::State {
     l.pos.emplace(a.alarm_id, l.inc.alarms.size());
     l.inc.alarms.push_back(a);
     alarm_index[a.alarm_id] = seq;
+    if (!a.fingerprint.empty()) fingerprint_index[a.fingerprint] = seq;
     ++alarms;
     for (const auto& k : keys) {
       ++l.key_alarms[k];
@@ -777,6 +799,11 @@ struct Correlator::State {
     }
     l.pos.erase(it);
     alarm_index.erase(alarm_id);
+    // Its fingerprint no longer leads here: once this incident ends, the entry would name a dead incident.
+    if (auto f = fingerprint_index.find(l.inc.alarms[i].fingerprint);
+        f != fingerprint_index.end() && f->second == l.inc.sequence) {
+      fingerprint_index.erase(f);
+    }
     --alarms;
     if (i + 1 != l.inc.alarms.size()) {
       l.inc.alarms[i] = std::move(l.inc.alarms.back());
@@ -797,6 +824,7 @@ struct Correlator::State {
     for (const auto& [k, n] : from.key_alarms) into.key_alarms[k] += n;
     for (auto& a : from.inc.alarms) {
       alarm_index[a.alarm_id] = into_seq;
+      if (!a.fingerprint.empty()) fingerprint_index[a.fingerprint] = into_seq;
       into.pos.emplace(a.alarm_id, into.inc.alarms.size());
       into.inc.first_ms = std::min(into.inc.first_ms, a.first_ms);
       into.inc.last_ms = std::max(into.inc.last_ms, a.last_ms);
@@ -941,6 +969,9 @@ std::vector<IncidentChange> Correlator::apply(std::span<const IncidentInput> cha
     // An alarm on a device as a whole (a reboot, a power supply) keys that device only.
     const bool device_alarm = keys.size() == 1 && keys.front().starts_with("d:");
     std::vector<std::uint64_t> hits;
+    if (auto f = s.fingerprint_index.find(c.fingerprint); f != s.fingerprint_index.end()) {
+      if (s.live.contains(f->second)) hits.push_back(f->second);
+    }
     for (const auto& k : keys) {
       auto kit = s.key_index.find(k);
       if (kit == s.key_index.end()) continue;
@@ -954,7 +985,9 @@ std::vector<IncidentChange> Correlator::apply(std::span<const IncidentInput> cha
         if (!s.joinable(l)) continue;
         if (device_key && std::llabs(c.first_ms - l.last_raise) > s.options.window_ms) {
           const auto n = l.key_alarms.find(k);
-          const bool explains = device_alarm && l.active > 0 && n != l.key_alarms.end() && n->second >= 2;
+          const bool explains =
+              device_alarm && l.active > 0 &&
+              ((n != l.key_alarms.end() && n->second >= 2) || State::holds_own_alarm(l, c.entity));
           if (!explains) continue;
         }
         hits.push_back(seq);

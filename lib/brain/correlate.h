@@ -14,13 +14,16 @@
 //   keys only its own device), or its device alone. A raised alarm joins a live incident sharing its
 //   link, or sharing a device and having had a raise within window_ms of this alarm (concurrent); a
 //   device's own alarm (reboot, power) also joins, whenever it comes, an active incident holding at least
-//   two alarms on that device's links or itself; an alarm joining several live incidents merges them
-//   into the oldest (the others are answered `merged`, with merged_into, and forgotten). An incident is live
-//   while any of its alarms is active (raised or acknowledged, not suppressed) and, after the last one
-//   cleared, for `window_ms` more (a related alarm within the window reopens it, e.g. a flapping port).
-//   So concurrent related alarms are one incident, a storm of one fault is one incident, and faults that
-//   share no device or link are separate incidents. Known limit: two independent faults on ports of one
-//   switch within the window share an incident (each still gets its own link or port candidate).
+//   two alarms on that device's links or itself, or an active alarm of the device itself; an alarm joining
+//   several live incidents merges them into the oldest (the others are answered `merged`, with merged_into,
+//   and forgotten). An incident is live while any of its alarms is active (raised or acknowledged, not
+//   suppressed) and, after the last one cleared, for `window_ms` more (a related alarm within the window
+//   reopens it, e.g. a flapping port). The same fault raised again as a new alarm (same fingerprint) joins
+//   the unresolved incident holding its earlier alarm however long the gap (until hold_ms resolved it): a
+//   session that drops every 90 s is one incident, not one per drop. So concurrent related alarms are one
+//   incident, a storm of one fault is one incident, and faults that share no device or link are separate
+//   incidents. Known limit: two independent faults on ports of one switch within the window share an incident
+//   (each still gets its own link or port candidate).
 // - Lifecycle: an incident is pending (never answered) until it holds two alarms or an alarm has been
 //   active for confirm_ms (event time); a pending incident whose alarms all clear within confirm_ms of its
 //   first raise is dropped as noise (stats().noise_dropped), and an alarm raised once that clears within

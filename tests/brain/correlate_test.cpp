@@ -190,6 +190,26 @@ TEST(Correlate, SinglePortBlamesThePortThenItsLink) {
   EXPECT_EQ(inc.root_causes[1].kind, CandidateKind::link);
 }
 
+TEST(Correlate, ASwitchConfigFaultNamingAPortBlamesTheSwitch) {
+  auto lt = clos();
+  Correlator c(lt, fast());
+  Seen seen;
+  const std::string port = leaf_end(*lt, 4, 2);
+  const std::string leaf = port.substr(0, port.find('/'));
+  auto a = alarm("q", "qos_config_drift", port, 1000);
+  a.root_cause = leaf;
+  a.role = RootCauseRole::switch_device;
+  seen.take(c.apply(std::vector{a}));
+  const auto& inc = seen.only();
+  EXPECT_EQ(top(inc).entity, leaf);
+  EXPECT_EQ(top(inc).kind, CandidateKind::switch_device);
+  // A port fault of the same port (no switch role) still blames the port.
+  Correlator d(lt, fast());
+  Seen other;
+  other.take(d.apply(std::vector{alarm("s", "crc_errors", port, 1000)}));
+  EXPECT_EQ(top(other.only()).entity, port);
+}
+
 TEST(Correlate, FarEndOnlySymptomsBlameTheLink) {
   auto lt = clos();
   Correlator c(lt, fast());
@@ -315,6 +335,64 @@ TEST(Correlate, ClearedBeyondTheWindowIsNotJoined) {
   seen.take(c.apply(std::vector{cleared(a, 2000)}));
   seen.take(c.apply(std::vector{alarm("b", "crc_errors", leaf_end(*lt, 1, 1), 30'000)}));
   EXPECT_EQ(seen.last.size(), 2u);
+}
+
+TEST(Correlate, TheSameFaultRaisedAgainJoinsItsUnresolvedIncident) {
+  auto lt = clos();
+  CorrelatorOptions o = fast();
+  o.window_ms = 60'000;
+  o.hold_ms = 120'000;
+  Correlator c(lt, o);
+  Seen seen;
+  // A switch's routing session drops every 90 s: each drop is a new alarm (the alarm engine's reopen window
+  // passed) of the same fingerprint, 60 s after the last clear: beyond window_ms, within hold_ms.
+  const std::string leaf = leaf_end(*lt, 1, 1).substr(0, leaf_end(*lt, 1, 1).find('/'));
+  auto session = [&](std::string id, std::int64_t t_ms) {
+    auto a = alarm(std::move(id), "routing_session_down", leaf, t_ms);
+    a.fingerprint = "bgp";
+    return a;
+  };
+  for (int k = 0; k < 3; ++k) {
+    auto a = session("bgp-" + std::to_string(k), std::int64_t{k} * 90'000);
+    seen.take(c.apply(std::vector{a}));
+    seen.take(c.apply(std::vector{cleared(a, std::int64_t{k} * 90'000 + 30'000)}));
+  }
+  ASSERT_EQ(seen.last.size(), 1u);
+  EXPECT_EQ(seen.only().alarms.size(), 3u);
+  // Resolved (hold_ms after the last clear): the next drop is a new incident.
+  seen.take(c.advance(210'000 + 120'000));
+  EXPECT_EQ(c.stats().resolved, 1u);
+  seen.take(c.apply(std::vector{session("bgp-3", 400'000)}));
+  EXPECT_TRUE(seen.last.contains("inc-2"));
+  // A device's later alarm joins the active incident of that device's own earlier alarm, however late:
+  // the pattern that counts the session drops fires minutes after the first one.
+  seen.take(c.apply(std::vector{alarm("flapping", "routing_session_flapping", leaf, 600'000)}));
+  EXPECT_FALSE(seen.last.contains("inc-3"));
+  EXPECT_EQ(seen.last.at("inc-2")->alarms.size(), 2u);
+}
+
+// An alarm that left its incident as noise, then the incident ended: the same fault raised again opens a new
+// incident (its fingerprint no longer names the ended one; this crashed the aggregator under an alarm flood).
+TEST(Correlate, TheSameFaultAfterItsNoiseLeftAnEndedIncidentOpensANewOne) {
+  auto lt = clos();
+  CorrelatorOptions o;  // confirm_ms 5 s
+  o.hold_ms = 60'000;
+  Correlator c(lt, o);
+  Seen seen;
+  auto a = alarm("a", "link_down", host_end(*lt, 1, 0), 1000);
+  auto b = alarm("b", "link_down", host_end(*lt, 1, 1), 1000);
+  seen.take(c.apply(std::vector{a, b}));
+  seen.take(c.apply(std::vector{cleared(b, 2000)}));  // noise: leaves the incident
+  seen.take(c.advance(10'000));
+  seen.take(c.apply(std::vector{cleared(a, 20'000)}));
+  seen.take(c.advance(1'000'000));  // resolved, then forgotten
+  EXPECT_EQ(c.live_incidents(), 0u);
+  auto again = alarm("b-again", "link_down", host_end(*lt, 1, 1), 2'000'000);
+  again.fingerprint = "b";
+  auto other = alarm("c", "link_down", host_end(*lt, 1, 2), 2'000'000);
+  seen.take(c.apply(std::vector{again, other}));
+  seen.take(c.advance(2'010'000));
+  EXPECT_EQ(c.live_incidents(), 1u);
 }
 
 TEST(Correlate, AnAlarmBridgingTwoIncidentsMergesThem) {
@@ -460,8 +538,8 @@ TEST(Correlate, AlarmCapIsCounted) {
 // Job impact
 
 // A job over hosts (all 8 NPUs each), ranks numbered host by host.
-JobDescription job(std::string name, std::vector<int> hosts,
-                   std::vector<std::uint32_t> npus = {0, 1, 2, 3, 4, 5, 6, 7}) {
+JobDescription job(std::string name, const std::vector<int>& hosts,
+                   const std::vector<std::uint32_t>& npus = {0, 1, 2, 3, 4, 5, 6, 7}) {
   JobDescription j;
   j.id = name;
   j.name = std::move(name);

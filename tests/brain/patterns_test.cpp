@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "brain/config.h"
 #include "support/temp_dir.h"
 
 namespace hsns::brain {
@@ -118,6 +119,40 @@ TEST(ShippedPatterns, LoadAndCoverEveryFaultOfTheIssue) {
         "routing_session_flapping", "qos_config_drift", "retransmission_burst"}) {
     EXPECT_TRUE(faults.contains(fault)) << fault;
   }
+}
+
+// A pattern that waits for an anomaly of a kind no detector runs on its metric never fires: every shipped
+// pattern's `anomaly:` has a detector of that kind on its metric in the built-in configuration.
+TEST(ShippedPatterns, EveryAnomalyTheyWaitForHasADefaultDetector) {
+  const PatternLibrary library = shipped();
+  const BrainConfig defaults = default_brain_config();
+  int checked = 0;
+  for (const Pattern& p : library.patterns()) {
+    if (!p.match.kpi || !p.match.kpi->anomaly) continue;
+    SCOPED_TRACE(p.id + " (" + p.match.kpi->metric + ")");
+    ASSERT_EQ(p.match.kpi->metric.find_first_of("*?["), std::string::npos) << "a glob: name the metrics";
+    const DetectorConfig* c = defaults.resolve("host0001/eth0", p.match.kpi->metric);
+    ASSERT_NE(c, nullptr) << "the metric is not tracked";
+    switch (*p.match.kpi->anomaly) {
+      case AnomalyKind::deviation:
+        EXPECT_TRUE(c->baseline.enabled);
+        break;
+      case AnomalyKind::rate:
+        EXPECT_TRUE(c->rate.enabled);
+        break;
+      case AnomalyKind::level_shift:
+        EXPECT_TRUE(c->level_shift.enabled);
+        break;
+      case AnomalyKind::burst:
+        EXPECT_TRUE(c->burst.enabled);
+        break;
+      case AnomalyKind::threshold:
+        EXPECT_TRUE(c->threshold.enabled);
+        break;
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 5);  // port_rcv_errors, symbol_error, ECN, out_of_buffer, the two retransmissions
 }
 
 TEST(ShippedPatterns, EveryPatternMatchesItsExamplesAndNotItsCounterExamples) {

@@ -70,11 +70,15 @@ class EngineTest : public ::testing::Test {
           std::lock_guard lock(mutex_);
           faults_.insert(faults_.end(), faults.begin(), faults.end());
         },
-        [this]() -> std::optional<TopologyView> {
-          std::lock_guard lock(mutex_);
-          if (!topology_) return std::nullopt;
-          return TopologyView{revision_, topology_};
-        },
+        TopologySource{.read = [this]() -> std::optional<TopologyView> {
+                         std::lock_guard lock(mutex_);
+                         if (!topology_) return std::nullopt;
+                         return TopologyView{revision_, topology_};
+                       },
+                       .change_mark = [this]() -> std::optional<std::int64_t> {
+                         std::lock_guard lock(mutex_);
+                         return revision_;
+                       }},
         options);
   }
 
@@ -89,6 +93,13 @@ class EngineTest : public ::testing::Test {
       if (f.pattern->id == pattern) out.push_back(f);
     }
     return out;
+  }
+
+  // A topology write while the engine runs: the fabric appears at a new revision.
+  void write_topology(std::int64_t revision) {
+    std::lock_guard lock(mutex_);
+    topology_ = small_fabric();
+    revision_ = revision;
   }
 
   void kpi(const std::string& entity, const std::string& metric, std::int64_t t_s, double value) {
@@ -233,7 +244,7 @@ TEST_F(EngineTest, LinkDownedCounterRisingInThreePollsIsAFlap) {
   make();
   engine_->start();
   const double readings[] = {4, 4, 5, 5, 6, 7};
-  for (int i = 0; i < 6; ++i) kpi("host01/mlx5_0/1", "link_downed", i * 30, readings[i]);
+  for (int i = 0; i < 6; ++i) kpi("host01/mlx5_0/1", "link_downed", std::int64_t{i} * 30, readings[i]);
   engine_->flush();
   auto raised = of("link-flap-counter");
   ASSERT_EQ(raised.size(), 1U);
@@ -247,7 +258,10 @@ TEST_F(EngineTest, AFullQueueDropsAndCountsNeverBlocks) {
   make(options);
   // Not started: nothing drains the queue.
   std::vector<store::KpiSample> batch;
-  for (int i = 0; i < 25; ++i) batch.push_back({"leaf01/Ethernet1", "rx_power_dbm", kBase + i * 1000, -3});
+  batch.reserve(25);
+  for (int i = 0; i < 25; ++i) {
+    batch.push_back({"leaf01/Ethernet1", "rx_power_dbm", kBase + std::int64_t{i} * 1000, -3});
+  }
   EXPECT_EQ(engine_->submit(batch), 10U);
   EXPECT_EQ(engine_->submit(std::span(batch).first(1)), 0U);
   EXPECT_FALSE(engine_->submit(sonic_line("Port Ethernet2 oper state set from up to down", kBase)));
@@ -325,16 +339,26 @@ TEST_F(EngineTest, ANewTopologyRevisionRebuildsThePeers) {
   engine_->start();
   engine_->flush();
   EXPECT_EQ(engine_->status().peers, 0U);
-  {
-    std::lock_guard lock(mutex_);
-    topology_ = small_fabric();
-    revision_ = 7;
-  }
+  write_topology(7);
   // The engine looks again at most every topology_refresh, also while idle.
   for (int i = 0; i < 200 && engine_->status().topology_revision != 7; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     engine_->flush();
   }
+  EXPECT_EQ(engine_->status().topology_revision, 7);
+  EXPECT_EQ(engine_->status().peers, 4U);
+}
+
+TEST_F(EngineTest, TheFirstBatchAfterATopologyWriteSeesItsLinks) {
+  EngineOptions options;
+  options.topology_refresh = std::chrono::hours(1);  // no periodic look: only the change mark tells
+  make(options);
+  engine_->start();
+  engine_->flush();
+  EXPECT_EQ(engine_->status().peers, 0U);
+  write_topology(7);
+  kpi("leaf01/Ethernet1", "rx_power_dbm", 0, -3);
+  engine_->flush();
   EXPECT_EQ(engine_->status().topology_revision, 7);
   EXPECT_EQ(engine_->status().peers, 4U);
 }

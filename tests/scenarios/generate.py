@@ -274,7 +274,7 @@ def counter_run(s, entity, metric, t0, t1, healthy_rate, fault_rate, start=0):
 
 
 def rising(s, entity, metric, t0, t1, per_s):
-    """An untracked metric sent as a rising counter from t0: its value and its rate both exceed per_s."""
+    """A counter rising at per_s from t0 (the brain declares it a counter and sees its rate)."""
     v = per_s * STEP / 1000.0
     t = t0
     while t <= t1:
