@@ -24,6 +24,7 @@
 #include "api/scheduling/routes.h"
 #include "api/telemetry/routes.h"
 #include "api/topology/layout.h"
+#include "api/topology/links.h"
 #include "api/topology/routes.h"
 #include "brain/alarm_service.h"
 #include "brain/alertmanager_push.h"
@@ -192,6 +193,7 @@ int run(const AggregatorConfig& c) {
   hsns::kpis_api::register_kpi_routes(service.router(), kpis, kpi_metrics, topology_device);
   hsns::topology_api::register_topology_routes(service.router(), topology_cache);
   hsns::topology_api::register_layout_route(service.router(), topology_cache);
+  hsns::topology_api::register_links_route(service.router(), topology_cache);
   hsns::scheduling_api::register_scheduling_routes(service.router(), topology_cache, backend.jobs(), store);
   hsns::ingest::LogBuffer logs(c.syslog.messages_per_device, c.syslog.max_devices);
   if (brain) hsns::brain_pipeline::feed_logs(logs, *brain);

@@ -27,6 +27,10 @@
 //   never seen answers no points (not an error).
 // - list_series(filter): the series (entity, metric, first and newest timestamp, newest value) in
 //   (entity, metric) order, optionally of one entity and/or one metric, at most limit.
+// - latest(q): per entity, the newest sample of one metric (the dashboard's overlays), in entity order, at
+//   most q.limit (truncated says more were there). Without q.at_ms: each series' newest sample (its
+//   last_ms, last_value); with q.at_ms: the newest raw sample at or before at_ms (so a time beyond the raw
+//   retention finds nothing). Either way only samples at or after q.since_ms (how old a value may be).
 // - prune(now): removes raw samples older than now - retention.raw, minute buckets older than now -
 //   retention.minute, hour buckets older than now - retention.hour (by the bucket's start), and series with
 //   nothing left, in one transaction; answers what went.
@@ -131,6 +135,24 @@ struct KpiSeriesList {
   bool truncated = false;
 };
 
+struct KpiLatestQuery {
+  std::string metric;
+  std::optional<std::int64_t> at_ms;  // none: each series' newest sample
+  std::int64_t since_ms = 0;          // older samples are left out
+  std::size_t limit = 10'000;
+};
+
+struct KpiLatestValue {
+  std::string entity;
+  std::int64_t ts_ms = 0;
+  double value = 0;
+};
+
+struct KpiLatestValues {
+  std::vector<KpiLatestValue> items;
+  bool truncated = false;
+};
+
 struct KpiRetention {
   std::chrono::milliseconds raw = std::chrono::hours(48);
   std::chrono::milliseconds minute = std::chrono::hours(24 * 30);
@@ -154,6 +176,7 @@ class KpiStore : public KpiSink {
  public:
   virtual StoreResult<KpiSeriesPoints> query(const KpiQuery& q) = 0;
   virtual StoreResult<KpiSeriesList> list_series(const KpiSeriesFilter& filter) = 0;
+  virtual StoreResult<KpiLatestValues> latest(const KpiLatestQuery& q) = 0;
   virtual StoreResult<KpiPruneResult> prune(std::chrono::system_clock::time_point now) = 0;
 };
 

@@ -323,6 +323,36 @@ StoreResult<KpiSeriesList> SqliteKpiStore::list_series(const KpiSeriesFilter& fi
   });
 }
 
+StoreResult<KpiLatestValues> SqliteKpiStore::latest(const KpiLatestQuery& q) {
+  // Without a time: the series table's newest sample. At a time: per series of the metric, the newest raw
+  // sample in [since, at] (a seek on kpi_raw's primary key per series).
+  const char* const newest =
+      "SELECT entity, last_ms, last_value FROM kpi_series WHERE metric = ?1 AND last_ms >= ?2 "
+      "ORDER BY entity LIMIT ?3";
+  const char* const at_time =
+      "SELECT s.entity, r.ts_ms, r.value FROM kpi_series s JOIN kpi_raw r ON r.series_id = s.id AND r.ts_ms "
+      "= "
+      "(SELECT MAX(ts_ms) FROM kpi_raw WHERE series_id = s.id AND ts_ms >= ?2 AND ts_ms <= ?4) "
+      "WHERE s.metric = ?1 ORDER BY s.entity LIMIT ?3";
+  return sql::read(db_, [&](Connection& c) -> StoreResult<KpiLatestValues> {
+    HSNS_STORE_ASSIGN(st, sql::prepare(c, q.at_ms ? at_time : newest));
+    st->bind_text(1, q.metric).bind_int64(2, q.since_ms);
+    st->bind_int64(3, static_cast<std::int64_t>(q.limit) + 1);
+    if (q.at_ms) st->bind_int64(4, *q.at_ms);
+    KpiLatestValues out;
+    for (;;) {
+      HSNS_STORE_ASSIGN(row, sql::step(*st));
+      if (!*row) break;
+      if (out.items.size() == q.limit) {
+        out.truncated = true;
+        break;
+      }
+      out.items.push_back({st->column_text(0), st->column_int64(1), st->column_double(2)});
+    }
+    return out;
+  });
+}
+
 StoreResult<KpiPruneResult> SqliteKpiStore::prune(Clock::time_point now) {
   const auto now_ms = unix_ms(now);
   const auto& r = options_.retention;

@@ -28,6 +28,7 @@ class SqliteKpiStore final : public KpiStore {
   StoreResult<KpiAppendResult> append(std::span<const KpiSample> samples) override;
   StoreResult<KpiSeriesPoints> query(const KpiQuery& q) override;
   StoreResult<KpiSeriesList> list_series(const KpiSeriesFilter& filter) override;
+  StoreResult<KpiLatestValues> latest(const KpiLatestQuery& q) override;
   StoreResult<KpiPruneResult> prune(std::chrono::system_clock::time_point now) override;
 
  private:

@@ -8,11 +8,16 @@
 //   expiry after session_ttl_s; the table bounded by max_sessions (the oldest session goes); a bearer
 //   token is unaffected by any cookie;
 // - GET /api/v1/topology/layout: groups, expansion, located hosts, bad input named, 404 before a topology.
+// - GET /api/v1/topology/links: the export's devices and links in compact columns, the upper filter, bad
+//   input named.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -36,7 +41,7 @@ HttpResponse ok(tl::expected<HttpResponse, std::string> r) {
 
 // A web root with the dashboard's file types, a dot file, and (beside it) a secret a traversal would hit.
 fs::path make_web_root(const fs::path& dir) {
-  const auto root = dir / "web";
+  auto root = dir / "web";
   fs::create_directories(root);
   std::ofstream(root / "index.html")
       << "<!doctype html><title>hsns</title><script type=module src=/ui/app.js></script>";
@@ -294,6 +299,70 @@ TEST_F(Dashboard, TheLayoutGroupsTheFabricAndExpandsOnRequest) {
   EXPECT_EQ(ok(viewer.get("/api/v1/topology/layout?locate=leaf000")).status, 400);
   EXPECT_EQ(ok(viewer.get("/api/v1/topology/layout?colour=red")).status, 400);
   EXPECT_EQ(ok(anonymous().get("/api/v1/topology/layout")).status, 401);
+}
+
+// GET /api/v1/topology/links: every link of the export in compact columns, devices placed in SUs and
+// super-pods, the `upper` filter, bad input named.
+TEST_F(Dashboard, TheLayoutLinksAreTheExportInCompactColumns) {
+  start();
+  auto viewer = server_->client(kViewerToken);
+  EXPECT_EQ(ok(viewer.get("/api/v1/topology/links")).status, 404);
+  const auto gen =
+      ok(server_->client(kOperatorToken)
+             .post("/api/v1/topology/generate",
+                   R"({"hosts":8,"npus_per_host":2,"hosts_per_su":4,"spines_per_plane":2,"name":"c"})"));
+  ASSERT_EQ(gen.status, 200) << gen.body;
+  const auto exported = json::parse(ok(viewer.get("/api/v1/topology/export?format=json")).body);
+  const auto answer = ok(viewer.get("/api/v1/topology/links"));
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  const auto c = json::parse(answer.body);
+  EXPECT_LT(answer.body.size() * 2, exported.dump().size()) << "not compact";
+  const auto& devices = c["devices"];
+  ASSERT_EQ(devices["name"].size(), exported["nodes"].size());
+  std::map<std::string, std::int64_t> su_of;
+  for (const auto& n : exported["nodes"]) {
+    const auto id = n["id"].get<std::size_t>();
+    EXPECT_EQ(devices["name"][id], n["name"]);
+    EXPECT_EQ(c["tiers"][devices["tier"][id].get<std::size_t>()], n["tier"]);
+    EXPECT_EQ(c["states"][devices["state"][id].get<std::size_t>()], n["state"]);
+    if (n["tier"] == "host") {
+      EXPECT_EQ(devices["su"][id], n["scalable_unit"]) << n.dump();
+      EXPECT_EQ(devices["pod"][id], n["superpod"]) << n.dump();
+      su_of[n["name"].get<std::string>()] = n["scalable_unit"].get<std::int64_t>();
+    }
+  }
+  const auto& links = c["links"];
+  ASSERT_EQ(links["lower"].size(), exported["links"].size());
+  EXPECT_EQ(c["total_links"], exported["links"].size());
+  for (std::size_t i = 0; i < exported["links"].size(); ++i) {
+    const auto& l = exported["links"][i];
+    EXPECT_EQ(links["lower"][i], l["source"]);
+    EXPECT_EQ(links["upper"][i], l["target"]);
+    EXPECT_EQ(c["ports"][links["lower_port"][i].get<std::size_t>()], l["source_port"]);
+    EXPECT_EQ(c["ports"][links["upper_port"][i].get<std::size_t>()], l["target_port"]);
+    EXPECT_EQ(links["gbps"][i], l["bandwidth_gbps"]);
+    EXPECT_EQ(c["states"][links["state"][i].get<std::size_t>()], l["state"]);
+    EXPECT_EQ(links["npu"][i], l.value("npu", -1));
+    // A leaf is in its hosts' SU.
+    const auto lower = exported["nodes"][l["source"].get<std::size_t>()];
+    if (lower["tier"] == "host") {
+      EXPECT_EQ(devices["su"][l["target"].get<std::size_t>()], su_of.at(lower["name"].get<std::string>()));
+    }
+  }
+
+  const auto npu_links = json::parse(ok(viewer.get("/api/v1/topology/links?upper=leaf")).body);
+  EXPECT_EQ(npu_links["links"]["lower"].size(), 16U) << "8 hosts x 2 NPUs";
+  for (const auto& n : npu_links["links"]["npu"]) EXPECT_GE(n.get<int>(), 0);
+  const auto both = json::parse(ok(viewer.get("/api/v1/topology/links?upper=leaf,spine")).body);
+  EXPECT_EQ(both["links"]["lower"].size(), exported["links"].size());
+  for (const auto* bad : {"/api/v1/topology/links?upper=host",
+                          "/api/v1/topology/links?upper=", "/api/v1/topology/links?upper=leaf,,spine"}) {
+    const auto r = ok(viewer.get(bad));
+    EXPECT_EQ(r.status, 400) << bad;
+    EXPECT_NE(r.body.find("upper"), std::string::npos) << r.body;
+  }
+  EXPECT_EQ(ok(viewer.get("/api/v1/topology/links?format=json")).status, 400);
+  EXPECT_EQ(ok(anonymous().get("/api/v1/topology/links")).status, 401);
 }
 
 // In-process: under TLS the cookie is marked Secure (the service is told so by main.cpp).

@@ -128,6 +128,82 @@ TEST(KpiApi, PushedSamplesAreQueriedAtEachResolution) {
   EXPECT_EQ(metric(agg, "hsns_kpi_unknown_entity_samples_total"), 5);
 }
 
+// GET /api/v1/kpis/latest: per entity the newest sample of one metric (now, or at a time for the time
+// slider), only as old as max_age_s allows, in entity order; bad input is a problem naming each parameter.
+TEST(KpiApi, LatestAnswersTheNewestValuePerEntityNowAndAtATime) {
+  TempDir dir;
+  AggregatorProcess agg(dir.path());
+  agg.start();
+  auto monitor = agg.client(kAgentToken);
+  auto viewer = agg.client(kViewerToken);
+  const auto now = now_ms();
+  const json batch = {{"samples",
+                       {sample("host001/eth0", "rx_bytes_per_s", now - 3'600'000, 10),
+                        sample("host001/eth0", "rx_bytes_per_s", now - 60'000, 11),
+                        sample("host000/eth0", "rx_bytes_per_s", now - 7'200'000, 20),
+                        sample("host000/eth0", "rx_bytes_per_s", now - 30'000, 21),
+                        sample("host002/eth0", "rx_bytes_per_s", now - 5'400'000, 30),  // old only
+                        sample("host000/eth0", "tx_bytes_per_s", now - 30'000, 99)}}};
+  call(monitor, "POST", "/api/v1/kpis", batch, 200);
+
+  // Now, default max age (10 minutes): host002's value is too old; another metric is not mixed in.
+  const auto fresh = call(viewer, "GET", "/api/v1/kpis/latest?metric=rx_bytes_per_s", nullptr, 200);
+  EXPECT_EQ(fresh.at("metric"), "rx_bytes_per_s");
+  EXPECT_TRUE(fresh.at("at_ms").is_null());
+  EXPECT_EQ(fresh.at("entities"), json({"host000/eth0", "host001/eth0"}));
+  EXPECT_EQ(fresh.at("ts_ms"), json({now - 30'000, now - 60'000}));
+  EXPECT_EQ(fresh.at("values"), json({21.0, 11.0}));
+  EXPECT_FALSE(fresh.at("truncated"));
+  // A longer max age takes host002 in; limit truncates in entity order.
+  const auto all =
+      call(viewer, "GET", "/api/v1/kpis/latest?metric=rx_bytes_per_s&max_age_s=10800", nullptr, 200);
+  EXPECT_EQ(all.at("values"), json({21.0, 11.0, 30.0}));
+  const auto first =
+      call(viewer, "GET", "/api/v1/kpis/latest?metric=rx_bytes_per_s&max_age_s=10800&limit=1", nullptr, 200);
+  EXPECT_EQ(first.at("entities"), json({"host000/eth0"}));
+  EXPECT_TRUE(first.at("truncated"));
+  // At a time 50 minutes ago, looking back 3 hours: each entity's newest sample at or before it.
+  const auto at = now - 3'000'000;
+  const auto past = call(viewer, "GET",
+                         "/api/v1/kpis/latest?metric=rx_bytes_per_s&max_age_s=10800&at=" + std::to_string(at),
+                         nullptr, 200);
+  EXPECT_EQ(past.at("at_ms"), at);
+  EXPECT_EQ(past.at("since_ms"), at - 10'800'000);
+  EXPECT_EQ(past.at("entities"), json({"host000/eth0", "host001/eth0", "host002/eth0"}));
+  EXPECT_EQ(past.at("ts_ms"), json({now - 7'200'000, now - 3'600'000, now - 5'400'000}));
+  EXPECT_EQ(past.at("values"), json({20.0, 10.0, 30.0}));
+  // A time as RFC 3339; with the default max age (10 minutes) nothing that old is taken: 48 minutes ago,
+  // host001's sample of an hour ago is too old.
+  const std::string rfc3339 =
+      format_rfc3339_utc(std::chrono::system_clock::time_point(std::chrono::milliseconds(now - 2'880'000)));
+  const auto quiet =
+      call(viewer, "GET", "/api/v1/kpis/latest?metric=rx_bytes_per_s&at=" + rfc3339, nullptr, 200);
+  EXPECT_EQ(quiet.at("entities"), json::array());
+  const auto near = call(
+      viewer, "GET", "/api/v1/kpis/latest?metric=rx_bytes_per_s&max_age_s=900&at=" + rfc3339, nullptr, 200);
+  EXPECT_EQ(near.at("entities"), json({"host001/eth0"}));
+  // A metric never seen: an empty answer, not an error.
+  EXPECT_EQ(
+      call(viewer, "GET", "/api/v1/kpis/latest?metric=fec_uncorrectable_per_s", nullptr, 200).at("values"),
+      json::array());
+
+  // Bad input: one problem naming every bad parameter; unknown parameters refused.
+  const auto bad = call(
+      viewer, "GET", "/api/v1/kpis/latest?metric=1bad&at=yesterday&max_age_s=0&limit=200001", nullptr, 400);
+  EXPECT_EQ(invalid_names(bad), (std::vector<std::string>{"metric", "at", "max_age_s", "limit"}));
+  EXPECT_EQ(invalid_names(call(viewer, "GET", "/api/v1/kpis/latest", nullptr, 400)),
+            std::vector<std::string>{"metric"});
+  EXPECT_EQ(invalid_names(call(viewer, "GET", "/api/v1/kpis/latest?metric=a&max_age_s=604801", nullptr, 400)),
+            std::vector<std::string>{"max_age_s"});
+  const auto unknown = call(viewer, "GET", "/api/v1/kpis/latest?metric=a&entity=x", nullptr, 400);
+  EXPECT_EQ(unknown.at("status"), 400);
+  // Unauthenticated: refused.
+  auto anonymous = agg.client("");
+  auto refused = anonymous.get("/api/v1/kpis/latest?metric=rx_bytes_per_s");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 401);
+}
+
 TEST(KpiApi, DuplicatesOutOfOrderAndLateSamplesAreCountedNeverErrors) {
   TempDir dir;
   AggregatorProcess agg(dir.path());

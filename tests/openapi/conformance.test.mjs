@@ -453,7 +453,7 @@ const SCENARIO_DELETES = ['DELETE /api/v1/ports/{port_id}', 'DELETE /api/v1/subn
 // first among the deletes. Search and schedule answer 404 while no topology exists.
 SCENARIO_MAIN.push('GET /api/v1/logs');
 // The KPI store and the push APIs (aggregator/api/kpis/routes.h): samples pushed, then read back.
-SCENARIO_MAIN.push('POST /api/v1/kpis', 'GET /api/v1/kpis', 'GET /api/v1/kpis/series', 'POST /api/v1/events');
+SCENARIO_MAIN.push('POST /api/v1/kpis', 'GET /api/v1/kpis', 'GET /api/v1/kpis/series', 'GET /api/v1/kpis/latest', 'POST /api/v1/events');
 SCENARIO_MAIN.push('POST /api/v1/topology/search', 'POST /api/v1/schedule', 'GET /api/v1/jobs', 'GET /api/v1/jobs/{name}');
 NOT_FOUND_WITHOUT_TOPOLOGY.push('POST /api/v1/topology/search', 'POST /api/v1/schedule');
 SCENARIO_DELETES.unshift('DELETE /api/v1/jobs/{name}');
@@ -480,14 +480,16 @@ SCENARIO_MAIN.push('GET /api/v1/brain/status', 'POST /api/v1/brain/reload');
 // NPUs belong to it), before it is deleted; both answer 404 while no topology exists.
 SCENARIO_MAIN.push('GET /api/v1/diagnose/path', 'GET /api/v1/diagnose/job/{id}');
 NOT_FOUND_WITHOUT_TOPOLOGY.push('GET /api/v1/diagnose/path', 'GET /api/v1/diagnose/job/{id}');
-// The dashboard (aggregator/http/static_files.h, http/service.h, api/topology/layout.h): its assets (from the
-// build tree's web output, the default web_root of a binary run from its build tree), the browser session
-// (created by the POST, ended by the DELETE after everything else) and the site view's layout.
+// The dashboard (aggregator/http/static_files.h, http/service.h, api/topology/layout.h, links.h): its assets
+// (from the build tree's web output, the default web_root of a binary run from its build tree), the browser
+// session (created by the POST, ended by the DELETE after everything else), the site view's layout and the
+// compact devices and links of the matrices.
 // The session routes' 403 (an agent token at login; the CSRF token missing at logout) and 404 (no cookie)
 // are checked by their own scenarios, not by the generic role and unknown-id checks.
 const COOKIE_ONLY = new Set(['POST /api/v1/session', 'DELETE /api/v1/session']);
-SCENARIO_MAIN.push('GET /', 'GET /ui/{file}', 'POST /api/v1/session', 'GET /api/v1/session', 'GET /api/v1/topology/layout');
-NOT_FOUND_WITHOUT_TOPOLOGY.push('GET /api/v1/topology/layout');
+SCENARIO_MAIN.push('GET /', 'GET /ui/{file}', 'POST /api/v1/session', 'GET /api/v1/session', 'GET /api/v1/topology/layout',
+  'GET /api/v1/topology/links');
+NOT_FOUND_WITHOUT_TOPOLOGY.push('GET /api/v1/topology/layout', 'GET /api/v1/topology/links');
 SCENARIO_DELETES.push('DELETE /api/v1/session');
 
 test('the aggregator starts and serves the document it was built from', async () => {

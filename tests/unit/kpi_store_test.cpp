@@ -238,6 +238,58 @@ TEST_F(KpiStoreTest, QueryBoundsAndLimitAndTheSeriesList) {
   EXPECT_TRUE(one->truncated);
 }
 
+// latest: per entity of one metric, the newest sample (the series' newest, or the newest raw one at or
+// before a time), none older than since, in entity order, at most limit.
+TEST_F(KpiStoreTest, LatestIsTheNewestSamplePerEntityNowOrAtATime) {
+  const auto base = base_ms();
+  const std::vector<KpiSample> batch = {
+      {"node-2/eth0", "rx_bytes_per_s", base + 1000, 1},  {"node-2/eth0", "rx_bytes_per_s", base + 5000, 2},
+      {"node-1/eth0", "rx_bytes_per_s", base + 2000, 10}, {"node-1/eth0", "rx_bytes_per_s", base + 9000, 11},
+      {"node-3/eth0", "rx_bytes_per_s", base + 100, 30},  {"node-1/eth0", "tx_bytes_per_s", base + 9500, 99}};
+  ASSERT_TRUE(store_->append(batch));
+
+  KpiLatestQuery q;
+  q.metric = "rx_bytes_per_s";
+  auto now = store_->latest(q);
+  ASSERT_TRUE(now) << now.error().message();
+  ASSERT_EQ(now->items.size(), 3U);
+  EXPECT_EQ(now->items[0].entity, "node-1/eth0");
+  EXPECT_EQ(now->items[0].ts_ms, base + 9000);
+  EXPECT_EQ(now->items[0].value, 11);
+  EXPECT_EQ(now->items[1].value, 2);
+  EXPECT_EQ(now->items[2].value, 30);
+  EXPECT_FALSE(now->truncated);
+
+  q.since_ms = base + 1000;  // node-3's only sample is older
+  now = store_->latest(q);
+  ASSERT_TRUE(now);
+  EXPECT_EQ(now->items.size(), 2U);
+
+  q.at_ms = base + 4000;  // node-1: 10 (at 2000), node-2: 1 (at 1000; inclusive since), node-3 too old
+  auto at = store_->latest(q);
+  ASSERT_TRUE(at);
+  ASSERT_EQ(at->items.size(), 2U);
+  EXPECT_EQ(at->items[0].entity, "node-1/eth0");
+  EXPECT_EQ(at->items[0].ts_ms, base + 2000);
+  EXPECT_EQ(at->items[0].value, 10);
+  EXPECT_EQ(at->items[1].ts_ms, base + 1000);
+  EXPECT_EQ(at->items[1].value, 1);
+
+  q.at_ms = base + 9000;  // inclusive at
+  q.limit = 1;
+  at = store_->latest(q);
+  ASSERT_TRUE(at);
+  ASSERT_EQ(at->items.size(), 1U);
+  EXPECT_EQ(at->items[0].value, 11);
+  EXPECT_TRUE(at->truncated);
+
+  q = {};
+  q.metric = "never_seen";
+  auto none = store_->latest(q);
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->items.empty());
+}
+
 TEST_F(KpiStoreTest, PruneRemovesEachResolutionByItsOwnRetention) {
   open(KpiStoreOptions{.retention = {.raw = 3h, .minute = 8h, .hour = 14h}, .late_window = 1h});
   const auto base = base_ms();  // two to three hours ago

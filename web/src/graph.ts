@@ -19,6 +19,8 @@ export function webglAvailable(): boolean {
 
 export interface GraphView {
   renderer: Renderer;
+  // Redraws the given items (their colour and label changed in place; positions never change).
+  update(changed: Drawn[]): void;
   kill(): void;
 }
 
@@ -51,8 +53,14 @@ export function drawGraph(
       if (item) onPick(item);
     });
     container.dataset['renderer'] = 'webgl';
-    return { renderer: 'webgl', kill: () => sigma.kill() };
+    return {
+      renderer: 'webgl',
+      // graphology emits the attribute changes; sigma redraws on its next frame.
+      update: (changed) => { for (const i of changed) graph.mergeNodeAttributes(i.id, { color: i.colour, label: i.label }); },
+      kill: () => sigma.kill(),
+    };
   }
+  const nodeData = (): object[] => items.map((i) => ({ name: i.id, x: i.x * 40, y: i.y * 120, symbolSize: i.size * 1.6, itemStyle: { color: i.colour } }));
   const chart = makeChart(
     container,
     {
@@ -66,7 +74,7 @@ export function drawGraph(
             const i = byId.get(p.name);
             return i && (i.marked || !/^(host)$/.test(i.kind)) ? i.label : '';
           } },
-          data: items.map((i) => ({ name: i.id, x: i.x * 40, y: i.y * 120, symbolSize: i.size * 1.6, itemStyle: { color: i.colour } })),
+          data: nodeData(),
           links: drawnEdges.map((e) => ({
             source: e.source,
             target: e.target,
@@ -84,5 +92,10 @@ export function drawGraph(
     if (item) onPick(item);
   });
   container.dataset['renderer'] = 'canvas';
-  return { renderer: 'canvas', kill: () => chart.dispose() };
+  return {
+    renderer: 'canvas',
+    // The series' data again (ECharts diffs it by name); labels and tooltips read the items themselves.
+    update: () => chart.setOption({ series: [{ data: nodeData() }] }),
+    kill: () => chart.dispose(),
+  };
 }

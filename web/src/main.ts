@@ -11,6 +11,7 @@ import { renderScheduling } from './pages/scheduling';
 import { renderAlarms } from './pages/alarms';
 import { renderIncident } from './pages/incident';
 import { renderDiagnose } from './pages/diagnose';
+import { renderJob } from './pages/job';
 
 export type Cleanup = () => void;
 export interface PageContext {
@@ -31,10 +32,11 @@ const pages: Record<string, Page> = {
   alarms: renderAlarms,
   incident: renderIncident,
   diagnose: renderDiagnose,
+  job: renderJob,
 };
 const titles: Record<string, string> = {
   site: 'Site view',
-  matrix: 'Leaf × spine',
+  matrix: 'Matrices',
   network: 'Network',
   host: 'Host',
   switch: 'Switch',
@@ -42,6 +44,7 @@ const titles: Record<string, string> = {
   alarms: 'Alarms',
   incident: 'Incident',
   diagnose: 'Path diagnosis',
+  job: 'Job schedule',
   login: 'Log in',
 };
 

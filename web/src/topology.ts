@@ -1,6 +1,7 @@
-// The topology's JSON export (GET /api/v1/topology/export?format=json): every node and link, for the
-// matrix views and the switch pages.
-import { get } from './api';
+// The topology's devices and links for the matrix views, the overlays, the alarm filters and the switch
+// pages, read from the compact route (GET /api/v1/topology/links: parallel arrays, port names and states
+// as indices; a fraction of the JSON export's bytes) and turned into the export's node and link shape.
+import { get, query } from './api';
 
 export interface TopoNode {
   id: number;
@@ -28,7 +29,45 @@ export interface TopoGraph {
   links: TopoLink[];
 }
 
-export const fetchGraph = (): Promise<TopoGraph> => get<TopoGraph>('/api/v1/topology/export?format=json');
+interface CompactTopology {
+  revision: number;
+  name: string;
+  tiers: string[];
+  states: string[];
+  ports: string[];
+  devices: { name: string[]; tier: number[]; state: number[]; su: number[]; pod: number[] };
+  links: { lower: number[]; upper: number[]; lower_port: number[]; upper_port: number[]; gbps: number[]; state: number[]; npu: number[] };
+  total_links: number;
+}
+
+// Every device, and the links whose upper device is of the `upper` tiers (all when empty). A host's NPUs
+// are those of its links read (index and port; their state is the link's).
+export async function fetchGraph(upper: ('leaf' | 'spine' | 'core')[] = []): Promise<TopoGraph> {
+  const c = await get<CompactTopology>(`/api/v1/topology/links${query({ upper: upper.join(',') })}`);
+  const d = c.devices;
+  const nodes: TopoNode[] = d.name.map((name, id) => {
+    const n: TopoNode = { id, name, tier: (c.tiers[d.tier[id] ?? 0] ?? 'host') as TopoNode['tier'], state: c.states[d.state[id] ?? 0] ?? 'healthy' };
+    const su = d.su[id] ?? -1;
+    const pod = d.pod[id] ?? -1;
+    if (su >= 0) n.scalable_unit = su;
+    if (pod >= 0) n.superpod = pod;
+    if (n.tier === 'host') n.npus = [];
+    return n;
+  });
+  const l = c.links;
+  const links: TopoLink[] = l.lower.map((source, id) => {
+    const target = l.upper[id] ?? 0;
+    const link: TopoLink = { id, source, target, source_port: c.ports[l.lower_port[id] ?? 0] ?? '', target_port: c.ports[l.upper_port[id] ?? 0] ?? '',
+      tier: nodes[target]?.tier ?? '', bandwidth_gbps: l.gbps[id] ?? 0, state: c.states[l.state[id] ?? 0] ?? 'healthy' };
+    const npu = l.npu[id] ?? -1;
+    if (npu >= 0) {
+      link.npu = npu;
+      nodes[source]?.npus?.push({ index: npu, port: link.source_port, state: link.state, link: id });
+    }
+    return link;
+  });
+  return { name: c.name, nodes, links };
+}
 
 export const STATE_LEVEL: Record<string, number> = { healthy: 0, allocated: 1, 'sub-health': 2, isolated: 3 };
 export const LEVEL_STATE = ['healthy', 'allocated', 'sub-health', 'isolated'];
@@ -45,9 +84,9 @@ export interface Domains {
 export function domainsOf(graph: TopoGraph): Domains {
   const d: Domains = { su: new Map(), pod: new Map(), rail: new Map() };
   const byId = new Map(graph.nodes.map((n) => [n.id, n]));
+  // The aggregator places every device (hosts, leaves, spines); the links place what it left out.
   for (const n of graph.nodes) {
-    if (n.tier !== 'host') continue;
-    if (n.scalable_unit !== undefined) d.su.set(n.name, n.scalable_unit);
+    if (n.scalable_unit !== undefined && n.tier !== 'spine') d.su.set(n.name, n.scalable_unit);
     if (n.superpod !== undefined) d.pod.set(n.name, n.superpod);
     for (const p of n.npus ?? []) d.rail.set(`${n.name}/${p.port}`, p.index);
   }

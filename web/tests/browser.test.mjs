@@ -17,7 +17,13 @@
 //     (checked through the API, and after a reload), a silence is made from the filter and deleted;
 //   - the root-cause page of the incident shows its ranked causes, the affected job and ranks, the
 //     recommended action, and its blast-radius link marks the devices on the site view;
-//   - path diagnosis of a pair (through the form) and of the job shows every hop with its verdict.
+//   - path diagnosis of a pair (through the form) and of the job shows every hop with its verdict, and the
+//     job's rank × rank matrix one cell per communicating pair;
+//   - overlays on the matrices (leaf × spine, rail × SU, host × NPU port) and the site view, from KPI
+//     samples pushed for them (a busy port, a pausing port, a weak receiver) and the brain's alarms; the
+//     time slider replays an older reading; the incident page's sparklines; the job's schedule view;
+//   - live deltas: an alarm raised while the site view and the host × NPU port matrix are open recolours
+//     its SU and its cell in place (the same elements, no reload), and its clear restores them.
 // And in a second chromium launched with --disable-webgl --disable-gpu: the site view falls back to the
 // Canvas 2D renderer (ECharts) and draws. Screenshots of every page go to HSNS_ARTIFACTS.
 //
@@ -96,7 +102,30 @@ async function seed() {
     samples.push({ entity: 'host000/eth0', metric: 'np_cnp_sent_per_s', ts: now - (20 - i) * 60_000, value: i % 5 });
   }
   await api('POST', '/api/v1/kpis', { samples });
+  await seedOverlays(now);
   await seedBrain();
+}
+
+// Overlay readings: host003's eth1 (SU 0, rail 1) idle two hours ago and at 95 % of its link now
+// (utilisation: bad now, ok at the replayed time), host005's eth2 (SU 1, rail 2) pausing 5,000 frames/s on
+// priority 3 (PFC: bad), host006's eth0 (SU 1, rail 0) receiving -13 dBm on lane 0 (optics: bad).
+const overlay = { gbps: 0, past: 0 };
+async function seedOverlays(now) {
+  const graph = await api('GET', '/api/v1/topology/export?format=json');
+  const host003 = graph.nodes.find((n) => n.name === 'host003');
+  const link = graph.links.find((l) => l.source === host003.id && l.source_port === 'eth1');
+  overlay.gbps = link.bandwidth_gbps;
+  overlay.past = now - 2 * 3_600_000;
+  // Two batches: the old sample first (a sample an hour older than its series' newest is refused as late).
+  await api('POST', '/api/v1/kpis', { samples: [{ entity: 'host003/eth1', metric: 'tx_bytes_per_s', ts: overlay.past, value: 1e6 }] });
+  await api('POST', '/api/v1/kpis', { samples: [
+    { entity: 'host003/eth1', metric: 'tx_bytes_per_s', ts: now - 30_000, value: 0.95 * link.bandwidth_gbps * 1e9 / 8 },
+    { entity: 'host005/eth2', metric: 'pfc_prio3_rx_pause_per_s', ts: now - 30_000, value: 5000 },
+    { entity: 'host006/eth0', metric: 'lane0_rx_power_watts', ts: now - 30_000, value: 0.00005 },
+    { entity: 'host006/eth0', metric: 'lane1_rx_power_watts', ts: now - 30_000, value: 0.0008 },
+    // host001's eth0 (the incident's alarm): drops rising over the last 15 minutes (its sparkline).
+    ...[...Array(15).keys()].map((i) => ({ entity: 'host001/eth0', metric: 'rx_dropped_per_s', ts: now - (15 - i) * 60_000, value: i * i })),
+  ] });
 }
 
 // A NIC line the shipped nic-link-down pattern matches (its clears_on: `up`), as a pushed event of `host`.
@@ -233,21 +262,144 @@ const PAGES = [
   ['site-su0', '#/site?expand=su:0,spines:0', 'Site view'],
   ['site-all', '#/site?expand=all', 'Site view'],
   ['matrix', '#/matrix', 'Matrix'],
+  ['matrix-rail-su', '#/matrix?view=rail-su', 'Matrix'],
+  ['matrix-host-port', '#/matrix?view=host-port', 'Matrix'],
   ['network', '#/network', 'Network'],
   ['host', '#/host/host000', 'host host000'],
   ['switch', '#/switch/leaf000', 'switch leaf000'],
   ['scheduling', '#/scheduling', 'Scheduling'],
+  ['job', '#/job/train-ui', 'Job train-ui'],
 ];
 
 test('every page loads without console errors and without WCAG 2 A/AA violations', async () => {
   for (const [name, hash, done] of PAGES) {
     await open(page, hash, done);
     if (name === 'host') assert.ok(await page.locator('.kpi-chart canvas').count() >= 1, 'host page: no KPI chart drawn');
-    if (name === 'matrix') assert.ok(await paintedPixels(page, '#matrix-chart canvas') > 0, 'matrix: nothing drawn');
+    if (name.startsWith('matrix')) assert.ok(await paintedPixels(page, '#matrix-chart canvas') > 0, `${name}: nothing drawn`);
     await axe(page, name);
     await shot(page, name);
     assert.deepEqual(problems, [], `${name}: console or page errors`);
   }
+});
+
+// The rows of the matrix page's table of cells not ok, as text.
+const flaggedRows = async (p) => (await p.locator('#matrix-table tbody tr').allTextContents()).map((t) => t.replace(/\s+/g, ' '));
+
+test('matrices show every link under each overlay, with the cells not ok named', async () => {
+  // host × NPU port: one cell per NPU link (16 hosts × 4 NPUs); utilisation flags host003's eth1 only.
+  await open(page, '#/matrix?view=host-port&overlay=util', 'Matrix');
+  const chart = page.locator('#matrix-chart');
+  assert.equal(await chart.getAttribute('data-cells'), '64', 'host × NPU port: not one cell per NPU link');
+  let rows = await flaggedRows(page);
+  assert.equal(rows.length, 1, `utilisation: ${rows.join(' | ')}`);
+  assert.match(rows[0], /host003.*NPU 1.*bad.*host003\/eth1.*95\.0 %/);
+  assert.ok(await paintedPixels(page, '#matrix-chart canvas') > 0, 'host × NPU port: nothing drawn');
+  await axe(page, 'matrix host × port (utilisation)');
+  await shot(page, 'matrix-host-port-util');
+  // rail × SU: PFC pauses of host005's eth2 flag rail 2 of SU 1.
+  await open(page, '#/matrix?view=rail-su&overlay=pfc', 'Matrix');
+  assert.equal(await chart.getAttribute('data-cells'), '16', 'rail × SU: not one cell per rail and SU');
+  assert.equal(await chart.getAttribute('data-links'), '64');
+  rows = await flaggedRows(page);
+  assert.equal(rows.length, 1, `PFC: ${rows.join(' | ')}`);
+  assert.match(rows[0], /rail 2.*SU 1.*bad.*host005\/eth2.*5000 pause frames/);
+  await axe(page, 'matrix rail × SU (PFC)');
+  await shot(page, 'matrix-rail-su-pfc');
+  // Optics against thresholds: host006's weakest lane at -13 dBm.
+  await open(page, '#/matrix?view=host-port&overlay=optics', 'Matrix');
+  rows = await flaggedRows(page);
+  assert.equal(rows.length, 1, `optics: ${rows.join(' | ')}`);
+  assert.match(rows[0], /host006.*NPU 0.*bad.*-13\.0 dBm/);
+  // Alarm colouring: host001's NIC ports (major, active) on the host × port matrix; the silenced host014 not.
+  await open(page, '#/matrix?view=host-port&overlay=alarms', 'Matrix');
+  rows = await flaggedRows(page);
+  assert.ok(rows.some((r) => /host001.*NPU 0.*major/.test(r)) && rows.some((r) => /host001.*NPU 1.*major/.test(r)), `alarms: ${rows.join(' | ')}`);
+  assert.ok(!rows.some((r) => r.includes('host014')), 'a suppressed alarm colours the matrix');
+  await axe(page, 'matrix host × port (alarms)');
+  await shot(page, 'matrix-host-port-alarms');
+  // The overlay chooser puts its choice in the URL; the other metric overlays draw without errors.
+  await page.locator('#overlay-select').selectOption('ecn');
+  await page.waitForFunction(() => location.hash.includes('overlay=ecn') && (document.getElementById('status')?.textContent ?? '').includes('ecn'), null, { timeout: 20_000 });
+  for (const o of ['drops', 'fec', 'flaps']) {
+    await open(page, `#/matrix?overlay=${o}`, 'Matrix');
+    assert.ok(await paintedPixels(page, '#matrix-chart canvas') > 0, `leaf × spine (${o}): nothing drawn`);
+  }
+  assert.deepEqual(problems, []);
+});
+
+test('the time slider replays an overlay from the KPI store', async () => {
+  // Two hours ago host003's eth1 was idle: nothing flagged; now it is.
+  await open(page, `#/matrix?view=host-port&overlay=util&at=${overlay.past + 60_000}`, 'Matrix');
+  assert.equal((await flaggedRows(page)).length, 0, 'the replayed time shows the current reading');
+  assert.match(await page.locator('#time-shown').textContent(), /UTC/);
+  await shot(page, 'matrix-replay');
+  await page.getByRole('button', { name: 'Back to now' }).click();
+  await page.waitForFunction(() => !location.hash.includes('at=') && (document.getElementById('status')?.textContent ?? '').startsWith('Matrix'), null, { timeout: 20_000 });
+  await page.locator('#matrix-table').waitFor({ timeout: 20_000 });
+  assert.equal((await flaggedRows(page)).length, 1, 'back to now does not show the current reading');
+  // The slider from the keyboard: one step back (10 minutes) goes into the URL.
+  await page.locator('#time-slider').focus();
+  await page.keyboard.press('ArrowLeft');
+  await page.waitForFunction(() => /[?&]at=\d+/.test(location.hash), null, { timeout: 10_000 });
+  assert.deepEqual(problems, []);
+});
+
+test('the site view is coloured by the chosen overlay and by alarms', async () => {
+  await open(page, '#/site?overlay=util', 'Site view');
+  assert.equal(await page.locator('#site-graph').getAttribute('data-overlay'), 'util');
+  assert.match(await page.locator('button[data-group="su:0"]').textContent(), /Utilisation: bad/);
+  assert.match(await page.locator('button[data-group="su:1"]').textContent(), /Utilisation: (ok|no data)/);
+  assert.ok(Number(await page.locator('#site-graph').getAttribute('data-flagged')) >= 1, 'no drawn item is flagged');
+  await axe(page, 'site (utilisation)');
+  await shot(page, 'site-util');
+  await open(page, '#/site?expand=su:0&overlay=alarms', 'Site view');
+  assert.match(await page.locator('button[data-group="su:0"]').textContent(), /Active alarms \(worst severity\): major/);
+  await axe(page, 'site (alarms)');
+  await shot(page, 'site-alarms');
+  assert.deepEqual(problems, []);
+});
+
+// The element stays the same node while a delta is applied (a reload or a re-render would replace it).
+async function markElement(p, selector) {
+  await p.locator(selector).evaluate((e) => { e.dataset['kept'] = 'yes'; });
+  return async () => assert.equal(await p.locator(selector).getAttribute('data-kept'), 'yes', `${selector} was redrawn, not updated`);
+}
+
+test('the site view and the matrices apply alarm deltas from the stream without a reload', async () => {
+  // Site view, SU 3 (host012..host015; host014's alarm is silenced): host013's eth2 goes down, then up.
+  await open(page, '#/site?overlay=alarms', 'Site view');
+  await waitText(page, '#site-live', 'connected');
+  const su3 = page.locator('button[data-group="su:3"]');
+  assert.match(await su3.textContent(), /Active alarms \(worst severity\): no active alarm/);
+  const kept = await markElement(page, '#site-graph');
+  const flagged = Number(await page.locator('#site-graph').getAttribute('data-flagged'));
+  await events([nicLine('host013', 'eth2', false, Date.now())]);
+  await page.waitForFunction(() => /worst severity\): major/.test(document.querySelector('button[data-group="su:3"]')?.textContent ?? ''), null, { timeout: 10_000 });
+  await kept();
+  assert.ok(Number(await page.locator('#site-graph').getAttribute('data-deltas')) >= 1, 'no delta counted');
+  assert.equal(Number(await page.locator('#site-graph').getAttribute('data-flagged')), flagged + 1, 'not exactly SU 3 recoloured');
+  await shot(page, 'site-live-raised');
+  await events([nicLine('host013', 'eth2', true, Date.now())]);
+  await page.waitForFunction(() => /worst severity\): no active alarm/.test(document.querySelector('button[data-group="su:3"]')?.textContent ?? ''), null, { timeout: 10_000 });
+  await kept();
+  assert.equal(Number(await page.locator('#site-graph').getAttribute('data-flagged')), flagged, 'the clear did not restore the colours');
+  // Host × NPU port matrix: host012's eth3 (NPU 3) raised, then cleared, in place.
+  await open(page, '#/matrix?view=host-port&overlay=alarms', 'Matrix');
+  await waitText(page, '#matrix-live', 'connected');
+  const keptChart = await markElement(page, '#matrix-chart');
+  assert.ok(!(await flaggedRows(page)).some((r) => r.includes('host012')), 'host012 is flagged before its alarm');
+  await events([nicLine('host012', 'eth3', false, Date.now())]);
+  await page.locator('#matrix-table tr', { hasText: 'host012/eth3' }).waitFor({ timeout: 10_000 });
+  const row = (await flaggedRows(page)).find((r) => r.includes('host012'));
+  assert.match(row, /host012.*NPU 3.*major/);
+  await keptChart();
+  await shot(page, 'matrix-live-raised');
+  await events([nicLine('host012', 'eth3', true, Date.now())]);
+  await page.locator('#matrix-table tr', { hasText: 'host012/eth3' }).waitFor({ state: 'detached', timeout: 10_000 });
+  await keptChart();
+  assert.ok(Number(await page.locator('#matrix-chart').getAttribute('data-deltas')) >= 2, 'the matrix counted fewer than two deltas');
+  await axe(page, 'matrix (live)');
+  assert.deepEqual(problems, []);
 });
 
 test('a subnet is created and deleted through the network page', async () => {
@@ -390,6 +542,10 @@ test('the root-cause page ranks causes, names the job and ranks, and marks the b
   const job = page.locator('#affected-jobs tr', { hasText: 'train-ui' });
   assert.match(await job.textContent(), /rank \d+: host001 NPU \d/, 'the affected ranks are not placed');
   assert.ok(await page.locator('table', { hasText: 'acknowledged' }).count() >= 1, 'the timeline does not show the acknowledgement');
+  // Sparklines of the metrics involved: host001/eth0's drops, drawn, with their numbers in words.
+  assert.match(await page.locator('#sparklines').textContent(), /host001\/eth0 rx_dropped_per_s: \d+ minutes, min 0\.00, max 196/);
+  await page.waitForTimeout(200);
+  assert.ok(await paintedPixels(page, '#sparklines canvas') > 0, 'the sparklines drew nothing');
   await axe(page, 'incident');
   await shot(page, 'incident');
   await page.locator('#blast-link').click();
@@ -414,9 +570,32 @@ test('path diagnosis shows every hop of a pair (form) and of a job with verdicts
   await open(page, '#/diagnose?job=train-ui', 'Diagnosis: job');
   const job = await api('GET', '/api/v1/diagnose/job/train-ui');
   assert.equal(await page.locator('#hop-table tbody tr').count(), job.hops.length);
+  // The rank × rank matrix: one cell per communicating pair, drawn.
+  assert.equal(await page.locator('#rank-matrix').getAttribute('data-cells'), String(job.pairs.length));
+  assert.ok(job.pairs.length >= 1);
+  assert.ok(await paintedPixels(page, '#rank-matrix canvas') > 0, 'the rank matrix drew nothing');
   assert.match(await page.locator('#diag-title').textContent(), new RegExp(job.verdict));
   await axe(page, 'diagnose (job)');
   await shot(page, 'diagnose-job');
+  assert.deepEqual(problems, []);
+});
+
+test('the schedule view shows the rank placement, the predicted time and the route plan of a job', async () => {
+  const job = await api('GET', '/api/v1/jobs/train-ui');
+  const diag = await api('GET', '/api/v1/diagnose/job/train-ui');
+  // Reached from the scheduling page's list of jobs.
+  await open(page, '#/scheduling', 'Scheduling');
+  await page.getByRole('link', { name: 'Schedule of train-ui' }).click();
+  await page.waitForFunction(() => (document.getElementById('status')?.textContent ?? '').startsWith('Job train-ui'), null, { timeout: 20_000 });
+  const placed = await page.locator('#placement-table tbody tr').allTextContents();
+  assert.equal(placed.length, job.ranks.length);
+  assert.match(placed[0], new RegExp(`^0${job.ranks[0].host}${job.ranks[0].npu}`));
+  assert.ok(await paintedPixels(page, '#placement-chart canvas') > 0, 'the placement drew nothing');
+  assert.match(await page.locator('section', { hasText: 'Predicted step time' }).textContent(),
+    new RegExp(`planned source ports \\(the route plan\\)${job.schedule.predicted_seconds.planned.toFixed(4)} s`));
+  assert.equal(await page.locator('#plan-table tbody tr').count(), Math.min(500, diag.pairs.length));
+  await axe(page, 'job');
+  await shot(page, 'job');
   assert.deepEqual(problems, []);
 });
 

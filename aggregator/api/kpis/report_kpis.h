@@ -32,13 +32,13 @@ namespace hsns::kpis_api {
 inline constexpr std::array<const char*, 8> kNetdevRateCounters = {
     "rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "rx_errors", "tx_errors", "rx_dropped", "tx_dropped"};
 
-inline constexpr std::array<const char*, 22> kRdmaRateCounters = {
+inline constexpr std::array<const char*, 23> kRdmaRateCounters = {
     // counters/ (InfiniBand port counters, also on RoCE)
     "port_xmit_data", "port_rcv_data", "port_xmit_packets", "port_rcv_packets", "link_downed", "symbol_error",
     "port_rcv_errors", "link_error_recovery", "port_xmit_discards", "port_xmit_wait",
     // hw_counters/ (mlx5 RoCE congestion and transport)
     "np_ecn_marked_roce_packets", "np_cnp_sent", "rp_cnp_handled", "rp_cnp_ignored", "out_of_sequence",
-    "packet_seq_err", "local_ack_timeout_err", "implied_nak_seq_err", "rnr_nak_retry_err",
+    "packet_seq_err", "local_ack_timeout_err", "implied_nak_seq_err", "rnr_nak_retry_err", "out_of_buffer",
     "duplicate_request", "roce_adp_retrans", "roce_slow_restart"};
 
 std::vector<store::KpiSample> report_kpi_samples(const std::string& host, const proto::Report& report);

@@ -1,6 +1,8 @@
 #include "api/kpis/routes.h"
 
+#include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -174,6 +176,58 @@ Response get_series(store::KpiStore& store, RequestContext& ctx) {
   return http::json_ok(ctx, {{"items", std::move(items)}, {"truncated", listed->truncated}});
 }
 
+Response get_latest(store::KpiStore& store, RequestContext& ctx) {
+  if (auto p = http::check_query(ctx, {"metric", "at", "max_age_s", "limit"})) return http::problem(ctx, *p);
+  std::vector<InvalidParam> errors;
+  store::KpiLatestQuery q;
+  q.limit = 100'000;
+  const auto metric = ctx.query("metric");
+  if (!metric || !store::is_kpi_metric(*metric)) {
+    errors.push_back(
+        {"metric", "must be 1 to 128 characters of A-Z a-z 0-9 _ . : starting with a letter or _"});
+  } else {
+    q.metric = std::string(*metric);
+  }
+  if (auto text = ctx.query("at")) {
+    if (auto ms = parse_api_time_text(*text)) {
+      q.at_ms = *ms;
+    } else {
+      errors.push_back({"at", kTimeRule});
+    }
+  }
+  std::int64_t max_age_s = 600;
+  if (auto text = ctx.query("max_age_s")) {
+    const auto* end = text->data() + text->size();
+    const auto [ptr, ec] = std::from_chars(text->data(), end, max_age_s);
+    if (ec != std::errc() || ptr != end || max_age_s < 1 || max_age_s > kMaxKpiLatestAgeS) {
+      errors.push_back({"max_age_s", "must be an integer from 1 to " + std::to_string(kMaxKpiLatestAgeS)});
+    }
+  }
+  read_limit(ctx, kMaxKpiLatestLimit, q.limit, errors);
+  if (!errors.empty()) return http::problem(ctx, Problem::invalid(std::move(errors)));
+  const std::int64_t reference = q.at_ms.value_or(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                      std::chrono::system_clock::now().time_since_epoch())
+                                                      .count());
+  q.since_ms = std::max<std::int64_t>(0, reference - max_age_s * 1000);
+  auto found = store.latest(q);
+  if (!found) return http::problem(ctx, services::from_store(found.error()));
+  nlohmann::json entities = nlohmann::json::array();
+  nlohmann::json times = nlohmann::json::array();
+  nlohmann::json values = nlohmann::json::array();
+  for (auto& item : found->items) {
+    entities.push_back(std::move(item.entity));
+    times.push_back(item.ts_ms);
+    values.push_back(item.value);
+  }
+  return http::json_ok(ctx, {{"metric", q.metric},
+                             {"at_ms", q.at_ms ? nlohmann::json(*q.at_ms) : nlohmann::json(nullptr)},
+                             {"since_ms", q.since_ms},
+                             {"entities", std::move(entities)},
+                             {"ts_ms", std::move(times)},
+                             {"values", std::move(values)},
+                             {"truncated", found->truncated}});
+}
+
 }  // namespace
 
 std::string_view entity_device(std::string_view entity) {
@@ -215,6 +269,9 @@ void register_kpi_routes(http::Router& router, store::KpiStore& store, KpiMetric
              [&store](RequestContext& ctx) { return get_points(store, ctx); });
   router.add(V::get, "/api/v1/kpis/series", http::permits(Permission::read),
              [&store](RequestContext& ctx) { return get_series(store, ctx); });
+  router.add(
+      V::get, "/api/v1/kpis/latest", http::permits(Permission::read),
+      [&store](RequestContext& ctx) { return get_latest(store, ctx); }, http::Cost::heavy);
 }
 
 KpiRetentionTask::KpiRetentionTask(store::KpiStore& store, std::chrono::milliseconds interval,

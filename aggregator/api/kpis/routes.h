@@ -8,6 +8,7 @@
 //                              "rejected","new_series","unknown_entities"}
 //   GET  /api/v1/kpis?entity=&metric=&since=&until=&resolution=raw|1m|1h&limit=   one series' points
 //   GET  /api/v1/kpis/series?entity=&metric=&limit=                                 the series list
+//   GET  /api/v1/kpis/latest?metric=&at=&max_age_s=&limit=                           newest value per entity
 //   POST /api/v1/events        (api/kpis/events.h)
 // Contract:
 // - ts (a sample's, since, until): an RFC 3339 time with an offset ("2026-12-02T05:07:56.123Z") or an
@@ -21,6 +22,12 @@
 //   A series never seen answers no points.
 // - GET /api/v1/kpis/series: limit 1..kMaxKpiSeriesLimit (default 1000);
 //   {"items":[{"entity","metric","first_ms","last_ms","last_value"}],"truncated"}.
+// - GET /api/v1/kpis/latest (the dashboard's overlays and time slider): metric required (exact name); at
+//   (a time as above; default: now, each series' newest sample) picks per entity the newest sample at or
+//   before it (raw samples: within the raw retention); max_age_s 1..kMaxKpiLatestAgeS (default 600) leaves
+//   out samples older than at (or now) minus that; limit 1..kMaxKpiLatestLimit (default 100000).
+//   Compact, columns in entity order: {"metric","at_ms" (null without at),"since_ms","entities":[...],
+//   "ts_ms":[...],"values":[...],"truncated"}. Cost: one row per series of the metric.
 // - Unknown query parameters and bad values are 400 naming the parameter; a store failure is 503.
 // - KpiRetentionTask prunes (KpiStore::prune) on its own thread every interval, the first run at once,
 //   until destroyed; a failed run is logged and retried at the next interval.
@@ -47,6 +54,8 @@ namespace hsns::kpis_api {
 inline constexpr std::size_t kMaxKpiBatch = 10'000;
 inline constexpr std::size_t kMaxKpiPoints = 100'000;
 inline constexpr std::size_t kMaxKpiSeriesLimit = 10'000;
+inline constexpr std::size_t kMaxKpiLatestLimit = 200'000;
+inline constexpr std::int64_t kMaxKpiLatestAgeS = std::int64_t{7} * 24 * 3600;
 
 // The topology's name of `device` (as ingest/topology_devices.h resolves a syslog HOSTNAME), nullopt when
 // the current topology has no such device. (An empty function: every device is unknown.)

@@ -124,8 +124,12 @@ http::Response layout(services::TopologyCache& cache, http::RequestContext& ctx)
     if (!hosts.empty() && t.top_tier() >= topo::Tier::kSpine)
       groups[g].pod = t.domain(hosts.front(), topo::Tier::kSpine);
   }
+  // SU domain -> group (the SU groups were made first, in domain order).
+  std::vector<std::size_t> su_group(t.domain_count(topo::Tier::kLeaf));
+  for (std::uint32_t su = 0; su < su_group.size(); ++su)
+    su_group[su] = group_index.at("su:" + std::to_string(su));
   for (const auto host : t.hosts()) {
-    const auto g = group_index.at("su:" + std::to_string(t.domain(host, topo::Tier::kLeaf)));
+    const auto g = su_group.at(t.domain(host, topo::Tier::kLeaf));
     member_of[host] = g;
     groups[g].hosts += 1;
     groups[g].npus += static_cast<std::uint32_t>(nodes[host].npus.size());
@@ -135,7 +139,7 @@ http::Response layout(services::TopologyCache& cache, http::RequestContext& ctx)
     if (under.empty()) {
       member_of[leaf] = group_for("su:none", "su", "leaves without hosts");
     } else {
-      member_of[leaf] = group_index.at("su:" + std::to_string(t.domain(under.front(), topo::Tier::kLeaf)));
+      member_of[leaf] = su_group.at(t.domain(under.front(), topo::Tier::kLeaf));
     }
     rail[leaf] = rail_of(t, nodes[leaf]);
   }
@@ -253,27 +257,35 @@ http::Response layout(services::TopologyCache& cache, http::RequestContext& ctx)
     }
   }
 
-  // What is drawn: a node per member of an expanded group, a node per other group.
-  auto drawn = [&](topo::NodeId id) -> std::string {
-    const auto& g = groups[member_of[id]];
-    return g.expanded ? "n:" + nodes[id].name : g.id;
+  // What is drawn: a node per member of an expanded group, a node per other group. Links are summed per
+  // pair of drawn keys (a node id, or the node count + a group index: integers, so the per-link work of a
+  // 100,000-link fabric allocates nothing), then named and ordered by name.
+  auto drawn_key = [&](topo::NodeId id) -> std::uint64_t {
+    const auto g = member_of[id];
+    return groups[g].expanded ? id : nodes.size() + g;
+  };
+  auto drawn_name = [&](std::uint64_t key) -> std::string {
+    return key < nodes.size() ? "n:" + nodes[key].name : groups[key - nodes.size()].id;
   };
   struct EdgeSum {
     std::uint32_t links = 0;
     double gbps = 0;
     std::uint32_t unhealthy = 0;
   };
-  std::map<std::pair<std::string, std::string>, EdgeSum> edges;
+  std::unordered_map<std::uint64_t, EdgeSum> sums;  // key: (lower key << 32) | upper key
   for (const auto& link : t.links()) {
     if (member_of[link.lower] == SIZE_MAX || member_of[link.upper] == SIZE_MAX) continue;
-    auto a = drawn(link.lower);
-    auto b = drawn(link.upper);
+    const auto a = drawn_key(link.lower);
+    const auto b = drawn_key(link.upper);
     if (a == b) continue;
-    auto& e = edges[{std::move(a), std::move(b)}];
+    auto& e = sums[(a << 32) | b];
     e.links += 1;
     e.gbps += link.bandwidth_gbps;
     if (link.state != topo::DeviceState::kHealthy) e.unhealthy += 1;
   }
+  std::map<std::pair<std::string, std::string>, EdgeSum> edges;
+  for (const auto& [key, e] : sums)
+    edges.emplace(std::pair{drawn_name(key >> 32), drawn_name(key & 0xffffffffU)}, e);
 
   json out_groups = json::array();
   json out_nodes = json::array();

@@ -41,6 +41,9 @@ function filterOf(params: URLSearchParams): AlarmFilter {
   return f;
 }
 
+// Rows drawn per table; the counts in the headings are of everything that matches.
+const MAX_ROWS = 500;
+
 const alarmFiltered = (f: AlarmFilter): boolean => !!(f.severity || f.astate || f.entity || f.type || f.suppressed || f.su || f.pod || f.rail);
 
 // The alarm's place in the fabric: SUs, super-pods and rails of its entity and root cause.
@@ -97,7 +100,7 @@ export async function renderAlarms(ctx: PageContext): Promise<Cleanup | void> {
   };
   await load();
   // SU, pod and rail filters need the topology (read only when one is set).
-  const domains = f.su || f.pod || f.rail ? domainsOf(await fetchGraph()) : null;
+  const domains = f.su || f.pod || f.rail ? domainsOf(await fetchGraph(['leaf'])) : null;
 
   main.append(el('h1', {}, 'Alarms and incidents'));
 
@@ -185,8 +188,8 @@ export async function renderAlarms(ctx: PageContext): Promise<Cleanup | void> {
       && (!alarmFiltered(f) || i.alarms.some((id) => { const a = alarms.get(id); return a ? alarmMatches(a, f, entityRe, domains) : false; })))
       .sort((a, b) => b.last_seen_ms - a.last_seen_ms);
 
-    // Incidents.
-    const incidentRows: Cell[][] = shownIncidents.map((i) => {
+    // Incidents (the newest MAX_ROWS drawn: an alarm storm must not make each redraw build thousands of rows).
+    const incidentRows: Cell[][] = shownIncidents.slice(0, MAX_ROWS).map((i) => {
       const its = i.alarms.map((id) => alarms.get(id)).filter((a): a is Alarm => !!a);
       const worst = its.reduce((w, a) => (severityLevel(a.severity) > severityLevel(w) ? a.severity : w), '');
       const flapping = its.some((a) => a.flapping);
@@ -209,13 +212,13 @@ export async function renderAlarms(ctx: PageContext): Promise<Cleanup | void> {
         ack,
       ];
     });
-    const it = table('Incidents: related alarms grouped, newest first', ['incident', 'state', 'worst severity', 'alarms', 'first seen', 'last seen', 'flapping', 'suppressed', 'top root cause', 'affected jobs (ranks)', 'actions'],
+    const it = table(`Incidents: related alarms grouped, newest first${shownIncidents.length > MAX_ROWS ? ` (the newest ${MAX_ROWS} of ${shownIncidents.length})` : ''}`, ['incident', 'state', 'worst severity', 'alarms', 'first seen', 'last seen', 'flapping', 'suppressed', 'top root cause', 'affected jobs (ranks)', 'actions'],
       incidentRows, 'No incident matches.');
     it.id = 'incident-table';
     incidentSection.replaceChildren(el('h2', { id: 'incidents-title' }, `Incidents (${shownIncidents.length})`), it);
 
     // Alarms.
-    const alarmRows: Cell[][] = shownAlarms.sort((a, b) => b.last_seen_ms - a.last_seen_ms).map((a) => {
+    const alarmRows: Cell[][] = shownAlarms.sort((a, b) => b.last_seen_ms - a.last_seen_ms).slice(0, MAX_ROWS).map((a) => {
       const inc = byAlarm.get(a.id);
       const box = el('input', { type: 'checkbox', 'aria-label': `Select alarm ${a.entity} ${a.type}`, 'data-alarm': a.id, disabled: !active(a), checked: selected.has(a.id) });
       box.addEventListener('change', () => { if (box.checked) selected.add(a.id); else selected.delete(a.id); });
@@ -229,7 +232,7 @@ export async function renderAlarms(ctx: PageContext): Promise<Cleanup | void> {
         a.acknowledged_by ? `${a.acknowledged_by} at ${shortTime(a.acknowledged_at)}${a.comment ? `: “${a.comment}”` : ''}` : '—',
         a.detail, ack];
     });
-    const at = table('Alarms, newest first (suppressed ones are listed, marked “suppressed”)', ['select', 'severity', 'state', 'entity', 'type (fault)', 'incident', 'first seen', 'last seen', 'count', 'flapping', 'acknowledged', 'detail', 'actions'],
+    const at = table(`Alarms, newest first (suppressed ones are listed, marked “suppressed”)${shownAlarms.length > MAX_ROWS ? `: the newest ${MAX_ROWS} of ${shownAlarms.length}` : ''}`, ['select', 'severity', 'state', 'entity', 'type (fault)', 'incident', 'first seen', 'last seen', 'count', 'flapping', 'acknowledged', 'detail', 'actions'],
       alarmRows, 'No alarm matches.');
     at.id = 'alarm-table';
     alarmSection.replaceChildren(el('h2', { id: 'alarms-title' }, `Alarms (${shownAlarms.length})`), at);
@@ -320,6 +323,8 @@ export async function renderAlarms(ctx: PageContext): Promise<Cleanup | void> {
       const c = m as AlarmChange;
       if (c.kind !== 'alarm' || !c.item?.id) return;
       alarms.set(c.item.id, c.item);
+      // The changes taken from the stream (read by the dashboard benchmark, bench/dashboard).
+      live.dataset['deltas'] = String(Number(live.dataset['deltas'] ?? '0') + 1);
       note(c.at, `alarm ${c.change === 'cleared' ? 'cleared (recovered)' : c.change}: ${c.item.entity} ${c.item.type} (${c.item.severity})${c.actor ? ` by ${c.actor}` : ''}`);
       later();
     }, onState('alarms')),

@@ -1,8 +1,11 @@
 // Path diagnosis (#/diagnose?src=<host>/<npu>&dst=<host>/<npu> or #/diagnose?job=<name>): every hop (NPU
 // port, leaf, spine, leaf, NPU port) of the pair's paths, or of every communicating pair of a job, with
 // its KPIs (newest sample of each series, its age), the alarms active on it and its verdict
-// (GET /api/v1/diagnose/path, GET /api/v1/diagnose/job/{id}). The URL holds the question.
+// (GET /api/v1/diagnose/path, GET /api/v1/diagnose/job/{id}). The URL holds the question. A job's answer
+// also draws its rank × rank matrix (ECharts heatmap): a cell per communicating pair of its collective
+// pattern (route plan, or the ring), coloured by the pair's verdict, blank where ranks exchange nothing.
 import type { PageContext, Cleanup } from '../main';
+import { makeChart, resizeAll, type Chart } from '../charts';
 import { navigate } from '../main';
 import { get, query } from '../api';
 import { clearError, el, field, setStatus, showError, stateBadge, table, type Cell } from '../dom';
@@ -34,6 +37,35 @@ const verdictCounts = (v: Verdicts): string => ORDER.map((k) => `${v[k] ?? 0} ${
 const fmt = (x: number): string => (Math.abs(x) >= 1e6 || (x !== 0 && Math.abs(x) < 1e-3) ? x.toExponential(3) : String(Math.round(x * 1000) / 1000));
 
 const MAX_HOP_ROWS = 2000;
+
+const VERDICT_PIECES = [
+  { value: 0, label: 'ok', color: '#1a7f37' },
+  { value: 1, label: 'unknown', color: '#6e7781' },
+  { value: 2, label: 'degraded', color: '#9a6700' },
+  { value: 3, label: 'faulty', color: '#b42318' },
+];
+const verdictValue = (v: string): number => VERDICT_PIECES.find((p) => p.label === v)?.value ?? 1;
+
+// The rank × rank matrix of a job's communicating pairs.
+function rankMatrix(r: JobAnswer, container: HTMLElement): Chart {
+  const ranks = [...Array(r.ranks).keys()].map(String);
+  const data = r.pairs.map((p) => [p.dst_rank, p.src_rank, verdictValue(p.verdict), p.paths]);
+  container.dataset['cells'] = String(data.length);
+  return makeChart(container, {
+    tooltip: {
+      formatter: (p: { value: number[] }) => {
+        const [d, s, v, paths] = p.value;
+        return `rank ${s} → rank ${d}: ${VERDICT_PIECES[v ?? 1]?.label ?? ''}, ${paths} path(s)`;
+      },
+    },
+    grid: { left: 60, right: 20, top: 20, bottom: 90 },
+    xAxis: { type: 'category', name: 'to rank', data: ranks },
+    yAxis: { type: 'category', name: 'from rank', data: ranks },
+    visualMap: { type: 'piecewise', dimension: 2, orient: 'horizontal', left: 'center', bottom: 0, pieces: VERDICT_PIECES },
+    dataZoom: r.ranks > 64 ? [{ type: 'inside', xAxisIndex: 0, yAxisIndex: 0 }, { type: 'slider', yAxisIndex: 0 }] : [],
+    series: [{ type: 'heatmap', data, progressive: 5000 }],
+  }, `Rank × rank matrix of job ${r.job}: ${data.length} communicating pairs of ${r.ranks} ranks, ${verdictCounts(r.summary.pair_verdicts)} (the pairs are listed in the table below)`);
+}
 
 function hopTable(caption: string, all: Hop[], withPairs: boolean): HTMLElement {
   const hops = all.slice(0, MAX_HOP_ROWS);
@@ -97,14 +129,21 @@ export async function renderDiagnose(ctx: PageContext): Promise<Cleanup | void> 
       setStatus(`Diagnosis: path ${r.verdict}, ${r.summary.hops} hops`);
     } else if (job) {
       const r = await get<JobAnswer>(`/api/v1/diagnose/job/${encodeURIComponent(job)}`);
+      const matrixBox = el('div', { class: 'chart', id: 'rank-matrix' });
       result.append(el('h2', { id: 'diag-title' }, `Job ${r.job} (${r.ranks} ranks): `, verdictBadge(r.verdict)),
-        el('p', {}, `${r.summary.pairs} communicating pairs${r.summary.pairs_truncated ? ' (truncated)' : ''}: ${verdictCounts(r.summary.pair_verdicts)}; ${r.summary.hops} hops: ${verdictCounts(r.summary.hop_verdicts)}. ${r.route_plan.used ? 'From the job’s route plan.' : `Not from a route plan: ${r.route_plan.note}`}`),
+        el('p', {}, `${r.summary.pairs} communicating pairs${r.summary.pairs_truncated ? ' (truncated)' : ''}: ${verdictCounts(r.summary.pair_verdicts)}; ${r.summary.hops} hops: ${verdictCounts(r.summary.hop_verdicts)}. ${r.route_plan.used ? 'From the job’s route plan.' : `Not from a route plan: ${r.route_plan.note}`} `,
+          el('a', { href: `#/job/${encodeURIComponent(r.job)}` }, `Schedule view of ${r.job}`)),
+        el('h3', {}, 'Rank × rank traffic'),
+        el('p', { class: 'note' }, 'A cell per pair of ranks that exchange traffic in the job’s collective pattern, coloured by the verdict of its paths; blank: no traffic between them.'),
+        matrixBox,
         table(`Rank pairs, worst first${r.pairs.length > 500 ? ` (the first 500 of ${r.pairs.length})` : ''}`, ['ranks', 'from', 'to', 'verdict', 'paths', 'worst hops', 'path diagnosis'], [...r.pairs].sort((a, b) => ORDER.indexOf(a.verdict) - ORDER.indexOf(b.verdict)).slice(0, 500).map((p) => [
           `${p.src_rank} → ${p.dst_rank}`, p.src.entity, p.dst.entity, verdictBadge(p.verdict), `${p.paths}${p.planned ? ' planned' : ' ECMP'}`,
           p.worst_hops.join(', ') || '—',
           el('a', { href: `#/diagnose${query({ src: `${p.src.host}/${p.src.npu}`, dst: `${p.dst.host}/${p.dst.npu}` })}` }, `Diagnose ${p.src_rank} → ${p.dst_rank}`)])),
         hopTable('Unique hops of the job’s paths, worst first', r.hops, true));
+      const chart = rankMatrix(r, matrixBox);
       setStatus(`Diagnosis: job ${r.verdict}, ${r.summary.pairs} pairs, ${r.summary.hops} hops`);
+      return resizeAll([chart]);
     } else {
       setStatus('Diagnosis: form');
     }

@@ -1,11 +1,14 @@
 // The root-cause page of one incident (#/incident/<id>): its ranked root causes with their evidence and
 // the symptoms (alarms) each explains, the affected jobs and ranks (each with its path diagnosis), the
 // recommended action, the blast radius (the devices of its root causes, alarms and affected ranks) as a
-// link that marks them on the site view, and a timeline of its alarms' state changes and user actions.
+// link that marks them on the site view, and a timeline of its alarms' state changes and user actions with
+// sparklines of the metrics involved (the KPI series of its alarms' entities around the incident, 1-minute
+// buckets, ECharts; each with its numbers in words).
 // Live: a change of the incident on /api/v1/incidents/stream redraws the page.
 import type { PageContext, Cleanup } from '../main';
 import { navigate } from '../main';
-import { ApiError, get } from '../api';
+import { ApiError, get, query } from '../api';
+import { makeChart, type Chart } from '../charts';
 import { el, setStatus, table, type Cell } from '../dom';
 import { domainsOf, fetchGraph, type TopoGraph } from '../topology';
 import { openStream } from '../live';
@@ -14,6 +17,52 @@ import { entityDevices, severityBadge, shortTime, type Alarm, type AlarmWithHist
 interface JobRanks { name: string; ranks: { rank: number; host: string; npu: number }[] }
 
 const MAX_HISTORY_FETCH = 50;
+const MAX_SPARK_ENTITIES = 6;
+const MAX_SPARK_METRICS = 4; // per entity
+const SPARK_BEFORE_MS = 30 * 60_000;
+const SPARK_AFTER_MS = 10 * 60_000;
+
+interface SeriesList { items: { entity: string; metric: string; last_ms: number }[] }
+interface Points { points: { ts_ms: number; min: number; max: number; avg: number }[] }
+
+// Sparklines of the metrics of the incident's alarm entities over [first seen - 30 min, last seen + 10 min]
+// (now at the latest), the first and last seen marked. Appends into `into`; answers the charts made.
+async function sparklines(incident: Incident, alarms: Iterable<Alarm>, into: HTMLElement): Promise<Chart[]> {
+  const entities = [...new Set([...alarms].map((a) => a.entity))].sort().slice(0, MAX_SPARK_ENTITIES);
+  const since = incident.first_seen_ms - SPARK_BEFORE_MS;
+  const until = Math.min(Date.now(), incident.last_seen_ms + SPARK_AFTER_MS) + 1;
+  const lists = await Promise.all(entities.map((entity) =>
+    get<SeriesList>(`/api/v1/kpis/series${query({ entity, limit: 100 })}`).catch(() => ({ items: [] }) as SeriesList)));
+  const series = lists.flatMap((l) => l.items.filter((s) => s.last_ms >= since).slice(0, MAX_SPARK_METRICS));
+  const points = await Promise.all(series.map((s) =>
+    get<Points>(`/api/v1/kpis${query({ entity: s.entity, metric: s.metric, since, until, resolution: '1m', limit: 1000 })}`)));
+  const charts: Chart[] = [];
+  // In the document before the charts are made (ECharts sizes itself from its container).
+  const list = el('ul', { class: 'sparklines', id: 'sparklines' });
+  into.append(list);
+  series.forEach((s, i) => {
+    const p = points[i]?.points ?? [];
+    if (!p.length) return;
+    const avgs = p.map((x) => x.avg);
+    const min = Math.min(...p.map((x) => x.min));
+    const max = Math.max(...p.map((x) => x.max));
+    const words = `${s.entity} ${s.metric}: ${p.length} minutes, min ${min.toPrecision(3)}, max ${max.toPrecision(3)}, last ${avgs[avgs.length - 1]?.toPrecision(3)}`;
+    const box = el('div', { class: 'sparkline' });
+    list.append(el('li', {}, box, el('span', { class: 'note' }, ` ${words}`)));
+    charts.push(makeChart(box, {
+      grid: { left: 2, right: 2, top: 4, bottom: 4 },
+      xAxis: { type: 'time', show: false, min: since, max: until },
+      yAxis: { type: 'value', show: false, scale: true },
+      tooltip: { trigger: 'axis' },
+      series: [{ type: 'line', showSymbol: false, data: p.map((x) => [x.ts_ms, x.avg]), lineStyle: { width: 1.5, color: '#0b5cad' },
+        markLine: { silent: true, symbol: 'none', label: { show: false }, lineStyle: { color: '#b42318', type: 'dashed' },
+          data: [{ xAxis: incident.first_seen_ms }, { xAxis: incident.last_seen_ms }] } }],
+    }, `Sparkline of ${words}; dashed lines: the incident's first and last seen`));
+  });
+  if (!list.childElementCount) into.append(el('p', { class: 'note' }, 'No KPI series of the alarms\' entities around the incident.'));
+  list.dataset['count'] = String(list.childElementCount);
+  return charts;
+}
 
 // The site view URL marking the blast radius: its devices, with the SU and spine groups that hold them
 // expanded (their SU and super-pod from the topology export).
@@ -132,6 +181,10 @@ export async function renderIncident(ctx: PageContext): Promise<Cleanup | void> 
   main.append(el('section', { 'aria-labelledby': 'timeline-title' }, el('h2', { id: 'timeline-title' }, 'Timeline'),
     table('State changes and user actions of the incident’s alarms, oldest first', ['time', 'alarm entity', 'change', 'state', 'by', 'comment'], events.map((e) => e.row),
       incident.alarms.length > MAX_HISTORY_FETCH ? 'Too many alarms to fetch each history: see each alarm in the alarm view.' : 'No history.')));
+  const metrics = el('section', { 'aria-labelledby': 'metrics-title' }, el('h2', { id: 'metrics-title' }, 'Metrics involved'),
+    el('p', { class: 'note' }, `The KPI series of the alarms' entities from 30 minutes before the first alarm to 10 minutes after the last (1-minute averages; at most ${MAX_SPARK_METRICS} series of ${MAX_SPARK_ENTITIES} entities).`));
+  main.append(metrics);
+  const charts = await sparklines(incident, alarms.values(), metrics);
   main.append(el('p', {}, el('a', { href: '#/alarms' }, 'Back to alarms and incidents')));
   setStatus(`Incident ${incident.id}: ${incident.root_causes.length} root causes, ${incident.alarm_count} alarms`);
 
@@ -147,6 +200,7 @@ export async function renderIncident(ctx: PageContext): Promise<Cleanup | void> 
     }, 500);
   }, () => undefined);
   return () => {
+    for (const c of charts) c.dispose();
     stream.close();
     if (pending !== undefined) window.clearTimeout(pending);
   };

@@ -2,7 +2,7 @@
 // each opens the site view with its hosts marked. URL state: the form's values, so a search is bookmarkable.
 import type { PageContext, Cleanup } from '../main';
 import { navigate } from '../main';
-import { post } from '../api';
+import { get, post } from '../api';
 import { clearError, el, field, setStatus, showError, table } from '../dom';
 import { siteHash } from './site';
 
@@ -65,6 +65,11 @@ export async function renderScheduling(ctx: PageContext): Promise<Cleanup | void
     q.set('run', '1');
     navigate(`#/scheduling?${q.toString()}`);
   });
+  // The scheduled jobs, each with its schedule view.
+  const jobs = await get<{ items: { name: string; hosts: string[]; npus: number; created_at: string }[] }>('/api/v1/jobs').catch(() => ({ items: [] }));
+  const jobTable = table('Scheduled jobs', ['job', 'ranks', 'hosts', 'scheduled', 'schedule view'], jobs.items.map((j) => [
+    j.name, j.npus, j.hosts.join(' '), j.created_at, el('a', { href: `#/job/${encodeURIComponent(j.name)}` }, `Schedule of ${j.name}`)]), 'No job is scheduled.');
+  main.append(el('section', { 'aria-labelledby': 'jobs-title' }, el('h2', { id: 'jobs-title' }, 'Scheduled jobs'), jobTable));
   setStatus('Scheduling: search form');
   if (params.get('run') === '1') {
     try {

@@ -2,13 +2,19 @@
 // hosts, drawn with sigma.js or the Canvas 2D fallback; a table above TABLE_THRESHOLD items. URL state:
 // expand (group ids), mark (hosts to highlight, e.g. a search answer), renderer (webgl|canvas), blast and
 // incident (the devices of an incident's blast radius, any tier, marked where drawn: the root-cause page
-// expands the groups that hold them).
+// expands the groups that hold them), overlay and at (overlay_controls.ts: every drawn item coloured by
+// the worst grade of its devices' links under the overlay, at the chosen time; the default overlay, link
+// state, keeps the layout's device-state colours).
 import type { PageContext, Cleanup } from '../main';
 import { navigate } from '../main';
 import { ApiError } from '../api';
 import { el, setStatus, stateBadge, table } from '../dom';
 import { drawnItems, fetchLayout, type Drawn, type Layout } from '../layout';
 import { drawGraph, type Renderer } from '../graph';
+import { domainsOf, fetchGraph } from '../topology';
+import { deviceLevels, fetchOverlay, gradeLinks, levelWord, piecesOf, type GradedLink, type OverlayData } from '../overlay';
+import { followAlarmOverlay } from '../alarm_live';
+import { choiceParams, overlayChoice, overlayControls, wireNow, type OverlayChoice } from '../overlay_controls';
 
 export const TABLE_THRESHOLD = 3000;
 
@@ -16,8 +22,10 @@ function listParam(params: URLSearchParams, name: string): string[] {
   return (params.get(name) ?? '').split(',').filter(Boolean);
 }
 
-export function siteHash(expand: string[], mark: string[], renderer: string | null, blast: string[] = [], incident: string | null = null): string {
+export function siteHash(expand: string[], mark: string[], renderer: string | null, blast: string[] = [], incident: string | null = null,
+  choice: OverlayChoice | null = null): string {
   const q = new URLSearchParams();
+  if (choice) choiceParams(q, choice);
   if (expand.length) q.set('expand', expand.join(','));
   if (mark.length) q.set('mark', mark.join(','));
   if (blast.length) q.set('blast', blast.join(','));
@@ -34,7 +42,8 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
   const rendererParam = params.get('renderer');
   const blast = listParam(params, 'blast');
   const incident = params.get('incident');
-  const hashOf = (e: string[]): string => siteHash(e, mark, rendererParam, blast, incident);
+  const choice = overlayChoice(params);
+  const hashOf = (e: string[], c: OverlayChoice = choice): string => siteHash(e, mark, rendererParam, blast, incident, c);
   const wanted: Renderer = rendererParam === 'canvas' ? 'canvas' : 'webgl';
   main.append(el('h1', {}, 'Fabric site view'));
   let layout: Layout;
@@ -57,6 +66,21 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
   };
   const marked = new Set([...mark, ...blast]);
   const items = drawnItems(layout, marked, blast.length ? 'blast radius' : 'answer');
+  const site = choice.overlay.kind === 'state' ? null : await overlayGrades(choice);
+  const grades = site?.levels ?? null;
+  const baseLabel = new Map(items.map((i) => [i.id, i.label]));
+  const baseColour = new Map(items.map((i) => [i.id, i.colour]));
+  // An item's colour and label under the overlay (its grade in words).
+  const paint = (i: Drawn): void => {
+    const level = grades?.get(i.name);
+    i.label = baseLabel.get(i.id) ?? i.label;
+    i.colour = baseColour.get(i.id) ?? i.colour;
+    if (level === undefined) return;
+    const piece = piecesOf(choice.overlay).find((p) => p.value === level);
+    i.label += ` [${choice.overlay.id}: ${levelWord(choice.overlay, level)}]`;
+    if (!i.marked && piece) i.colour = piece.color;
+  };
+  for (const i of items) paint(i);
 
   main.append(
     el('p', { class: 'note' },
@@ -68,14 +92,20 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
 
   // The group list: every group as a toggle button (keyboard access to every expansion), its state in words.
   const list = el('ul', {});
+  const buttons = new Map<string, HTMLButtonElement>();
+  const buttonText = (g: Layout['groups'][number]): (string | Node)[] => [
+    `${g.expanded ? '▾' : '▸'} ${g.label} · ${g.kind === 'su' ? `${g.hosts} hosts` : `${g.members} switches`} · `, stateBadge(g.worst_state),
+    grades?.has(g.id) ? ` · ${choice.overlay.label}: ${levelWord(choice.overlay, grades.get(g.id) ?? 0)}` : ''];
   for (const g of layout.groups) {
-    const button = el('button', { type: 'button', 'aria-pressed': g.expanded ? 'true' : 'false', 'data-group': g.id },
-      `${g.expanded ? '▾' : '▸'} ${g.label} · ${g.kind === 'su' ? `${g.hosts} hosts` : `${g.members} switches`} · `, stateBadge(g.worst_state));
+    const button = el('button', { type: 'button', 'aria-pressed': g.expanded ? 'true' : 'false', 'data-group': g.id }, ...buttonText(g));
+    buttons.set(g.id, button);
     button.addEventListener('click', () => toggle(g.id));
     const li = el('li', { class: Object.values(layout.located).includes(g.id) ? 'marked' : '' }, button);
     list.append(li);
   }
-  const legend = el('div', { class: 'legend' }, 'Legend: ',
+  const controls = overlayControls(choice, (c) => navigate(hashOf(expanded, c)));
+  const legend = grades ? el('div', { class: 'legend' }, `Items coloured by ${choice.overlay.label} (legend above); purple ★: `,
+    blast.length ? 'blast radius' : 'search answer') : el('div', { class: 'legend' }, 'Legend: ',
     stateBadge('healthy'), stateBadge('allocated'), stateBadge('sub-health'), stateBadge('isolated'),
     el('span', { class: 'state' }, blast.length ? '★ blast radius (purple)' : '★ search answer (purple)'));
   const side = el('section', { class: 'groups', 'aria-labelledby': 'groups-title' },
@@ -92,28 +122,162 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
   };
 
   const view = el('section', { 'aria-labelledby': 'view-title' }, el('h2', { id: 'view-title' }, 'Fabric'), legend);
-  main.append(el('div', { class: 'layout' }, side, view));
+  main.append(controls, el('div', { class: 'layout' }, side, view));
+  wireNow(choice, (c) => navigate(hashOf(expanded, c)));
+
+  // The alarm overlay shown now follows the alarm stream: each delta regrades the links it touches, then
+  // their devices and groups; the items and group buttons whose grade changed are repainted in place.
+  // `target` carries the count of changes applied (data-deltas).
+  function live(target: HTMLElement, redraw: (changed: Drawn[]) => void): () => void {
+    if (!site || choice.overlay.kind !== 'alarms' || choice.at !== null) return () => undefined;
+    const s = site;
+    let applied = 0;
+    target.dataset['deltas'] = '0';
+    const note = el('p', { class: 'note', id: 'site-live', 'aria-live': 'polite' }, 'Live alarm updates: connecting…');
+    view.append(note);
+    const byName = new Map<string, Drawn[]>();
+    for (const i of items) {
+      const same = byName.get(i.name);
+      if (same) same.push(i);
+      else byName.set(i.name, [i]);
+    }
+    return followAlarmOverlay(s.data, s.graded, (d) => {
+      applied += d.changes;
+      target.dataset['deltas'] = String(applied);
+      const names = regrade(s, d.links);
+      const changed: Drawn[] = [];
+      for (const name of names) {
+        for (const i of byName.get(name) ?? []) {
+          paint(i);
+          changed.push(i);
+        }
+        const g = layout.groups.find((x) => x.id === name);
+        const b = buttons.get(name);
+        if (g && b) b.replaceChildren(...buttonText(g));
+      }
+      if (changed.length) redraw(changed);
+    }, (open) => { note.textContent = open ? 'Live alarm updates: connected.' : 'Live alarm updates: reconnecting…'; });
+  }
+
   const markedCount = items.filter((i) => i.marked).length;
   if (items.length > TABLE_THRESHOLD) {
     view.append(el('p', { class: 'note' }, `${items.length} items are more than a graph can show readably (${TABLE_THRESHOLD}): a table instead.`));
     const rows = items.map((i) => [
       i.kind === 'host' ? el('a', { href: `#/host/${encodeURIComponent(i.name)}` }, i.name) : i.kind === 'leaf' || i.kind === 'spine' ? el('a', { href: `#/switch/${encodeURIComponent(i.name)}` }, i.name) : i.label,
-      i.kind, stateBadge(i.state), i.marked ? '★ answer' : '']);
-    const t = table('Drawn items', ['name', 'kind', 'state', 'mark'], rows);
+      i.kind, stateBadge(i.state), grades?.has(i.name) ? levelWord(choice.overlay, grades.get(i.name) ?? 0) : '—', i.marked ? '★ answer' : '']);
+    const t = table('Drawn items', ['name', 'kind', 'state', grades ? choice.overlay.label : 'overlay', 'mark'], rows);
     t.id = 'site-table';
     t.dataset['marked'] = String(markedCount);
     view.append(t);
+    const cells = [...t.querySelectorAll('tbody tr')].map((tr) => tr.children[3]);
+    const stop = live(t, (changed) => {
+      for (const i of changed) {
+        const cell = cells[items.indexOf(i)];
+        if (cell) cell.textContent = grades?.has(i.name) ? levelWord(choice.overlay, grades.get(i.name) ?? 0) : '—';
+      }
+    });
     setStatus(`Site view: ${items.length} items as a table`);
-    return;
+    return stop;
   }
   const container = el('div', { class: 'graph', id: 'site-graph', role: 'img',
     'aria-label': `Fabric graph of ${items.length} items; the group list beside it gives keyboard access to the same groups` });
   container.dataset['nodes'] = String(items.length);
   container.dataset['marked'] = String(markedCount);
+  container.dataset['overlay'] = choice.overlay.id;
+  container.dataset['flagged'] = String(grades ? items.filter((i) => (grades.get(i.name) ?? 0) > 0).length : 0);
   view.append(container);
   const graph = drawGraph(container, items, layout.edges, wanted, onPick);
   view.append(el('p', { class: 'note', id: 'renderer-note' },
     graph.renderer === 'webgl' ? 'Drawn with sigma.js (WebGL).' : 'Drawn with ECharts on a Canvas 2D (no WebGL context could be made, or renderer=canvas).'));
+  const stop = live(container, (changed) => {
+    graph.update(changed);
+    container.dataset['flagged'] = String(items.filter((i) => (grades?.get(i.name) ?? 0) > 0).length);
+  });
   setStatus(`Site view: ${items.length} items, ${graph.renderer}`);
-  return () => graph.kill();
+  return () => {
+    stop();
+    graph.kill();
+  };
+}
+
+// What the site view's overlay grades are computed from, kept for live deltas.
+interface SiteGrades {
+  levels: Map<string, number>; // device or group -> worst grade
+  data: OverlayData;
+  graded: GradedLink[];
+  deviceLinks: Map<string, number[]>; // device -> its graded links
+  groupOf: Map<string, string>; // device -> its group
+  groupDevices: Map<string, string[]>;
+}
+
+// Each device's and each group's worst link grade under a (non-state) overlay: a group ("su:<n>",
+// "spines:<pod>", "core") takes the worst of its devices (an SU: its hosts and leaves; a spine group: the
+// spines of its super-pod).
+async function overlayGrades(choice: OverlayChoice): Promise<SiteGrades> {
+  const [graph, data] = await Promise.all([fetchGraph(), fetchOverlay(choice.overlay, choice.at)]);
+  const graded = gradeLinks(data, graph);
+  const devices = deviceLevels(graded);
+  const d = domainsOf(graph);
+  const levels = new Map(devices);
+  const deviceLinks = new Map<string, number[]>();
+  graded.forEach((g, i) => {
+    for (const n of [g.lower.name, g.upper.name]) {
+      const list = deviceLinks.get(n);
+      if (list) list.push(i);
+      else deviceLinks.set(n, [i]);
+    }
+  });
+  const groupOf = new Map<string, string>();
+  const groupDevices = new Map<string, string[]>();
+  for (const n of graph.nodes) {
+    let group: string | undefined;
+    if (n.tier === 'host' || n.tier === 'leaf') {
+      const su = d.su.get(n.name);
+      if (su !== undefined) group = `su:${su}`;
+    } else if (n.tier === 'spine') {
+      const pod = d.pod.get(n.name);
+      if (pod !== undefined) group = `spines:${pod}`;
+    } else {
+      group = 'core';
+    }
+    if (group === undefined) continue;
+    groupOf.set(n.name, group);
+    const members = groupDevices.get(group);
+    if (members) members.push(n.name);
+    else groupDevices.set(group, [n.name]);
+    const level = devices.get(n.name);
+    if (level !== undefined) levels.set(group, Math.max(levels.get(group) ?? -1, level));
+  }
+  return { levels, data, graded, deviceLinks, groupOf, groupDevices };
+}
+
+// After the given links were regraded: their devices' and groups' grades again; answers the names (devices
+// and groups) whose grade changed.
+function regrade(s: SiteGrades, links: Set<number>): Set<string> {
+  const devices = new Set<string>();
+  for (const i of links) {
+    const g = s.graded[i];
+    if (g) devices.add(g.lower.name).add(g.upper.name);
+  }
+  const changed = new Set<string>();
+  const groups = new Set<string>();
+  for (const name of devices) {
+    let level = -1;
+    for (const i of s.deviceLinks.get(name) ?? []) level = Math.max(level, s.graded[i]?.level ?? -1);
+    if (s.levels.get(name) !== level) {
+      s.levels.set(name, level);
+      changed.add(name);
+      const group = s.groupOf.get(name);
+      if (group) groups.add(group);
+    }
+  }
+  for (const group of groups) {
+    let level = -1;
+    for (const name of s.groupDevices.get(group) ?? []) level = Math.max(level, s.levels.get(name) ?? -1);
+    if (s.levels.get(group) !== level) {
+      s.levels.set(group, level);
+      changed.add(group);
+    }
+  }
+  return changed;
 }

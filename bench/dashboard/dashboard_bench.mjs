@@ -1,0 +1,346 @@
+// Dashboard benchmark (issue 13; figures in docs/performance.md): the real hsns-aggregator on loopback
+// serving the built bundle, a synthetic fabric per size (POST /api/v1/topology/generate: HOSTS hosts × 8
+// NPUs, 32 hosts per SU, 8 spines per plane), and Debian's chromium (playwright-core, headless, WebGL
+// through SwiftShader: software rendering) driven the way an operator opens the pages. Per size:
+//   - the raw API: GET /api/v1/topology/layout, /export?format=json and /links from Node (bytes, median
+//     time): the baselines of the page figures below;
+//   - the first complete site view (a fresh browser context: nothing cached): bytes transferred (every
+//     response of the page, headers included, as chromium counts them) and the time from navigation
+//     start to the view drawn (its status line set and two animation frames later); median of RUNS;
+//   - the site view coloured by the alarm overlay, the leaf × spine matrix and the host × NPU port matrix
+//     under the alarm overlay, likewise;
+//   - an SU drill-down from the site view (a click on SU 0's toggle, 1 s after the view was drawn, until
+//     SU 0 is drawn as its leaves and hosts): time and bytes; median of RUNS;
+//   - at the largest size: 1,000 alarm changes per second for SECONDS (POST /api/v1/events: "Link down"
+//     lines the shipped nic-link-down pattern raises, and "Link up" lines that clear them 1 s later, 100
+//     every 100 ms, on distinct NPU ports) while a page follows the alarm stream: the changes the brain
+//     made per second (hsns_alarms_changes_total, the baseline), the WebSocket messages the page received
+//     per second, the deltas it applied per second (the page's data-deltas counter, where it has one), the
+//     frames it painted per second, and whether the server closed its stream as a slow consumer.
+//
+// Usage: node bench/dashboard/dashboard_bench.mjs --build <build dir> [--hosts 1000,10000] [--runs 5]
+//        [--seconds 10] [--rate 1000] [--db-dir DIR]   (bench/dashboard.sh builds the release tree and runs
+//        it; --db-dir: where the aggregator's database lives, default the temporary directory; /dev/shm
+//        takes the disk's fsync out of the alarm path)
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+// playwright-core comes from the dashboard's pinned node_modules (web/package-lock.json).
+const { chromium } = createRequire(path.join(ROOT, 'web', 'package.json'))('playwright-core');
+
+function args() {
+  const a = { build: '', hosts: [1000, 10000], runs: 5, seconds: 10, rate: 1000, dbDir: os.tmpdir() };
+  const argv = process.argv.slice(2);
+  for (let i = 0; i < argv.length; i += 2) {
+    const [k, v] = [argv[i], argv[i + 1]];
+    if (v === undefined) throw new Error(`${k} needs a value`);
+    if (k === '--build') a.build = v;
+    else if (k === '--hosts') a.hosts = v.split(',').map(Number);
+    else if (k === '--runs') a.runs = Number(v);
+    else if (k === '--seconds') a.seconds = Number(v);
+    else if (k === '--rate') a.rate = Number(v);
+    else if (k === '--db-dir') a.dbDir = v;
+    else throw new Error(`unknown argument ${k}`);
+  }
+  if (!a.build) throw new Error('--build <build dir> is required');
+  if (a.hosts.some((h) => !(h > 0)) || !(a.runs > 0) || !(a.seconds > 0) || !(a.rate >= 20)) throw new Error('bad numbers');
+  return a;
+}
+
+const opt = args();
+const AGGREGATOR = path.join(opt.build, 'aggregator', 'hsns-aggregator');
+const WEB_ROOT = path.join(opt.build, 'web', 'dist');
+const CHROMIUM = process.env.HSNS_CHROMIUM ?? '/usr/bin/chromium';
+const TOKEN = 'dashboard-bench-operator-token-01';
+const median = (xs) => { const s = [...xs].sort((x, y) => x - y); return s[Math.floor((s.length - 1) / 2)] ?? NaN; };
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const mb = (bytes) => (bytes / 1e6).toFixed(2);
+
+async function startServer() {
+  const dir = fs.mkdtempSync(path.join(opt.dbDir, 'hsns-dash-bench-'));
+  const file = (n) => path.join(dir, n);
+  fs.writeFileSync(file('config.yaml'), `brain:\n  patterns_dir: "${path.join(ROOT, 'patterns')}"\n`);
+  fs.writeFileSync(file('tokens.yaml'), `tokens:\n  - {name: bench, role: operator, token: "${TOKEN}"}\n`, { mode: 0o600 });
+  const proc = spawn(AGGREGATOR, ['run', '--config', file('config.yaml'), '--listen', '127.0.0.1:0', '--database', file('a.db'),
+    '--tokens-file', file('tokens.yaml'), '--ready-file', file('ready'), '--web-root', WEB_ROOT, '--threads', '2'],
+  { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  proc.stderr.setEncoding('utf8');
+  proc.stderr.on('data', (c) => { log = (log + c).slice(-8192); });
+  proc.on('exit', (code, signal) => { if (code !== 0) console.error(`hsns-aggregator exited (${code ?? signal}):\n${log}`); });
+  for (let i = 0; i < 600; ++i) {
+    if (proc.exitCode !== null) throw new Error(`hsns-aggregator exited: ${log}`);
+    const m = /^(\S+)\s+(\d+)$/.exec(fs.existsSync(file('ready')) ? fs.readFileSync(file('ready'), 'utf8').trim() : '');
+    if (m) return { proc, dir, base: `http://${m[1]}:${m[2]}` };
+    await sleep(50);
+  }
+  throw new Error(`no ready file: ${log}`);
+}
+
+async function stopServer(s) {
+  if (s.proc.exitCode === null) {
+    s.proc.kill('SIGTERM');
+    await new Promise((r) => { s.proc.on('exit', r); setTimeout(r, 20_000).unref(); });
+  }
+  fs.rmSync(s.dir, { recursive: true, force: true });
+}
+
+async function api(base, method, target, body) {
+  const init = { method, headers: { Authorization: `Bearer ${TOKEN}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined };
+  // A kept-alive connection the server closed as idle just as it was reused fails once: sent again.
+  const res = await fetch(base + target, init).catch(() => fetch(base + target, init));
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${target}: ${res.status} ${text.slice(0, 500)}`);
+  return text;
+}
+
+// The median time and the body size of a GET from Node (the raw API, no browser).
+async function rawFetch(base, target, runs) {
+  const times = [];
+  let bytes = 0;
+  for (let i = 0; i < runs; ++i) {
+    const t0 = performance.now();
+    bytes = Buffer.byteLength(await api(base, 'GET', target));
+    times.push(performance.now() - t0);
+  }
+  return { ms: median(times), bytes };
+}
+
+async function metric(base, name) {
+  const text = await (await fetch(`${base}/metrics`, { headers: { Authorization: `Bearer ${TOKEN}` } })).text();
+  let sum = 0;
+  for (const line of text.split('\n')) if (line.startsWith(name)) sum += Number(line.split(' ').pop());
+  return sum;
+}
+
+// A fresh context (empty cache) logged in through the session route (the cookie the login form gets),
+// with chromium's own count of bytes received.
+async function freshPage(browser, base) {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const res = await context.request.post(`${base}/api/v1/session`, { data: { token: TOKEN } });
+  if (!res.ok()) throw new Error(`login: ${res.status()}`);
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Network.enable');
+  const counter = { bytes: 0, requests: 0 };
+  cdp.on('Network.loadingFinished', (e) => { counter.bytes += e.encodedDataLength; counter.requests += 1; });
+  cdp.on('Network.webSocketFrameReceived', (e) => { counter.bytes += e.response.payloadData.length; });
+  return { context, page, counter, errors };
+}
+
+// In the page: resolves with performance.now() once the status line starts with `prefix` (and differs from
+// `not`) and two animation frames have been painted after it.
+const READY = ({ prefix, not }) => new Promise((resolve) => {
+  const check = () => {
+    const s = document.getElementById('status')?.textContent ?? '';
+    if (s.startsWith(prefix) && s !== not) requestAnimationFrame(() => requestAnimationFrame(() => resolve({ at: performance.now(), status: s })));
+    else requestAnimationFrame(check);
+  };
+  check();
+});
+
+// Time from navigation start to the page drawn, and the bytes it took.
+async function firstView(browser, base, hash, prefix) {
+  const { context, page, counter, errors } = await freshPage(browser, base);
+  try {
+    await page.goto(`${base}/${hash}`, { waitUntil: 'commit' });
+    const done = await page.evaluate(READY, { prefix, not: '' });
+    await sleep(200); // late responses counted (none expected)
+    if (errors.length) throw new Error(`${hash}: ${errors.join('; ')}`);
+    return { ms: done.at, bytes: counter.bytes, requests: counter.requests, status: done.status };
+  } finally {
+    await context.close();
+  }
+}
+
+// From a drawn site view, a click on SU 0's toggle until SU 0 is drawn expanded.
+async function drillDown(browser, base) {
+  const { context, page, counter, errors } = await freshPage(browser, base);
+  try {
+    await page.goto(`${base}/#/site`, { waitUntil: 'commit' });
+    const first = await page.evaluate(READY, { prefix: 'Site view', not: '' });
+    // An operator clicks once the view is on screen, not within its first frames (sigma.js and SwiftShader
+    // finish their first draw after the status line: a click at once waits ~250 ms behind it).
+    await sleep(1000);
+    const before = counter.bytes;
+    const t = await page.evaluate(({ not }) => new Promise((resolve) => {
+      const t0 = performance.now();
+      document.querySelector('button[data-group="su:0"]').click();
+      const check = () => {
+        const s = document.getElementById('status')?.textContent ?? '';
+        if (s.startsWith('Site view') && s !== not) requestAnimationFrame(() => requestAnimationFrame(() => resolve({ ms: performance.now() - t0, status: s })));
+        else requestAnimationFrame(check);
+      };
+      check();
+    }), { not: first.status });
+    await sleep(200);
+    if (errors.length) throw new Error(`drill-down: ${errors.join('; ')}`);
+    return { ms: t.ms, bytes: counter.bytes - before, status: t.status };
+  } finally {
+    await context.close();
+  }
+}
+
+// Every host's NPU ports from the export (the alarm driver's entities).
+function portsOf(exportText) {
+  const graph = JSON.parse(exportText);
+  const out = [];
+  for (const n of graph.nodes) if (n.tier === 'host') for (const p of n.npus ?? []) out.push([n.name, p.port]);
+  // Spread the changes over the fabric: every SU gets some.
+  for (let i = out.length - 1; i > 0; --i) {
+    const j = (i * 2654435761) % (i + 1);
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
+const nicLine = ([host, port], up, ts) => ({ entity: host, type: 'kernel', severity: up ? 'notice' : 'error', ts,
+  message: `mlx5_core 0000:3b:00.${port.replace(/\D/g, '') || '0'} ${port}: Link ${up ? 'up' : 'down'}` });
+
+// `rate` alarm changes a second for `seconds`: every 100 ms, rate/20 ports go down (raised) and the ports
+// that went down 1 s earlier come up (cleared). The first second only raises; it is left out of the rates.
+async function driveAlarms(base, ports, rate, seconds, onSecond) {
+  const perTick = Math.round(rate / 20);
+  const ticks = seconds * 10 + 10;
+  const start = performance.now();
+  let next = 0;
+  let late = 0;
+  for (let t = 0; t < ticks; ++t) {
+    const due = start + t * 100;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    else late = Math.max(late, -wait);
+    const now = Date.now();
+    const events = [];
+    for (let k = 0; k < perTick && t < ticks - 10; ++k) events.push(nicLine(ports[(next + k) % ports.length], false, now));
+    if (t >= 10) {
+      const from = next - 10 * perTick;
+      for (let k = 0; k < perTick; ++k) events.push(nicLine(ports[(from + k) % ports.length], true, now));
+    }
+    next += perTick;
+    if (events.length) await api(base, 'POST', '/api/v1/events', { events });
+    if (t % 10 === 9) await onSecond(Math.floor(t / 10));
+  }
+  return { late };
+}
+
+async function deltaRate(browser, base, ports, hash, prefix) {
+  const { context, page, errors } = await freshPage(browser, base);
+  const frames = { received: 0, closed: 0, closeCodes: [] };
+  page.on('websocket', (ws) => {
+    if (!ws.url().includes('/alarms/stream')) return;
+    ws.on('framereceived', () => { frames.received += 1; });
+    ws.on('close', () => { frames.closed += 1; });
+  });
+  try {
+    await page.goto(`${base}/${hash}`, { waitUntil: 'commit' });
+    await page.evaluate(READY, { prefix, not: '' });
+    await sleep(1500); // the streams open
+    // The page's painted frames, counted in the page.
+    await page.evaluate(() => { window.__frames = 0; const f = () => { window.__frames += 1; requestAnimationFrame(f); }; requestAnimationFrame(f); });
+    const deltasOf = () => page.evaluate(() => Number(document.querySelector('[data-deltas]')?.getAttribute('data-deltas') ?? 'NaN'));
+    const samples = [];
+    const sample = async () => ({ t: performance.now(), changes: await metric(base, 'hsns_alarms_changes_total'),
+      received: frames.received, deltas: await deltasOf(), painted: await page.evaluate(() => window.__frames) });
+    const { late } = await driveAlarms(base, ports, opt.rate, opt.seconds, async (second) => {
+      if (second === 0 || second === opt.seconds) samples.push(await sample());
+    });
+    await sleep(2000); // the tail arrives
+    const end = await sample();
+    const [a, b] = samples;
+    const s = (b.t - a.t) / 1000;
+    const tail = (end.t - b.t) / 1000;
+    if (errors.length) throw new Error(`${hash}: ${errors.join('; ')}`);
+    return {
+      changes: (b.changes - a.changes) / s,
+      received: (b.received - a.received) / s,
+      deltas: (b.deltas - a.deltas) / s,
+      painted: (b.painted - a.painted) / s,
+      backlog: end.received - b.received,
+      tail,
+      closed: frames.closed,
+      late,
+    };
+  } finally {
+    await context.close();
+  }
+}
+
+const line = (what, r, base) => console.log(`${what.padEnd(40)} ${r.ms.toFixed(0).padStart(7)} ms ${mb(r.bytes).padStart(8)} MB` +
+  `${base ? `   ×${(r.ms / base.ms).toFixed(1)} ${base.what}` : ''}${r.requests !== undefined ? `   (${r.requests} responses)` : ''}`);
+
+async function bench(hosts, browser, firstSite) {
+  const server = await startServer();
+  try {
+    const t0 = performance.now();
+    await api(server.base, 'POST', '/api/v1/topology/generate', { hosts, npus_per_host: 8, hosts_per_su: 32, spines_per_plane: 8, name: `bench-${hosts}` });
+    const generated = performance.now() - t0;
+    const layout = await rawFetch(server.base, '/api/v1/topology/layout', opt.runs);
+    const expanded = await rawFetch(server.base, '/api/v1/topology/layout?expand=su:0', opt.runs);
+    const exportText = await api(server.base, 'GET', '/api/v1/topology/export?format=json');
+    const exp = await rawFetch(server.base, '/api/v1/topology/export?format=json', opt.runs);
+    const links = await rawFetch(server.base, '/api/v1/topology/links', opt.runs);
+    const uplinks = await rawFetch(server.base, '/api/v1/topology/links?upper=spine', opt.runs);
+    const summary = JSON.parse(await api(server.base, 'GET', '/api/v1/topology/layout'));
+    console.log(`== ${hosts} hosts × 8 NPUs: ${summary.npus} NPUs, ${summary.switches} switches, ${summary.links} links, ` +
+      `${summary.groups.length} groups (generated in ${generated.toFixed(0)} ms)`);
+    const runs = async (fn) => {
+      const rs = [];
+      for (let i = 0; i < opt.runs; ++i) rs.push(await fn());
+      return { ms: median(rs.map((r) => r.ms)), bytes: median(rs.map((r) => r.bytes)), requests: rs[0].requests, status: rs[0].status };
+    };
+    line('raw GET layout (Node)', layout);
+    line('raw GET layout?expand=su:0 (Node)', expanded);
+    line('raw GET export?format=json (Node)', exp);
+    line('raw GET links (Node)', links, { ms: exp.ms, what: 'raw export' });
+    line('raw GET links?upper=spine (Node)', uplinks);
+    const site = await runs(() => firstView(browser, server.base, '#/site', 'Site view'));
+    line('first site view (browser, cold)', site, { ms: layout.ms, what: 'raw layout' });
+    if (firstSite) line('  … against 1st size', site, { ms: firstSite.ms, what: `the ${firstSite.hosts}-host site view` });
+    const drill = await runs(() => drillDown(browser, server.base));
+    line('SU drill-down (su:0)', drill, { ms: expanded.ms, what: 'raw layout?expand=su:0' });
+    const alarms = await runs(() => firstView(browser, server.base, '#/site?overlay=alarms', 'Site view'));
+    line('site view, alarm overlay (cold)', alarms, { ms: links.ms, what: 'raw links' });
+    const matrix = await runs(() => firstView(browser, server.base, '#/matrix', 'Matrix'));
+    line('leaf × spine matrix (cold)', matrix, { ms: uplinks.ms, what: 'raw links?upper=spine' });
+    const hostPort = await runs(() => firstView(browser, server.base, '#/matrix?view=host-port&overlay=alarms', 'Matrix'));
+    line('host × NPU port matrix, alarms (cold)', hostPort, { ms: links.ms, what: 'raw links' });
+    console.log(`   (${site.status}; ${drill.status}; ${matrix.status}; ${hostPort.status})`);
+    if (hosts === Math.max(...opt.hosts)) {
+      const ports = portsOf(exportText);
+      for (const [hash, prefix] of [['#/alarms', 'Alarms'], ['#/site?overlay=alarms', 'Site view']]) {
+        const d = await deltaRate(browser, server.base, ports, hash, prefix);
+        console.log(`alarm changes ${hash.padEnd(24)} brain ${d.changes.toFixed(0).padStart(6)}/s  page received ${d.received.toFixed(0).padStart(6)}/s ` +
+          `(×${(d.received / d.changes).toFixed(2)})  applied ${Number.isNaN(d.deltas) ? '  n/a' : d.deltas.toFixed(0).padStart(5)}/s  ` +
+          `painted ${d.painted.toFixed(0)} frames/s  backlog after ${d.tail.toFixed(1)} s: ${d.backlog}  stream closes: ${d.closed}  ` +
+          `driver late by up to ${d.late.toFixed(0)} ms`);
+      }
+    }
+    return { ms: site.ms, hosts };
+  } finally {
+    await stopServer(server);
+  }
+}
+
+const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true,
+  args: ['--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader'] });
+try {
+  console.log(`dashboard bench: ${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}, ` +
+    `chromium headless (SwiftShader), ${opt.runs} runs each (median), database under ${opt.dbDir}, ${opt.build}`);
+  let first = null;
+  for (const hosts of opt.hosts) {
+    const r = await bench(hosts, browser, first);
+    first ??= r;
+  }
+} finally {
+  await browser.close();
+}
