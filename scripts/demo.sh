@@ -51,7 +51,7 @@ if [ "${1:-}" = __telemetry ]; then
               | {metric: "if_in_octets_per_s", value: (($v.in - $o.in) / $dt)},
                 {metric: "if_out_octets_per_s", value: (($v.out - $o.out) / $dt)},
                 {metric: "if_out_discards_per_s", value: (($v.drops - $o.drops) / $dt)}))
-          | {entity: ($sw + "/" + $port), metric, ts: $t, value} | tojson' "$prev/$n.json" <<<"$cur" >>"$batch.lines" || true
+          | {entity: ($sw + "/" + $port), metric, ts: $t, value} | tojson' <<<"$cur" >>"$batch.lines" || true
       fi
       printf '%s\n' "$cur" >"$prev/$n.json"
     done
@@ -241,7 +241,7 @@ rank_host() { jq -r --argjson k "$2" '[.ranks[].host] | unique | .[$k]' "$state/
 host_index() { echo "${1##*-h}"; }
 a0=$(rank_host job-a 0) a1=$(rank_host job-a 1) a2=$(rank_host job-a 2)
 b0=$(rank_host job-b 0) b1=$(rank_host job-b 1)
-ia0=$(host_index "$a0") ia2=$(host_index "$a2") ib0=$(host_index "$b0") ib1=$(host_index "$b1")
+ia0=$(host_index "$a0") ia1=$(host_index "$a1") ia2=$(host_index "$a2") ib0=$(host_index "$b0") ib1=$(host_index "$b1")
 down_leaf=1 flap_leaf=2 optic_npu=3 congest_leaf=4 qos_leaf=5
 
 if [ "$timetable" = full ]; then
@@ -252,13 +252,13 @@ fi
 
 expect=$(jq -n --arg p "$prefix" \
   --arg a0 "$a0" --arg a1 "$a1" --arg a2 "$a2" --arg b0 "$b0" --arg b1 "$b1" \
-  --arg ia0 "$ia0" --arg ib0 "$ib0" --arg ib1 "$ib1" \
+  --arg ia0 "$ia0" --arg ia1 "$ia1" --arg ib0 "$ib0" --arg ib1 "$ib1" \
   --argjson dl $down_leaf --argjson fl $flap_leaf --argjson on $optic_npu --argjson cl $congest_leaf --argjson ql $qos_leaf '
   [{fault: "link down", fault_type: "link_down", kind: "port", entity: "\($p)-leaf\($dl)/h\($ia0)", jobs: ["job-a"]},
-   {fault: "flapping link", fault_type: "link_flapping", kind: "port", entity: "\($p)-leaf\($fl)/h\($ib0)",
-    jobs: ["job-b"]},
-   {fault: "degrading optic", fault_type: "optical_power_out_of_range", kind: "module", entity: "\($a1)/npu\($on)/module",
-    jobs: ["job-a"]},
+   {fault: "flapping link", fault_type: "link_flapping", kind: "link",
+    entity: "link:\($b0)/npu\($fl)|\($p)-leaf\($fl)/h\($ib0)", jobs: ["job-b"]},
+   {fault: "degrading optic", fault_type: "optical_power_out_of_range", kind: "link",
+    entity: "link:\($a1)/npu\($on)|\($p)-leaf\($on)/h\($ia1)", jobs: ["job-a"]},
    {fault: "congestion", fault_type: "buffer_drops", kind: "port", entity: "\($p)-leaf\($cl)/h\($ib1)", jobs: ["job-b"]},
    {fault: "QoS misconfiguration", fault_type: "qos_config_drift", kind: "switch", entity: "\($p)-leaf\($ql)",
     jobs: ["job-a", "job-b"]}]')
@@ -278,10 +278,11 @@ Fault timetable ($timetable; seconds from now) and what each should look like:
   +$t_down s  link down: $prefix-leaf$down_leaf port h$ia0 (to $a0 npu$down_leaf) goes down for $down_for s; the leaf logs it.
           -> incident, fault link_down, root cause port $prefix-leaf$down_leaf/h$ia0, affected job-a; resolved after it is back.
   +$t_flap s  flapping link: $prefix-leaf$flap_leaf port h$ib0 (to $b0 npu$flap_leaf) goes down 3 times ($flap_down s down, $flap_up s up).
-          -> incident, fault link_flapping, root cause port $prefix-leaf$flap_leaf/h$ib0 (the end that reports), job-b.
+          -> incident, fault link_flapping, root cause the link $b0/npu$flap_leaf - $prefix-leaf$flap_leaf/h$ib0 (its cable or optics), job-b.
   +$t_optic s  degrading optic: $a1/npu$optic_npu's module diagnostics (lab/demo/optics-degrading.csv) fall below -10 dBm rx.
-          -> after 30 s below: incident, fault optical_power_out_of_range, root cause module $a1/npu$optic_npu/module, job-a.
-  +$t_congest s  congestion: $prefix-leaf$congest_leaf port h$ib1 (to $b1) rate-limited to 32 kbit/s for $congest_for s; its queue drops.
+          -> after 30 s below: incident, fault optical_power_out_of_range, root cause the link $a1/npu$optic_npu - $prefix-leaf$optic_npu/h$ia1
+             (low receive power: the fiber or the far end's laser), job-a.
+  +$t_congest s  congestion: $prefix-leaf$congest_leaf port h$ib1 (to $b1) RoCEv2 rate-limited to 32 kbit/s for $congest_for s; its queue drops.
           -> after 30 s of drops: incident, fault buffer_drops, root cause port $prefix-leaf$congest_leaf/h$ib1, affected job-b.
   +$t_qos s  QoS misconfiguration: $prefix-leaf$qos_leaf port h$ia2 (to $a2) gets one best-effort egress class (RoCE loses its queue); the leaf logs the mismatch.
           -> incident, fault qos_config_drift, root cause switch $prefix-leaf$qos_leaf, affected job-a and job-b (both use the leaf).
@@ -315,13 +316,21 @@ while read -r when what; do
     flap_up) port_up $flap_leaf "$ib0" ;;
     optic) say "fault: $a1/npu$optic_npu's optic degrades (replaying its diagnostics)"
       start_worker "$0" __optics "$state" "$prefix" "$a1/npu$optic_npu" ;;
-    congest) say "fault: congestion on $prefix-leaf$congest_leaf/h$ib1 (tbf 32 kbit/s)"
-      lab exec "leaf$congest_leaf" -- tc qdisc add dev "h$ib1" root tbf rate 32kbit burst 4kb limit 8kb ;;
+    congest) say "fault: congestion on $prefix-leaf$congest_leaf/h$ib1 (its RoCEv2 traffic through tbf 32 kbit/s)"
+      # Only RoCEv2 (UDP 4791) is rate-limited: an htb root sends everything else (ARP above all, whose loss
+      # would stop the senders and with them the drops) to an unshaped class; htb counts its classes' drops.
+      lab exec "leaf$congest_leaf" -- tc qdisc add dev "h$ib1" root handle 1: htb default 10
+      lab exec "leaf$congest_leaf" -- tc class add dev "h$ib1" parent 1: classid 1:10 htb rate 10gbit quantum 1514
+      lab exec "leaf$congest_leaf" -- tc class add dev "h$ib1" parent 1: classid 1:20 htb rate 32kbit ceil 32kbit \
+        quantum 1514
+      lab exec "leaf$congest_leaf" -- tc qdisc add dev "h$ib1" parent 1:20 handle 20: tbf rate 32kbit burst 4kb limit 8kb
+      lab exec "leaf$congest_leaf" -- tc filter add dev "h$ib1" parent 1: protocol ip prio 1 u32 \
+        match ip protocol 17 0xff match ip dport 4791 0xffff flowid 1:20 ;;
     uncongest) say "repair: rate limit on $prefix-leaf$congest_leaf/h$ib1 removed"
       lab exec "leaf$congest_leaf" -- tc qdisc del dev "h$ib1" root ;;
     qos) say "fault: QoS misconfiguration on $prefix-leaf$qos_leaf/h$ia2 (one best-effort class, no RoCE queue)"
       lab exec "leaf$qos_leaf" -- tc qdisc add dev "h$ia2" root handle 1: htb default 10
-      lab exec "leaf$qos_leaf" -- tc class add dev "h$ia2" parent 1: classid 1:10 htb rate 10gbit
+      lab exec "leaf$qos_leaf" -- tc class add dev "h$ia2" parent 1: classid 1:10 htb rate 10gbit quantum 1514
       leaf_log "$qos_leaf" QOS warning "QoS DSCP map mismatch on interface h$ia2: DSCP 26 (RoCE, lossless priority 3) mapped to the default class" ;;
   esac
 done < <(printf '%s\n' "${events[@]}" | sort -n -s -k1,1)

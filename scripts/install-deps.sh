@@ -17,6 +17,8 @@ packages=(
   # test and benchmark tools
   prometheus wrk nginx-light curl jq sqlite3 ca-certificates python3 systemd openssl
   iproute2 iputils-ping ethtool tshark
+  # the demo: its loopback port forward to the dashboard inside the management namespace
+  socat
   # host telemetry tests: property tests of the report spool, real LLDP announced inside test namespaces
   librapidcheck-dev lldpd
   # Debian packages: dpkg-buildpackage with debhelper, lintian, and the install test's fresh root
