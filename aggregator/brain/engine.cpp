@@ -263,8 +263,9 @@ void BrainEngine::run() {
       batch.swap(queue_);
     }
     refresh_topology(false);
-    for (auto& item : batch) {
-      process(item);
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      auto& item = batch[i];
+      process(item, i + 1 == batch.size());
       std::size_t units = 0;
       if (item.kind == Item::Kind::kpi) units = item.samples.size();
       if (item.kind == Item::Kind::log) units = 1;
@@ -282,7 +283,7 @@ void BrainEngine::run() {
   publish_stats();
 }
 
-void BrainEngine::process(Item& item) {
+void BrainEngine::process(Item& item, bool last_of_batch) {
   switch (item.kind) {
     case Item::Kind::kpi:
       process_batch(item.samples);
@@ -291,14 +292,24 @@ void BrainEngine::process(Item& item) {
       process_log(item.log);
       break;
     case Item::Kind::control:
+      hand_over();                       // the faults of the items before it first
       if (item.control) item.control();  // may produce faults (a reload clears the active ones)
-      deliver(item.arrival, false);
+      fault_arrivals_.resize(faults_.size(), item.arrival);
+      hand_over();
       publish_stats();
       if (item.done) item.done->set_value();  // the caller sees everything before it done and published
       return;
   }
-  deliver(item.arrival, true);
-  if (on_clock_ && last_event_ms_ >= clock_reported_ms_ + kClockStep) {
+  const auto now = Clock::now();
+  const double lag = ms_since(item.arrival, now);
+  record(processing_lag_, processing_next_, lag);
+  if (metrics_ != nullptr) metrics_->observe_processing_lag(lag / 1000.0);
+  fault_arrivals_.resize(faults_.size(), item.arrival);
+  const bool clock_due = on_clock_ && last_event_ms_ >= clock_reported_ms_ + kClockStep;
+  // The faults of the items taken together are handed over together (one alarm and incident write for a
+  // burst of lines), at the batch's end, before the clock moves on, or once kMaxGroupedFaults are held.
+  if (last_of_batch || clock_due || faults_.size() >= kMaxGroupedFaults) hand_over();
+  if (clock_due) {
     clock_reported_ms_ = last_event_ms_;
     try {
       on_clock_(last_event_ms_);
@@ -410,15 +421,12 @@ void BrainEngine::clear_active(std::int64_t now_ms) {
   // track() below erases them again as it sees the cleared matches.
 }
 
-void BrainEngine::deliver(Clock::time_point arrival, bool input) {
-  const auto now = Clock::now();
-  const double lag = ms_since(arrival, now);
-  if (input) {  // control items (flush, reload) are no input: they do not count in the processing lag
-    record(processing_lag_, processing_next_, lag);
-    if (metrics_ != nullptr) metrics_->observe_processing_lag(lag / 1000.0);
-  }
+void BrainEngine::hand_over() {
   if (faults_.empty()) return;
-  for (const auto& match : faults_) {
+  const auto now = Clock::now();
+  for (std::size_t i = 0; i < faults_.size(); ++i) {
+    const auto& match = faults_[i];
+    const double lag = ms_since(fault_arrivals_[i], now);
     track(match);
     record(fault_lag_, fault_next_, lag);
     if (metrics_ != nullptr) {
@@ -427,7 +435,7 @@ void BrainEngine::deliver(Clock::time_point arrival, bool input) {
     }
   }
   if (on_faults_) {
-    delivering_arrival_ = arrival;
+    delivering_arrival_ = fault_arrivals_.front();  // the oldest: the stages after it measure the worst lag
     try {
       on_faults_(faults_);
     } catch (const std::exception& e) {
@@ -435,6 +443,7 @@ void BrainEngine::deliver(Clock::time_point arrival, bool input) {
     }
   }
   faults_.clear();
+  fault_arrivals_.clear();
 }
 
 void BrainEngine::refresh_topology(bool force) {

@@ -14,10 +14,13 @@
 //   a running total for the bank (so its burst and wrap logic see a counter); a counter arriving raw gives
 //   the matcher its per-second rate. Per log event: PatternMatcher::observe(LogEvent). Every time is the
 //   input's own (event time); the wall clock only measures lag.
-// - Output: after each queue item, the faults it raised or cleared, in order, in one call of the
-//   FaultHandler, on the engine thread (the handler must not call back into the engine, except for
-//   delivering_arrival(): while the handler runs, when the item that raised the faults arrived, so that
-//   the stages after the engine can measure their lag from the same moment).
+// - Output: the faults the items raised or cleared, in order, in one call of the FaultHandler, on the
+//   engine thread, for the items the thread took from the queue together (group commit: a burst of log
+//   lines is one alarm and incident write, not one per line): handed over after the last of them, before
+//   a control item runs, before the ClockHandler is called, and whenever kMaxGroupedFaults are held. A
+//   lone item's faults are therefore handed over right after it, as before. The handler must not call back
+//   into the engine, except for delivering_arrival(): while the handler runs, when the oldest item whose
+//   faults are handed over arrived, so that the stages after the engine measure their lag from it.
 // - Event clock: after an input item that moved the newest event time seen (samples and lines) at least
 //   kClockStep past the last time reported, the ClockHandler (set_clock_handler, before start()) gets
 //   that time, on the engine thread, after the item's faults. The alarm and incident services run their
@@ -128,7 +131,8 @@ struct EngineOptions {
 inline constexpr std::size_t kRecentFaults = 64;
 inline constexpr std::size_t kLagWindow = 4096;
 inline constexpr std::chrono::milliseconds kPublishInterval{100};
-inline constexpr std::int64_t kClockStep = 1000;  // ms of event time between two ClockHandler calls
+inline constexpr std::size_t kMaxGroupedFaults = 4096;  // faults held before they are handed over anyway
+inline constexpr std::int64_t kClockStep = 1000;        // ms of event time between two ClockHandler calls
 
 struct LagSummary {
   std::uint64_t count = 0;  // observations in the window
@@ -187,8 +191,8 @@ class BrainEngine {
 
   EngineStatus status() const;
 
-  // Only from within the FaultHandler (the engine thread): when the queue item arrived whose faults are
-  // being handed over.
+  // Only from within the FaultHandler (the engine thread): when the oldest queue item arrived whose
+  // faults are being handed over.
   std::chrono::steady_clock::time_point delivering_arrival() const { return delivering_arrival_; }
 
  private:
@@ -208,11 +212,11 @@ class BrainEngine {
 
   void run();
   bool enqueue(Item item, std::size_t units);
-  void process(Item& item);
+  void process(Item& item, bool last_of_batch);
   void process_sample(const store::KpiSample& sample);
   void process_batch(const std::vector<store::KpiSample>& samples);
   void process_log(const LogInput& log);
-  void deliver(std::chrono::steady_clock::time_point arrival, bool input);
+  void hand_over();  // faults_ to the FaultHandler, then cleared
   void refresh_topology(bool force);
   void track(const brain::FaultMatch& match);
   void clear_active(std::int64_t now_ms);
@@ -241,6 +245,7 @@ class BrainEngine {
   brain::PatternMatcher matcher_;
   std::vector<brain::AnomalyEvent> verdicts_;
   std::vector<brain::FaultMatch> faults_;
+  std::vector<std::chrono::steady_clock::time_point> fault_arrivals_;  // per fault: its item's arrival
   std::chrono::steady_clock::time_point delivering_arrival_{};  // engine thread: see delivering_arrival()
   std::vector<brain::LogField> fields_;
   std::string key_;
