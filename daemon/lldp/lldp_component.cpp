@@ -1,7 +1,5 @@
 #include "lldp_component.h"
 
-#include <net/if.h>
-
 #include <algorithm>
 
 #include "hsns/log.h"
@@ -82,7 +80,9 @@ void LldpComponent::set_ports(const DaemonConfig& config) {
 }
 
 void LldpComponent::ensure_open(const std::string& netdev, Port& port) {
-  if (port.socket && static_cast<int>(if_nametoindex(netdev.c_str())) == port.socket->ifindex()) return;
+  // Still bound where it was opened: the kernel unbinds a packet socket (ifindex -1) when its netdev is
+  // deleted, so a netdev deleted and made again is seen without looking the name up every tick.
+  if (port.socket && port.socket->bound_ifindex() == port.socket->ifindex()) return;
   if (port.socket) HSNS_LOG(notice) << "lldp: " << netdev << ": the interface changed, reopening";
   port.socket.reset();
   auto s = lldp::LldpSocket::open(netdev);
