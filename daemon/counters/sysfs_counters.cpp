@@ -78,7 +78,8 @@ CounterDirectories::~CounterDirectories() {
   for (auto& [path, dir] : dirs_) ::close(dir.fd);
 }
 
-CounterDirectories::Dir* CounterDirectories::open(const std::string& path) {
+CounterDirectories::Dir* CounterDirectories::open(const std::string& path, int* error) {
+  *error = 0;
   struct stat st {};
   const auto it = dirs_.find(path);
   if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -97,8 +98,12 @@ CounterDirectories::Dir* CounterDirectories::open(const std::string& path) {
     dirs_.erase(it);
   }
   const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return nullptr;
+  if (fd < 0) {
+    *error = errno;
+    return nullptr;
+  }
   if (::fstat(fd, &st) != 0) {
+    *error = errno;
     ::close(fd);
     return nullptr;
   }
@@ -167,9 +172,15 @@ std::vector<CounterReading> read_directory(const fs::path& dir, const std::strin
                                            CounterDirectories& dirs) {
   std::vector<CounterReading> out;
   const std::string path = dir.string();
-  CounterDirectories::Dir* d = dirs.open(path);
+  int error = 0;
+  CounterDirectories::Dir* d = dirs.open(path, &error);
   if (d == nullptr) {
-    if (required) errors.push_back({source, path, "no such directory"});
+    // As the path reader: a directory that cannot be listed is an error whether or not it is required.
+    if (error != 0) {
+      errors.push_back({source, path, std::error_code(error, std::generic_category()).message()});
+    } else if (required) {
+      errors.push_back({source, path, "no such directory"});
+    }
     return out;
   }
   if (::lseek(d->fd, 0, SEEK_SET) != 0) {

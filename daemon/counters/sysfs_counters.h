@@ -84,8 +84,9 @@ class CounterDirectories {
     std::uint64_t ino = 0;
     bool used = false;
   };
-  // The directory at `path` opened (or kept) when it is a directory; nullptr when it is not.
-  Dir* open(const std::string& path);
+  // The directory at `path` opened (or kept) when it is a directory; nullptr when it is not, with *error
+  // set to the errno when it is one that cannot be opened (0 when there is no directory).
+  Dir* open(const std::string& path, int* error);
 
  private:
   std::unordered_map<std::string, Dir> dirs_;
