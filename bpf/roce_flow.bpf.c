@@ -237,8 +237,8 @@ static __always_inline void roce_account(struct roce_pkt* pkt, __u32 ifindex, __
     for (int i = 0; i < ROCE_OP_CLASSES; i++) s->op[i] = (__u32)i == cls;
 #pragma unroll
     for (int i = 0; i < ROCE_NAK_KINDS; i++) s->nak[i] = i == nak;
-    s->pad1[0] = 0;
-    s->pad1[1] = 0;
+    s->slot = 0;
+    s->pad1 = 0;
     /* Publish: the exchange orders the stores above before it. */
     __sync_lock_test_and_set(&s->ready, 1);
     roce_count(ROCE_CNT_ROCE);
@@ -379,6 +379,7 @@ static __always_inline long roce_harvest_slot(struct roce_flow_slot* s, __u32 j,
     return 1;
   }
   __builtin_memcpy(o, s, sizeof(*s));
+  o->slot = j;
   l->records = k + 1;
   return 0;
 }
@@ -455,6 +456,59 @@ int roce_clear(struct roce_harvest_ctx* ctx) {
       bpf_loop(runs, roce_clear_b, &l, 0);
     else
       bpf_loop(runs, roce_clear_a, &l, 0);
+  }
+  ctx->start = slots;
+  ctx->records = l.records;
+  return 0;
+}
+
+/* The slots roce_clear_listed clears: written by the harvester through its mapping (the `slot`s of the
+ * copies of one harvest), sized like the tables by userspace before load. 64-bit entries: an array map
+ * rounds each value up to 8 bytes, so the mapping is a plain array of them. Not pinned: a harvester that
+ * restarts has no list and clears with roce_clear. */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 131072);
+  __uint(map_flags, BPF_F_MMAPABLE);
+  __type(key, __u32);
+  __type(value, __u64);
+} roce_clear_list SEC(".maps");
+
+/* One listed slot per callback: a harvest lists about as many slots as it has flows, far fewer than the
+ * table's slots that roce_clear walks. */
+static __always_inline long roce_clear_listed_run(void* table, __u32 i, struct roce_harvest_loop* l) {
+  __u64* listed = bpf_map_lookup_elem(&roce_clear_list, &i);
+  if (!listed) return 1;
+  if (*listed > 0xFFFFFFFFULL) return 0; /* past any table */
+  __u32 j = (__u32)*listed;
+  struct roce_flow_slot* s = bpf_map_lookup_elem(table, &j);
+  if (s && s->tag != 0) {
+    s->ready = 0;
+    s->tag = 0;
+    l->records++;
+  }
+  return 0;
+}
+
+static long roce_clear_listed_a(__u32 i, struct roce_harvest_loop* l) {
+  return roce_clear_listed_run(&roce_flows_a, i, l);
+}
+
+static long roce_clear_listed_b(__u32 i, struct roce_harvest_loop* l) {
+  return roce_clear_listed_run(&roce_flows_b, i, l);
+}
+
+SEC("syscall")
+int roce_clear_listed(struct roce_harvest_ctx* ctx) {
+  __u32 slots = roce_slot_mask + 1;
+  struct roce_harvest_loop l = {};
+  __u32 n = ctx->listed;
+  if (n > slots) n = slots;
+  if (n > 0) {
+    if (ctx->table)
+      bpf_loop(n, roce_clear_listed_b, &l, 0);
+    else
+      bpf_loop(n, roce_clear_listed_a, &l, 0);
   }
   ctx->start = slots;
   ctx->records = l.records;

@@ -150,7 +150,8 @@ struct roce_flow_slot {
   /* cache lines 2, 3 */
   __u64 op[ROCE_OP_CLASSES];
   __u64 nak[ROCE_NAK_KINDS];
-  __u64 pad1[2];
+  __u64 slot; /* 0 in a table; in a roce_harvest_out copy: the table slot it was copied from */
+  __u64 pad1;
 };
 
 struct roce_psn_entry {
@@ -185,14 +186,21 @@ struct roce_clock_sample {
  *   clearing them (the harvester skips a copy whose `ready` is 0: claimed, never published), stopping when
  * roce_harvest_out (ROCE_HARVEST_OUT slots, mapped by the harvester) is full. On return `start` is where to
  * continue (the table's slot count when done).
+ *   Each copy's `slot` is the table slot it came from.
  * - roce_clear clears every claimed slot of [start, slots) (`ready`, then `tag`) in one run; `records` =
- *   slots cleared. Run once the copied records are durably written (FlowProbe::commit). */
+ *   slots cleared. Run once the copied records are durably written (FlowProbe::commit).
+ * - roce_clear_listed does the same for the `listed` slots named by roce_clear_list[0, listed) (64-bit
+ *   entries: the `slot`s
+ *   of a harvest's copies, written there by the harvester through its mapping) without walking the table:
+ *   a slot that is not claimed is left alone, an index past the table is skipped; `records` = slots
+ *   cleared, `start` = the table's slot count. The harvester's commit uses it when the list holds every
+ *   copy of the batch's table, roce_clear otherwise (after a restart). */
 #define ROCE_HARVEST_OUT 4096
 struct roce_harvest_ctx {
   __u32 table;
   __u32 start;
   __u32 records; /* slots copied (or cleared) by this run */
-  __u32 pad;
+  __u32 listed;  /* roce_clear_listed: entries of roce_clear_list to clear */
 };
 
 /* The harvest epochs (pinned array roce_epoch, one entry; userspace only, updated with one

@@ -92,7 +92,7 @@ proto::CounterSample CountersComponent::update(const std::string& key, const Cou
 
 void CountersComponent::read_rdma_port(const std::string& device, int port, double interval_s,
                                        std::vector<ReadError>& errors) {
-  const auto reading = counters::read_rdma_port(config_.sysfs_root, device, port, errors);
+  const auto reading = counters::read_rdma_port(config_.sysfs_root, device, port, errors, dirs_);
   proto::RdmaPortCounters p;
   p.device = device;
   p.port = port;
@@ -126,7 +126,7 @@ void CountersComponent::read_netdev(const std::string& netdev, double interval_s
   proto::NetdevCounters n;
   n.netdev = netdev;
   const auto prefix = "netdev/" + netdev + "/";
-  for (const auto& c : read_netdev_statistics(config_.sysfs_root, netdev, errors)) {
+  for (const auto& c : read_netdev_statistics(config_.sysfs_root, netdev, errors, dirs_)) {
     if (!proto::is_counter_name(c.name)) continue;
     prometheus::Counter* metric = nullptr;
     if (c.name == "rx_bytes" || c.name == "tx_bytes")
@@ -203,6 +203,7 @@ void CountersComponent::read(Clock::time_point now) {
   for (const auto& [device, port] : targets.rdma_ports) read_rdma_port(device, port, interval_s, errors);
   for (const auto& netdev : targets.netdevs) read_netdev(netdev, interval_s, errors);
   tracker_.forget_unseen();
+  dirs_.drop_unused();
   account(errors);
 
   snapshot_.resets = tracker_.resets() - resets_before;

@@ -87,6 +87,7 @@ class CountersComponent final : public Component {
   DaemonConfig config_;
   EthtoolSource ethtool_;
   DeltaTracker tracker_;
+  CounterDirectories dirs_;  // the counter directories, held open between readings
   proto::CountersSnapshot snapshot_;
   Clock::time_point last_read_{};
   Clock::time_point next_read_ = Clock::time_point::min();

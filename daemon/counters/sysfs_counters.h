@@ -16,13 +16,21 @@
 //   that is gone; a file that cannot be read (the kernel answers EINVAL when a PMA query fails) or does
 //   not hold a number is skipped and recorded in `errors` with its source ("rdma_counters",
 //   "rdma_hw_counters", "netdev_statistics"), its path and the reason. Readings are sorted by name.
-// - Pure reads; no threads.
+// - CounterDirectories: the directories kept open across readings (the counters component reads the same
+//   ones every interval). Each reading looks a directory's path up once (stat): a directory that is gone is
+//   closed (and the reading is as without it), one that is not the one held open (a netdev deleted and
+//   made again, renamed) is opened again; the directory is listed through its descriptor (getdents) and
+//   every file opened relative to it (openat), instead of a path built and looked up for each file. The
+//   readings and errors are exactly those of the functions without it (paths in errors included).
+//   drop_unused() closes the directories no reading used since its previous call.
+// - Pure reads; no threads (a CounterDirectories belongs to one thread).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <tl/expected.hpp>
+#include <unordered_map>
 #include <vector>
 
 namespace hsns::daemon::counters {
@@ -60,9 +68,38 @@ const RecognisedCounter* recognised_rdma_counter(std::string_view name);
 // One unsigned decimal number and an optional newline; the reason when the file is unreadable or not that.
 tl::expected<std::uint64_t, std::string> read_counter_file(const std::string& path);
 
+class CounterDirectories {
+ public:
+  CounterDirectories() = default;
+  ~CounterDirectories();
+  CounterDirectories(const CounterDirectories&) = delete;
+  CounterDirectories& operator=(const CounterDirectories&) = delete;
+
+  void drop_unused();
+  std::size_t open_directories() const { return dirs_.size(); }
+
+  struct Dir {
+    int fd = -1;
+    std::uint64_t dev = 0;
+    std::uint64_t ino = 0;
+    bool used = false;
+  };
+  // The directory at `path` opened (or kept) when it is a directory; nullptr when it is not, with *error
+  // set to the errno when it is one that cannot be opened (0 when there is no directory).
+  Dir* open(const std::string& path, int* error);
+
+ private:
+  std::unordered_map<std::string, Dir> dirs_;
+};
+
 RdmaPortReading read_rdma_port(const std::string& sysfs_root, const std::string& device, int port,
                                std::vector<ReadError>& errors);
 std::vector<CounterReading> read_netdev_statistics(const std::string& sysfs_root, const std::string& netdev,
                                                    std::vector<ReadError>& errors);
+// The same through directories kept open.
+RdmaPortReading read_rdma_port(const std::string& sysfs_root, const std::string& device, int port,
+                               std::vector<ReadError>& errors, CounterDirectories& dirs);
+std::vector<CounterReading> read_netdev_statistics(const std::string& sysfs_root, const std::string& netdev,
+                                                   std::vector<ReadError>& errors, CounterDirectories& dirs);
 
 }  // namespace hsns::daemon::counters

@@ -321,14 +321,22 @@ tl::expected<void, std::string> FlowHarvester::write_batch(
                            .count();
     const std::size_t n = batch.records.size();
     const std::size_t per = records_per_report_;
+    // One report (the steady case): encoded once into report_bytes_, reused harvest after harvest. Several:
+    // each is measured and then encoded again in pieces, so that a large harvest's encoded form is never
+    // whole in memory beside its records (the burst's peak).
+    const std::size_t count = (n + per - 1) / per;
+    report::FlowReportBytes* keep = count == 1 ? &report_bytes_ : nullptr;
+    if (count > 1) report_bytes_.release();  // not held beside a large harvest's records
     std::vector<report::FlowReportEncoder> encoders;
-    encoders.reserve((n + per - 1) / per);
+    encoders.reserve(count);
     for (std::size_t from = 0; from < n; from += per) {
-      encoders.emplace_back(ts_ms, batch.epoch, std::min(per, n - from),
-                            [&batch, from, this](std::size_t i, proto::FlowRecord& record) {
-                              fill_contract(batch.records[from + i], host_, record);
-                              record.epoch = batch.epoch;
-                            });
+      encoders.emplace_back(
+          ts_ms, batch.epoch, std::min(per, n - from),
+          [&batch, from, this](std::size_t i, proto::FlowRecord& record) {
+            fill_contract(batch.records[from + i], host_, record);
+            record.epoch = batch.epoch;
+          },
+          keep);
     }
     report::SpoolParts parts;
     parts.count = encoders.size();

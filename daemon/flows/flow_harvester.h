@@ -24,7 +24,10 @@
 // - Report spool (reporting on: hsnsd's `report:` section; the spool is given at construction): each
 //   harvest goes into the report spool instead of the JSON-lines sink (flow_probe.sink is then not
 //   written): one record of kind flow_batch tagged with the batch's epoch, whose payload is the report
-//   {seq, ts_ms, flows: [{epoch, records}]} (daemon/report/report_encoding.h) with the record's spool seq;
+//   {seq, ts_ms, flows: [{epoch, records}]} (daemon/report/report_encoding.h) with the record's spool seq,
+//   encoded once into a buffer the harvester keeps from harvest to harvest (a harvest split into several
+//   reports is measured and encoded again piece by piece instead, and the buffer given back, so that its
+//   encoded form is never whole in memory beside its records);
 //   the append returns after fdatasync, and only then is the batch committed, so kill -9 at any moment
 //   loses and repeats nothing here either. A batch without records is committed without a record (nothing
 //   to lose; a pending empty batch is harvested empty again). Recovery uses the spool's last_flow_epoch().
@@ -69,6 +72,7 @@
 #include "flow_probe.h"
 #include "flow_probe_config.h"
 #include "flow_sink.h"
+#include "report_encoding.h"
 #include "shared_spool.h"
 
 namespace hsns::daemon {
@@ -157,6 +161,7 @@ class FlowHarvester final : public Component {
   std::unique_ptr<FlowSink> sink_;
   std::shared_ptr<report::SharedSpool> spool_;
   std::size_t records_per_report_;
+  report::FlowReportBytes report_bytes_;  // a one-report harvest's encoded records (harvest thread only)
   std::thread thread_;
   std::mutex mutex_;
   std::condition_variable wake_;

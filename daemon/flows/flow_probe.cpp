@@ -93,8 +93,9 @@ bool same_key(const roce_flow_key& a, const roce_flow_key& b) {
   return std::memcmp(&a, &b, sizeof(a)) == 0;
 }
 
-// A shared mapping of an mmapable BPF array, unmapped when it goes out of scope (a mapped array counts in
-// the process RSS while it is mapped: the PSN table is mapped only while a harvest runs).
+// A shared mapping of an mmapable BPF array, unmapped when it goes out of scope. The probe keeps its arrays
+// mapped while it runs: mapping the PSN table per harvest cost a page fault for each of its pages a harvest
+// touched (about all of them at 10,000 flows), every second; mapped, the pages touched count in the RSS.
 class ArrayMapping {
  public:
   ArrayMapping() = default;
@@ -226,6 +227,7 @@ class RoceFlowProbe final : public FlowProbe {
     bpf_map__set_inner_map_fd(skel_->maps.roce_tables, tmpl);
     bpf_map__set_max_entries(skel_->maps.roce_overflow, config_.ring_buffer_bytes);
     bpf_map__set_max_entries(skel_->maps.roce_psn_last, slots_);
+    bpf_map__set_max_entries(skel_->maps.roce_clear_list, slots_);
     skel_->rodata->roce_slot_mask = slots_ - 1;
     for (bpf_map* m : pinned_maps()) {
       const std::string path = config_.pin_dir + "/" + bpf_map__name(m);
@@ -240,6 +242,14 @@ class RoceFlowProbe final : public FlowProbe {
     if (auto r = ring_.map(bpf_map__fd(skel_->maps.roce_overflow), config_.ring_buffer_bytes); !r) return r;
     if (auto r = harvest_out_.map(bpf_map__fd(skel_->maps.roce_harvest_out),
                                   std::size_t{ROCE_HARVEST_OUT} * sizeof(roce_flow_slot));
+        !r)
+      return r;
+    if (auto r = clear_list_.map(bpf_map__fd(skel_->maps.roce_clear_list),
+                                 std::size_t{slots_} * sizeof(std::uint64_t));
+        !r)
+      return r;
+    if (auto r = psn_map_.map(bpf_map__fd(skel_->maps.roce_psn_last),
+                              std::size_t{slots_} * sizeof(roce_psn_entry));
         !r)
       return r;
     id_a_ = map_id(bpf_map__fd(skel_->maps.roce_flows_a));
@@ -307,6 +317,7 @@ class RoceFlowProbe final : public FlowProbe {
       batch.epoch = st->epoch;
       if (auto r = copy_table(inactive, out); !r) return tl::unexpected(r.error());
       read_ring(st->ring_end);  // up to where the pending batch ended
+      listed_epoch_ = batch.epoch;
     } else {
       std::uint32_t target = inactive;
       // A table not known to be empty can hold counts of a process that died between its flip and the
@@ -332,6 +343,7 @@ class RoceFlowProbe final : public FlowProbe {
       st->clean = 0;
       if (auto r = write_state(*st); !r) return tl::unexpected(r.error());
       batch.epoch = st->epoch;
+      listed_epoch_ = batch.epoch;
     }
     if (auto r = finish_records(batch, st->phase < ROCE_PHASE_PSN_APPLIED); !r)
       return tl::unexpected(r.error());
@@ -347,7 +359,6 @@ class RoceFlowProbe final : public FlowProbe {
       return tl::unexpected("commit: epoch " + std::to_string(batch.epoch) + " is not pending");
     if (!batch.records.empty() && !recovering_) flow_test_crash_point("before-commit");
     if (st->phase < ROCE_PHASE_PSN_APPLIED) {
-      if (auto r = map_psn(); !r) return r;
       auto* psn = psn_map_.as<roce_psn_entry>();
       const bool sweep = st->epoch % 64 == 0 || psn_count_ >= std::size_t{slots_} / 4 * 3;
       // The sweep moves entries: the slots found by harvest() are then looked up again.
@@ -369,16 +380,21 @@ class RoceFlowProbe final : public FlowProbe {
       if (auto r = write_state(*st); !r) return r;
     }
     if (!batch.records.empty() && !recovering_) flow_test_crash_point("mid-commit");
-    psn_map_.reset();
     psn_index_.clear();
     ring_.consume_to(st->ring_end);
     const std::uint32_t table = st->table - 1;
     roce_harvest_ctx hctx{};
     hctx.table = table;
+    // The slots this process copied for the batch, when it did (not after a restart): cleared one by one
+    // instead of walking the whole table.
+    const bool listed = listed_epoch_ == st->epoch && listed_table_ == table;
+    hctx.listed = listed ? listed_count_ : 0;
     LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &hctx, .ctx_size_in = sizeof(hctx));
-    if (bpf_prog_test_run_opts(bpf_program__fd(skel_->progs.roce_clear), &opts) != 0)
+    const int clear_fd = bpf_program__fd(listed ? skel_->progs.roce_clear_listed : skel_->progs.roce_clear);
+    if (bpf_prog_test_run_opts(clear_fd, &opts) != 0)
       return tl::unexpected("clear harvested table: " + err_text(errno));
     if (hctx.start < slots_) return tl::unexpected(std::string("clear harvested table: incomplete"));
+    listed_epoch_ = 0;
     st->committed = st->epoch;
     st->table = 0;
     st->phase = 0;
@@ -414,6 +430,7 @@ class RoceFlowProbe final : public FlowProbe {
     attached_.clear();
     ring_.reset();
     psn_map_.reset();
+    clear_list_.reset();
     harvest_out_.reset();
     if (purge) {
       for (bpf_map* m : pinned_maps()) bpf_map__unpin(m, nullptr);
@@ -451,6 +468,11 @@ class RoceFlowProbe final : public FlowProbe {
   // staging array; the published ones become records (first_ns/last_ns still jiffies).
   tl::expected<void, std::string> copy_table(std::uint32_t table, std::vector<FlowRecord>& out) {
     const auto* staged = harvest_out_.as<roce_flow_slot>();
+    auto* list = clear_list_.as<std::uint64_t>();
+    // The list names this table's copies from here on (harvest() records the batch's epoch once known).
+    listed_epoch_ = 0;
+    listed_table_ = table;
+    listed_count_ = 0;
     roce_harvest_ctx hctx{};
     hctx.table = table;
     while (hctx.start < slots_) {
@@ -459,7 +481,9 @@ class RoceFlowProbe final : public FlowProbe {
       if (bpf_prog_test_run_opts(bpf_program__fd(skel_->progs.roce_harvest), &opts) != 0)
         return tl::unexpected("harvest run: " + err_text(errno));
       for (std::uint32_t i = 0; i < hctx.records && i < ROCE_HARVEST_OUT; ++i) {
-        if (staged[i].ready == 0) continue;  // claimed, never published (no counts): cleared by roce_clear
+        // Every copy is a claimed slot for the commit to clear (at most one copy per slot).
+        if (listed_count_ < slots_) list[listed_count_++] = staged[i].slot;
+        if (staged[i].ready == 0) continue;  // claimed, never published (no counts): cleared by the commit
         FlowRecord& r = out.emplace_back();
         std::memcpy(&r.key, &staged[i].key, sizeof(r.key));
         roce_slot_stats(&staged[i], &r.stats);
@@ -480,11 +504,6 @@ class RoceFlowProbe final : public FlowProbe {
       std::memcpy(&ev, data, sizeof(ev));
       ring_events_.push_back(ev);
     });
-  }
-
-  tl::expected<void, std::string> map_psn() {
-    if (psn_map_.as<roce_psn_entry>() != nullptr) return {};
-    return psn_map_.map(bpf_map__fd(skel_->maps.roce_psn_last), std::size_t{slots_} * sizeof(roce_psn_entry));
   }
 
   // Merges the ring buffer's records into the batch, converts timestamps, checks PSNs across batches
@@ -521,7 +540,6 @@ class RoceFlowProbe final : public FlowProbe {
     clock_gettime(CLOCK_REALTIME, &real);
     const std::int64_t offset = (static_cast<std::int64_t>(real.tv_sec) - mono.tv_sec) * 1000000000LL +
                                 (static_cast<std::int64_t>(real.tv_nsec) - mono.tv_nsec);
-    if (auto r = map_psn(); !r) return r;
     const auto* psn = psn_map_.as<const roce_psn_entry>();
     psn_index_.assign(out.size(), kPsnNew);
     psn_index_epoch_ = batch.epoch;
@@ -596,11 +614,7 @@ class RoceFlowProbe final : public FlowProbe {
   // PSN state left by a previous process (the pinned table): count the entries. Maps of a version without
   // the epoch map start their epochs after the PSN table's highest harvest number (idle expiry goes on).
   tl::expected<void, std::string> load_psn_state() {
-    ArrayMapping pm;
-    if (auto r = pm.map(bpf_map__fd(skel_->maps.roce_psn_last), std::size_t{slots_} * sizeof(roce_psn_entry));
-        !r)
-      return r;
-    const auto* e = pm.as<roce_psn_entry>();
+    const auto* e = psn_map_.as<roce_psn_entry>();
     psn_count_ = 0;
     std::uint64_t generation = 0;
     for (std::uint32_t i = 0; i < slots_; ++i) {
@@ -744,9 +758,13 @@ class RoceFlowProbe final : public FlowProbe {
   FlowProbeConfig config_;
   std::optional<bpf::TcAttach> tc_;  // set by open()
   std::unique_ptr<roce_flow, SkelDeleter> skel_;
-  RingReader ring_;                       // roce_overflow, read without consuming (commit consumes)
-  ArrayMapping harvest_out_;              // roce_harvest_out (1 MiB), mapped while the probe runs
-  ArrayMapping psn_map_;                  // roce_psn_last, mapped from harvest() to commit()
+  RingReader ring_;                 // roce_overflow, read without consuming (commit consumes)
+  ArrayMapping harvest_out_;        // roce_harvest_out (1 MiB), mapped while the probe runs
+  ArrayMapping psn_map_;            // roce_psn_last, mapped while the probe runs (not per harvest: no faults)
+  ArrayMapping clear_list_;         // roce_clear_list, mapped while the probe runs
+  std::uint32_t listed_table_ = 0;  // clear_list_ holds the listed_count_ copies of this table ...
+  std::uint32_t listed_count_ = 0;
+  std::uint64_t listed_epoch_ = 0;        // ... harvested as this epoch (0: the list is not a batch's)
   std::vector<std::uint32_t> psn_index_;  // per record of the last harvest: its PSN table slot or kPsnNew
   std::uint64_t psn_index_epoch_ = 0;     // the epoch psn_index_ belongs to
   bool recovering_ = false;

@@ -23,11 +23,13 @@
 //      split; no per-flow syscall), reads the overflow ring buffer without consuming it, records "epoch E
 //      drained" in the pinned map and returns the batch {E, records} (deltas since the previous batch).
 //   2. The owner writes the batch durably (FlowSink::write tags it with E), then calls commit(batch): the
-//      PSN state is advanced, the ring buffer consumed, the table cleared and E marked committed.
+//      PSN state is advanced, the ring buffer consumed, the table cleared and E marked committed. The
+//      table is cleared by one program run over the slots harvest() copied (roce_clear_listed), or, when
+//      this process did not copy E itself (a restart), by one run over the whole table (roce_clear).
 //   While E is pending (not committed: the write failed, or the process died before commit), harvest()
 //   returns the same batch E again, and the tables are not flipped. A PSN regression across two batches is
 //   detected from the flow's last PSN of the previous committed batch, kept in a pinned open-addressing
-//   table (survives a restart; mapped from harvest() to commit()); it is advanced only by commit, so a
+//   table (survives a restart; mapped while the probe runs); it is advanced only by commit, so a
 //   re-harvested batch is checked against the same state and counts the same regressions.
 // - recover(sink_last_epoch), after start() and whenever the owner opens another sink: the last epoch the
 //   sink holds completely (FlowSink::last_epoch), or nullopt when there is no sink. If the pending epoch E

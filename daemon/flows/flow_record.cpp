@@ -27,13 +27,90 @@ const char* direction_name(int d) {
   return d >= 0 && d < 3 ? proto::to_string(static_cast<proto::FlowDirection>(d)) : "?";
 }
 
+namespace {
+
+// Decimal of one byte, no leading zeros.
+char* put_byte_decimal(char* p, unsigned v) {
+  if (v >= 100) {
+    *p++ = static_cast<char>('0' + v / 100);
+    v %= 100;
+    *p++ = static_cast<char>('0' + v / 10);
+  } else if (v >= 10) {
+    *p++ = static_cast<char>('0' + v / 10);
+  }
+  *p++ = static_cast<char>('0' + v % 10);
+  return p;
+}
+
+char* put_ipv4(char* p, const __u8* b) {
+  for (int i = 0; i < 4; ++i) {
+    if (i > 0) *p++ = '.';
+    p = put_byte_decimal(p, b[i]);
+  }
+  return p;
+}
+
+// Lowercase hex of a 16-bit word, no leading zeros ("%x").
+char* put_word_hex(char* p, unsigned w) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  bool started = false;
+  for (int shift = 12; shift >= 0; shift -= 4) {
+    const unsigned d = (w >> shift) & 0xF;
+    if (d != 0 || started || shift == 0) {
+      *p++ = kHex[d];
+      started = true;
+    }
+  }
+  return p;
+}
+
+}  // namespace
+
+std::size_t format_flow_address(int family, const __u8* b, char* out) {
+  char* p = out;
+  if (family == 4) return static_cast<std::size_t>(put_ipv4(p, b) - out);
+  // glibc's inet_ntop6: the first longest run of two or more zero words becomes "::"; an address whose
+  // first six words are zero, or the first five zero and the sixth ffff, ends in dotted-quad form.
+  unsigned words[8];
+  for (int i = 0; i < 8; ++i) words[i] = (unsigned{b[2 * i]} << 8) | b[2 * i + 1];
+  int best = -1;
+  int best_len = 0;
+  for (int i = 0; i < 8;) {
+    if (words[i] != 0) {
+      ++i;
+      continue;
+    }
+    int j = i;
+    while (j < 8 && words[j] == 0) ++j;
+    if (j - i > best_len) {
+      best = i;
+      best_len = j - i;
+    }
+    i = j;
+  }
+  if (best_len < 2) best = -1;
+  for (int i = 0; i < 8; ++i) {
+    if (best >= 0 && i >= best && i < best + best_len) {
+      if (i == best) *p++ = ':';
+      continue;
+    }
+    if (i != 0) *p++ = ':';
+    if (i == 6 && best == 0 && (best_len == 6 || (best_len == 5 && words[5] == 0xffff))) {
+      p = put_ipv4(p, b + 12);
+      return static_cast<std::size_t>(p - out);
+    }
+    p = put_word_hex(p, words[i]);
+  }
+  if (best >= 0 && best + best_len == 8) *p++ = ':';
+  return static_cast<std::size_t>(p - out);
+}
+
 void fill_contract(const FlowRecord& r, const std::string& host, proto::FlowRecord& f) {
   const auto& k = r.key;
   const auto& s = r.stats;
   const auto set_addr = [&](std::string& out, const __u8* bytes) {
-    char buf[INET6_ADDRSTRLEN] = {};
-    inet_ntop(k.family == 4 ? AF_INET : AF_INET6, bytes, buf, sizeof(buf));
-    out.assign(buf);
+    char buf[kFlowAddressMax];
+    out.assign(buf, format_flow_address(k.family, bytes, buf));
   };
   f.host.assign(host);
   f.ifindex = k.ifindex;

@@ -25,6 +25,13 @@ struct FlowRecord {
   std::int64_t last_unix_ns = 0;
 };
 
+// The text of a flow key's address exactly as glibc's inet_ntop writes it (family 4: the dotted quad of the
+// first 4 bytes; any other family: the IPv6 text, with glibc's embedded-IPv4 forms "::a.b.c.d" and
+// "::ffff:a.b.c.d"), straight into `out` (room for kFlowAddressMax bytes, no terminating NUL); returns the
+// length. No allocation and no locale: the harvester writes two for each of 10,000 records a second.
+inline constexpr std::size_t kFlowAddressMax = 46;
+std::size_t format_flow_address(int family, const __u8* bytes, char* out);
+
 proto::FlowRecord to_contract(const FlowRecord& record, const std::string& host);
 // The same into an existing record: its strings keep their capacity (no allocation per record when the
 // harvester fills one record over and over for the streamed encoder).

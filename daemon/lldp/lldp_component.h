@@ -10,7 +10,9 @@
 // - tick() drains every socket (at most kMaxFramesPerTick frames per port, so a flood cannot hold the
 //   main loop), parses each frame (lldpdu.h), updates the NeighborTable (TTL expiry, TTL 0 removes at
 //   once), expires what ran out, and asks for its next tick after kLldpPoll or at the next expiry,
-//   whichever is sooner. Frames queue in the kernel between ticks (the socket's receive buffer).
+//   whichever is sooner. Frames queue in the kernel between ticks (the socket's receive buffer). The main
+//   loop ticks every component whenever any of them is due: a tick before the time this component asked
+//   for does nothing and asks for that time again (reload() makes the next tick due at once).
 // - reload() follows the configuration's NPU list: a port that left it is closed, its neighbours and its
 //   hsns_lldp_neighbors series dropped (its counters stay); a new one is opened at once.
 // - Metrics (hsns_lldp_*): neighbors{netdev} (gauge), frames_total{netdev,result} (result "ok", a parse
@@ -76,6 +78,7 @@ class LldpComponent final : public Component {
   std::map<std::string, Port> ports_;  // by netdev
   lldp::NeighborTable table_;
   bool table_changed_ = true;
+  Clock::time_point next_tick_ = Clock::time_point::min();  // the time tick() last asked for
 
   prometheus::Family<prometheus::Gauge>& neighbors_family_;
   prometheus::Family<prometheus::Counter>& frames_family_;

@@ -92,6 +92,13 @@ LldpSocket& LldpSocket::operator=(LldpSocket&& other) noexcept {
   return *this;
 }
 
+int LldpSocket::bound_ifindex() const {
+  sockaddr_ll address{};
+  socklen_t length = sizeof address;
+  if (fd_ < 0 || ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) return -1;
+  return address.sll_ifindex;
+}
+
 tl::expected<std::size_t, std::string> LldpSocket::drain(const OnFrame& on_frame, std::size_t max_frames) {
   std::vector<std::uint8_t> buffer(kMaxFrameBytes);
   std::size_t frames = 0;

@@ -11,6 +11,8 @@
 // - drain() reads what is queued, up to max_frames frames, calling on_frame for each (a frame longer than
 //   kMaxFrameBytes is passed cut and flagged `truncated`); it never blocks. An error (the netdev went
 //   away: ENETDOWN/ENXIO) is returned after the frames read before it; the caller reopens.
+// - bound_ifindex() is the interface the socket is bound to now, as the kernel says (getsockname): the
+//   ifindex it was opened on, or -1 once that netdev was deleted. One syscall, no lookup of the name.
 // - hsnsd never sends on this socket (nor anywhere): LLDP is only received.
 // - Move-only; the descriptor is closed by the destructor.
 #pragma once
@@ -42,6 +44,7 @@ class LldpSocket {
   tl::expected<std::size_t, std::string> drain(const OnFrame& on_frame, std::size_t max_frames);
   bool is_open() const { return fd_ >= 0; }
   int ifindex() const { return ifindex_; }
+  int bound_ifindex() const;
   int fd() const { return fd_; }
 
  private:

@@ -6,14 +6,21 @@
 // - encode_flow_report(seq, ts_ms, epoch, count, record_at): the report {seq, ts_ms, flows: [{epoch,
 //   records: [record_at(0) .. record_at(count - 1)]}]} in CBOR, written record by record: the bytes decode
 //   (decode<Report>, Encoding::cbor) to exactly the Report that encode<Report> would have written for the
-//   same values, but only one record's DOM exists at a time, so a 100,000-flow harvest costs its encoded
-//   bytes and not a DOM of the whole batch. count must be 1..kMaxFlowBatchRecords (the caller checks).
+//   same values; no DOM of a record or of the batch exists. count must be 1..kMaxFlowBatchRecords (the caller
+//   checks).
 // - FlowReportEncoder: the same report written without any DOM (each record's CBOR straight from its
-//   fields, ~0.2 us a record) and streamed: size(seq) is the exact encoded length (records measured once),
-//   write(seq, out) hands the bytes to `out` in pieces of about kFlowReportChunk, so a harvest goes into the
-//   spool (SpoolParts) without its encoded form ever being whole in memory. fill(i, record) sets record i
-//   into a proto::FlowRecord the encoder reuses (no allocation per record once its strings have grown).
-//   encode_flow_report is this encoder writing into one string.
+//   fields through a raw pointer) and streamed: size(seq) is the exact encoded length,
+//   write(seq, out) hands the bytes to `out` in pieces of at most about kFlowReportChunk. fill(i, record)
+//   sets record i into a proto::FlowRecord the encoder reuses (no allocation per record once its strings
+//   have grown). Two ways to hold the records' bytes:
+//     keep == nullptr: size() measures them in pieces and write() encodes them again, so a harvest goes into
+//       the spool (SpoolParts) without its encoded form ever being whole in memory (several parts of a
+//       large harvest);
+//     keep != nullptr: size() encodes them once into *keep and write() sends those bytes (no second
+//       encode). *keep is reused across encoders and harvests (its buffer only grows: no allocation per
+//       harvest once it is large enough); when another encoder took it between size() and write(), write()
+//       encodes again into it. *keep must outlive the encoder's write().
+//   encode_flow_report is the same writer into one string.
 // Values only; thread-safe (one encoder per thread).
 #pragma once
 
@@ -33,19 +40,41 @@ std::string encode_telemetry_report(const proto::Report& report);
 
 inline constexpr std::size_t kFlowReportChunk = 256 * 1024;
 
+// The records' bytes a FlowReportEncoder keeps between size() and write(); see above.
+class FlowReportBytes {
+ public:
+  std::size_t capacity() const { return buf_.size(); }
+  // Gives the memory back (the next size() grows it again).
+  void release() {
+    std::string().swap(buf_);
+    used_ = 0;
+    owner_ = 0;
+  }
+
+ private:
+  friend class FlowReportEncoder;
+  std::string buf_;  // [0, used_) are the records of encoder owner_
+  std::size_t used_ = 0;
+  std::uint64_t owner_ = 0;  // FlowReportEncoder::id_ (0: none)
+};
+
 class FlowReportEncoder {
  public:
   using Fill = std::function<void(std::size_t i, proto::FlowRecord& record)>;
-  FlowReportEncoder(std::int64_t ts_ms, std::uint64_t epoch, std::size_t count, Fill fill)
-      : ts_ms_(ts_ms), epoch_(epoch), count_(count), fill_(std::move(fill)) {}
+  FlowReportEncoder(std::int64_t ts_ms, std::uint64_t epoch, std::size_t count, Fill fill,
+                    FlowReportBytes* keep = nullptr);
   std::uint64_t size(std::uint64_t seq);
   Result<void> write(std::uint64_t seq, const std::function<Result<void>(std::string_view)>& out);
 
  private:
+  void encode_into(FlowReportBytes& bytes);
+
   std::int64_t ts_ms_;
   std::uint64_t epoch_;
   std::size_t count_;
   Fill fill_;
+  FlowReportBytes* keep_;
+  std::uint64_t id_;  // unique per encoder: which one's records a FlowReportBytes holds
   proto::FlowRecord record_;
   std::optional<std::uint64_t> records_bytes_;
 };

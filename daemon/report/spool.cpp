@@ -5,7 +5,6 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -17,6 +16,7 @@
 #include <string_view>
 #include <system_error>
 
+#include "crc32.h"
 #include "hsns/log.h"
 
 namespace hsns::daemon::report {
@@ -60,7 +60,7 @@ std::uint64_t get_u64(const unsigned char* p) {
 }
 
 std::uint32_t crc_of(std::uint32_t crc, const unsigned char* p, std::size_t n) {
-  return static_cast<std::uint32_t>(crc32_z(crc, p, n));
+  return crc32_update(crc, p, n);
 }
 
 // The record's checksum: its length field, the header after the crc field, the payload.

@@ -180,6 +180,69 @@ TEST(SysfsCounters, MissingAndUnreadableFilesAreReportedNeverFatal) {
   EXPECT_FALSE(read_counter_file((dir.path() / "nosuch").string()));
 }
 
+// The counters component keeps the counter directories open: the same readings and errors as the path
+// readers, reading after reading; a directory removed is an error again and one made anew at the same
+// path (a netdev deleted and made again) is read afresh.
+TEST(SysfsCounters, DirectoriesHeldOpenReadExactlyWhatThePathReadersRead) {
+  TempDir dir;
+  fs::copy(fixture("sysfs-counters"), dir.path(), fs::copy_options::recursive);
+  const auto port = dir.path() / "class/infiniband/mlx5_0/ports/1";
+  write(port / "counters/symbol_error", "N/A (no PMA)\n");
+  fs::create_directory(port / "hw_counters/not_a_counter");
+  fs::create_symlink(port / "counters/link_downed", port / "hw_counters/linked");
+  CounterDirectories dirs;
+  const auto same = [&](const std::string& what) {
+    std::vector<ReadError> want_errors, got_errors;
+    const auto want = read_rdma_port(dir.string(), "mlx5_0", 1, want_errors);
+    const auto got = read_rdma_port(dir.string(), "mlx5_0", 1, got_errors, dirs);
+    EXPECT_EQ(got.counters, want.counters) << what;
+    EXPECT_EQ(got.hw_counters, want.hw_counters) << what;
+    const auto want_stats = read_netdev_statistics(dir.string(), "ens1f0np0", want_errors);
+    const auto got_stats = read_netdev_statistics(dir.string(), "ens1f0np0", got_errors, dirs);
+    EXPECT_EQ(got_stats, want_stats) << what;
+    EXPECT_EQ(got_errors.size(), want_errors.size()) << what;
+    for (std::size_t i = 0; i < got_errors.size() && i < want_errors.size(); ++i) {
+      EXPECT_EQ(got_errors[i].source, want_errors[i].source) << what;
+      EXPECT_EQ(got_errors[i].path, want_errors[i].path) << what;
+      EXPECT_EQ(got_errors[i].reason, want_errors[i].reason) << what;
+    }
+    return got_stats;
+  };
+  const auto first = same("first reading");
+  EXPECT_FALSE(first.empty());
+  EXPECT_EQ(dirs.open_directories(), 3U) << "counters/, hw_counters/, statistics/";
+  write(port / "counters/port_rcv_data", "123456\n");
+  write(dir.path() / "class/net/ens1f0np0/statistics/rx_bytes", "42\n");
+  const auto second = same("files changed");
+  ASSERT_FALSE(second.empty());
+
+  // The netdev deleted: an error naming the directory, as without held directories.
+  const auto stats = dir.path() / "class/net/ens1f0np0/statistics";
+  const auto saved = dir.path() / "saved-statistics";
+  fs::rename(stats, saved);
+  same("netdev gone");
+  EXPECT_EQ(dirs.open_directories(), 2U);
+  // Made again, with other files and values: read afresh.
+  fs::copy(saved, stats, fs::copy_options::recursive);
+  fs::remove(stats / "tx_bytes");
+  write(stats / "rx_bytes", "7\n");
+  write(stats / "new_counter", "9\n");
+  const auto again = same("netdev made again");
+  EXPECT_EQ(again.size(), first.size());
+  // Replaced while held open (the held directory is not the one at the path any more).
+  fs::rename(stats, dir.path() / "old-statistics");
+  fs::copy(saved, stats, fs::copy_options::recursive);
+  same("directory replaced");
+
+  // A reading that no longer uses a directory lets it go.
+  dirs.drop_unused();
+  EXPECT_EQ(dirs.open_directories(), 3U);
+  std::vector<ReadError> errors;
+  read_netdev_statistics(dir.string(), "ens1f0np0", errors, dirs);
+  dirs.drop_unused();
+  EXPECT_EQ(dirs.open_directories(), 1U);
+}
+
 // ---- ethtool ----
 
 EthtoolStats listing(const std::string& name) {

@@ -1,8 +1,13 @@
 // The flow probe's pure parts: the `flow_probe:` configuration section, flow-record JSON round trip, and
 // the generator's determinism and exact tallies (no root needed).
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
+#include <random>
+#include <string>
+#include <vector>
 
 #include "flow_probe_config.h"
 #include "flow_record.h"
@@ -143,6 +148,66 @@ TEST(FlowRecordJson, TheDirectWriterIsNlohmannsDumpOfTheContractDocument) {
     hsns::daemon::append_flow_record_json(direct, f);
     EXPECT_EQ(direct, hsns::proto::to_json(f).dump()) << shape;
   }
+}
+
+// The harvester writes a record's addresses itself (no inet_ntop and no std::string per address): the text
+// must be glibc's inet_ntop's, byte for byte, for every shape of address (zero runs at every place and of
+// every length, ties, the embedded-IPv4 forms) and for random ones.
+TEST(FlowRecordJson, AddressesAreWrittenAsInetNtopWritesThem) {
+  std::vector<std::array<std::uint8_t, 16>> cases;
+  // Every pattern of zero and non-zero 16-bit words, with small and large non-zero values.
+  for (unsigned mask = 0; mask < 256; ++mask)
+    for (const unsigned value : {0x1u, 0xffffu, 0xabcu, 0x10u}) {
+      std::array<std::uint8_t, 16> a{};
+      for (int w = 0; w < 8; ++w)
+        if ((mask >> w) & 1u) {
+          const unsigned v = value + static_cast<unsigned>(w);
+          a[2 * w] = static_cast<std::uint8_t>(v >> 8);
+          a[2 * w + 1] = static_cast<std::uint8_t>(v);
+        }
+      cases.push_back(a);
+    }
+  // The embedded-IPv4 forms and their neighbours.
+  for (const std::uint8_t w5 : {0x00, 0xff})
+    for (const std::uint8_t last : {0x00, 0x01, 0x09, 0x0a, 0x63, 0x64, 0xff}) {
+      std::array<std::uint8_t, 16> a{};
+      a[10] = w5;
+      a[11] = w5;
+      a[12] = last;
+      a[15] = last;
+      cases.push_back(a);
+      a[13] = 1;
+      cases.push_back(a);
+    }
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 20000; ++i) {
+    std::array<std::uint8_t, 16> a{};
+    for (auto& b : a) b = static_cast<std::uint8_t>(rng());
+    // Zero some words so that runs of zeros are common.
+    for (int w = 0; w < 8; ++w)
+      if (rng() % 3 == 0) a[2 * w] = a[2 * w + 1] = 0;
+    cases.push_back(a);
+  }
+  for (const auto& a : cases) {
+    char want[INET6_ADDRSTRLEN] = {};
+    ASSERT_NE(inet_ntop(AF_INET6, a.data(), want, sizeof want), nullptr);
+    char got[hsns::daemon::kFlowAddressMax];
+    const std::size_t n = hsns::daemon::format_flow_address(6, a.data(), got);
+    ASSERT_EQ(std::string(got, n), std::string(want));
+    ASSERT_NE(inet_ntop(AF_INET, a.data(), want, sizeof want), nullptr);
+    const std::size_t n4 = hsns::daemon::format_flow_address(4, a.data(), got);
+    ASSERT_EQ(std::string(got, n4), std::string(want));
+  }
+  // A record's addresses through fill_contract.
+  hsns::daemon::FlowRecord r;
+  r.key.family = 4;
+  const std::uint8_t v4[4] = {198, 18, 0, 10};
+  std::memcpy(r.key.src, v4, 4);
+  std::memcpy(r.key.dst, v4, 4);
+  r.key.dst[3] = 255;
+  const auto c = hsns::daemon::to_contract(r, "h");
+  EXPECT_EQ(c.src, "198.18.0.10");
+  EXPECT_EQ(c.dst, "198.18.0.255");
 }
 
 TEST(Generator, DeterministicAndTalliesEveryKind) {

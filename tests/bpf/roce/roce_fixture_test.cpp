@@ -53,6 +53,7 @@ class RoceFixture : public ::testing::Test {
         bpf_map_create(BPF_MAP_TYPE_ARRAY, "roce_tmpl", 4, sizeof(roce_flow_slot), slots, &tmpl_opts);
     bpf_map__set_inner_map_fd(s->maps.roce_tables, tmpl);
     bpf_map__set_max_entries(s->maps.roce_psn_last, slots);
+    bpf_map__set_max_entries(s->maps.roce_clear_list, slots);
     s->rodata->roce_slot_mask = slots - 1;
     if (table_size < 1024) bpf_map__set_max_entries(s->maps.roce_overflow, 4096);
     const int rc = roce_flow::load(s);
@@ -559,7 +560,8 @@ TEST_F(RoceFixture, DistinctKeysAreDistinctFlows) {
 
 // The harvester's kernel side: roce_harvest copies every complete slot of the inactive table to the staging
 // array exactly once, across runs when the staging array fills up, and leaves the table as it was (the
-// records are not written yet); a second copy gives the same records; roce_clear then empties it.
+// records are not written yet), each copy naming its slot; a second copy gives the same records;
+// roce_clear_listed clears the listed slots only, and roce_clear then empties the table.
 TEST_F(RoceFixture, HarvestProgramCopiesEverySlotOnceThenClearsTheTable) {
   roce_flow* big = load(8192);  // 16,384 slots: more flows than the 4,096-slot staging array holds
   ASSERT_NE(big, nullptr);
@@ -604,7 +606,9 @@ TEST_F(RoceFixture, HarvestProgramCopiesEverySlotOnceThenClearsTheTable) {
   with_table(
       big, [&](const roce_flow_slot* t, std::uint32_t n) { std::memcpy(before.data(), t, n * sizeof(*t)); });
   int unpublished = 0;
+  std::vector<std::uint32_t> copied_slots;  // of the first copy
   const auto copy_all = [&](std::map<std::uint32_t, roce_flow_stats>& got, int& runs) {
+    const bool first = copied_slots.empty();
     roce_harvest_ctx ctx{};
     while (ctx.start < slots && runs < 100) {
       LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &ctx, .ctx_size_in = sizeof(ctx));
@@ -614,6 +618,12 @@ TEST_F(RoceFixture, HarvestProgramCopiesEverySlotOnceThenClearsTheTable) {
       ASSERT_LE(ctx.records, static_cast<std::uint32_t>(ROCE_HARVEST_OUT));
       const auto* staged = static_cast<const roce_flow_slot*>(out);
       for (std::uint32_t i = 0; i < ctx.records; ++i) {
+        // The copy names its slot: that slot holds exactly what was copied.
+        ASSERT_LT(staged[i].slot, slots);
+        roce_flow_slot expect = before[staged[i].slot];
+        expect.slot = staged[i].slot;
+        EXPECT_EQ(0, std::memcmp(&expect, &staged[i], sizeof(expect))) << staged[i].slot;
+        if (first) copied_slots.push_back(static_cast<std::uint32_t>(staged[i].slot));
         if (staged[i].ready == 0) {  // the claimed, never published slot: copied, skipped by the harvester
           EXPECT_EQ(staged[i].tag, 7u);
           ++unpublished;
@@ -653,12 +663,47 @@ TEST_F(RoceFixture, HarvestProgramCopiesEverySlotOnceThenClearsTheTable) {
     EXPECT_EQ(it->second.op[ROCE_OP_WRITE], n + 1u);
     EXPECT_EQ(it->second.bytes, 100u * (n + 1));
   }
-  // roce_clear: one run empties the table (the never-published slot too).
+  ASSERT_EQ(copied_slots.size(), 3 + kSynthetic + 1);
+  // roce_clear_listed: the listed slots only (all copies but the first ten), in one run; a listed slot that
+  // is not claimed and an index past the table change nothing.
+  {
+    const int list_fd = bpf_map__fd(big->maps.roce_clear_list);
+    const std::size_t list_len = std::size_t{slots} * sizeof(std::uint64_t);
+    void* lp = mmap(nullptr, list_len, PROT_READ | PROT_WRITE, MAP_SHARED, list_fd, 0);
+    ASSERT_NE(lp, MAP_FAILED) << strerror(errno);
+    auto* list = static_cast<std::uint64_t*>(lp);
+    std::uint32_t listed = 0;
+    for (std::size_t i = 10; i < copied_slots.size(); ++i) list[listed++] = copied_slots[i];
+    std::uint32_t free_slot = 0;
+    while (before[free_slot].tag != 0) ++free_slot;
+    list[listed++] = free_slot;
+    list[listed++] = slots + 5;
+    list[listed++] = 0x100000000ULL;
+    munmap(lp, list_len);
+    roce_harvest_ctx lctx{};
+    lctx.listed = listed;
+    LIBBPF_OPTS(bpf_test_run_opts, lopts, .ctx_in = &lctx, .ctx_size_in = sizeof(lctx));
+    ASSERT_EQ(bpf_prog_test_run_opts(bpf_program__fd(big->progs.roce_clear_listed), &lopts), 0)
+        << strerror(errno);
+    EXPECT_EQ(lctx.start, slots);
+    EXPECT_EQ(lctx.records, copied_slots.size() - 10);
+    with_table(big, [&](const roce_flow_slot* t, std::uint32_t n) {
+      std::uint32_t left = 0;
+      for (std::uint32_t i = 0; i < n; ++i) left += t[i].tag != 0 ? 1 : 0;
+      EXPECT_EQ(left, 10u);
+      for (std::size_t i = 0; i < 10; ++i) EXPECT_NE(t[copied_slots[i]].tag, 0u) << "not listed: kept";
+      for (std::size_t i = 10; i < copied_slots.size(); ++i) {
+        EXPECT_EQ(t[copied_slots[i]].tag, 0u);
+        EXPECT_EQ(t[copied_slots[i]].ready, 0u);
+      }
+    });
+  }
+  // roce_clear: one run empties the table (what the list left out).
   roce_harvest_ctx clear{};
   LIBBPF_OPTS(bpf_test_run_opts, copts, .ctx_in = &clear, .ctx_size_in = sizeof(clear));
   ASSERT_EQ(bpf_prog_test_run_opts(bpf_program__fd(big->progs.roce_clear), &copts), 0) << strerror(errno);
   EXPECT_EQ(clear.start, slots);
-  EXPECT_EQ(clear.records, 3 + kSynthetic + 1);
+  EXPECT_EQ(clear.records, 10u);
   with_table(big, [](const roce_flow_slot* t, std::uint32_t n) {
     std::uint32_t left = 0;
     for (std::uint32_t i = 0; i < n; ++i) left += (t[i].tag != 0 || t[i].ready != 0) ? 1 : 0;

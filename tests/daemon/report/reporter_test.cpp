@@ -381,6 +381,72 @@ TEST(ReportEncoding, EachRecordIsNlohmannsCborOfTheContractDocumentForEveryShape
   EXPECT_EQ(back->flows[0].records[2999], hsns::testing::sample_report_flow(9, 2999));
 }
 
+// A one-report harvest is encoded once: size() encodes the records into the kept bytes and write() sends
+// them (each record filled once), byte-identical to the two-pass encoder; kept bytes shared by several
+// encoders hold the last one sized, and an encoder whose bytes were taken encodes again.
+TEST(ReportEncoding, KeptBytesAreEncodedOnceAndMatchTheTwoPassEncoder) {
+  const auto fill = [](std::size_t i, hsns::proto::FlowRecord& r) {
+    r = hsns::testing::sample_report_flow(9, i);
+    r.host = "node-k";
+  };
+  const auto collect = [](hsns::daemon::report::FlowReportEncoder& e, std::uint64_t seq, std::string& into,
+                          std::size_t& pieces) {
+    return e.write(seq, [&](std::string_view b) -> hsns::Result<void> {
+      into.append(b);
+      ++pieces;
+      return {};
+    });
+  };
+  hsns::daemon::report::FlowReportEncoder two_pass(1'764'640'000'123, 9, 3000, fill);
+  std::string want;
+  std::size_t pieces = 0;
+  ASSERT_TRUE(collect(two_pass, 70000, want, pieces));
+  ASSERT_EQ(want.size(), two_pass.size(70000));
+
+  hsns::daemon::report::FlowReportBytes kept;
+  std::size_t fills = 0;
+  hsns::daemon::report::FlowReportEncoder once(
+      1'764'640'000'123, 9, 3000,
+      [&](std::size_t i, hsns::proto::FlowRecord& r) {
+        ++fills;
+        fill(i, r);
+      },
+      &kept);
+  EXPECT_EQ(once.size(70000), want.size());
+  EXPECT_EQ(once.size(70000), want.size()) << "sized again: not encoded again";
+  std::string got;
+  pieces = 0;
+  ASSERT_TRUE(collect(once, 70000, got, pieces));
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(fills, 3000U) << "every record filled and encoded once";
+  EXPECT_GT(pieces, 3U) << "the records go out in pieces of at most kFlowReportChunk";
+
+  // The same kept bytes for the next harvest (fewer records: the buffer is reused, not reallocated), and two
+  // encoders sharing them: the first's bytes are taken by the second's size(), so it encodes again.
+  const std::size_t capacity = kept.capacity();
+  hsns::daemon::report::FlowReportEncoder a(1'764'640'000'200, 9, 100, fill, &kept);
+  hsns::daemon::report::FlowReportEncoder b(1'764'640'000'200, 9, 50, fill, &kept);
+  hsns::daemon::report::FlowReportEncoder a_ref(1'764'640'000'200, 9, 100, fill);
+  hsns::daemon::report::FlowReportEncoder b_ref(1'764'640'000'200, 9, 50, fill);
+  const auto a_size = a.size(5);
+  const auto b_size = b.size(6);
+  EXPECT_EQ(kept.capacity(), capacity);
+  std::string a_bytes, b_bytes, a_want, b_want;
+  ASSERT_TRUE(collect(a, 5, a_bytes, pieces));
+  ASSERT_TRUE(collect(b, 6, b_bytes, pieces));
+  ASSERT_TRUE(collect(a_ref, 5, a_want, pieces));
+  ASSERT_TRUE(collect(b_ref, 6, b_want, pieces));
+  EXPECT_EQ(a_bytes, a_want);
+  EXPECT_EQ(b_bytes, b_want);
+  EXPECT_EQ(a_bytes.size(), a_size);
+  EXPECT_EQ(b_bytes.size(), b_size);
+  auto back = hsns::proto::decode<hsns::proto::Report>(b_bytes, hsns::proto::Encoding::cbor);
+  ASSERT_TRUE(back) << back.error().message();  // the records' epoch is the batch's (9)
+  EXPECT_EQ(back->seq, 6U);
+  ASSERT_EQ(back->flows.size(), 1U);
+  EXPECT_EQ(back->flows[0].records.size(), 50U);
+}
+
 TEST(SharedSpool, TwoWritersEachPayloadCarriesItsOwnSeq) {
   TempDir work;
   hsns::daemon::report::SpoolOptions o;

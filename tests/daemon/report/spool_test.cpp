@@ -7,11 +7,14 @@
 #include "spool.h"
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <filesystem>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "crc32.h"
 #include "spool_files.h"
 #include "support/temp_dir.h"
 
@@ -503,3 +506,35 @@ TEST_F(SpoolTest, APeekedPayloadIsReadFromItsSegmentVerifiedAndOutlivesTheSegmen
 }
 
 }  // namespace
+
+// The spool's checksum is zlib's CRC-32, bit for bit, whichever path computes it: every length around the
+// 16- and 64-byte folding steps, every alignment, any start value, chained pieces, and a large buffer.
+TEST(SpoolCrc32, IsZlibsChecksumForEveryLengthAlignmentStartAndChaining) {
+  std::mt19937_64 rng(5);
+  std::vector<unsigned char> buf((1 << 20) + 64);
+  for (auto& b : buf) b = static_cast<unsigned char>(rng());
+  const auto zlib = [](std::uint32_t crc, const unsigned char* p, std::size_t n) {
+    return static_cast<std::uint32_t>(crc32_z(crc, p, n));
+  };
+  for (std::size_t len = 0; len < 600; ++len)
+    for (const std::size_t offset :
+         {std::size_t{0}, std::size_t{1}, std::size_t{3}, std::size_t{8}, std::size_t{15}}) {
+      const auto start = len % 4 == 0 ? 0U : static_cast<std::uint32_t>(rng());
+      const unsigned char* p = buf.data() + offset;
+      ASSERT_EQ(report::crc32_update(start, p, len), zlib(start, p, len)) << len << " at +" << offset;
+      ASSERT_EQ(report::crc32_portable(start, p, len), zlib(start, p, len));
+    }
+  // Chained in uneven pieces, as the spool's sink and verifier feed it.
+  std::uint32_t chained = 0;
+  for (std::size_t at = 0, step = 1; at < buf.size(); at += step, step = step * 3 % 70001 + 1)
+    chained = report::crc32_update(chained, buf.data() + at, std::min(step, buf.size() - at));
+  EXPECT_EQ(chained, zlib(0, buf.data(), buf.size()));
+  // All ones and all zeros (carries through every folding constant).
+  std::vector<unsigned char> ones(4096, 0xff), zeros(4096, 0);
+  EXPECT_EQ(report::crc32_update(0, ones.data(), ones.size()), zlib(0, ones.data(), ones.size()));
+  EXPECT_EQ(report::crc32_update(0xffffffffU, zeros.data(), zeros.size()),
+            zlib(0xffffffffU, zeros.data(), zeros.size()));
+  const unsigned char check[] = "123456789";
+  EXPECT_EQ(report::crc32_update(0, check, 9), 0xCBF43926U);
+  if (!report::crc32_accelerated()) GTEST_SKIP() << "no PCLMULQDQ here: only the zlib path was checked";
+}
