@@ -72,7 +72,7 @@ std::size_t format_flow_address(int family, const __u8* b, char* out) {
   // glibc's inet_ntop6: the first longest run of two or more zero words becomes "::"; an address whose
   // first six words are zero, or the first five zero and the sixth ffff, ends in dotted-quad form.
   unsigned words[8];
-  for (int i = 0; i < 8; ++i) words[i] = (unsigned{b[2 * i]} << 8) | b[2 * i + 1];
+  for (std::size_t i = 0; i < 8; ++i) words[i] = (unsigned{b[2 * i]} << 8) | b[2 * i + 1];
   int best = -1;
   int best_len = 0;
   for (int i = 0; i < 8;) {

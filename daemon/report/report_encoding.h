@@ -38,7 +38,7 @@ namespace hsns::daemon::report {
 
 std::string encode_telemetry_report(const proto::Report& report);
 
-inline constexpr std::size_t kFlowReportChunk = 256 * 1024;
+inline constexpr std::size_t kFlowReportChunk = std::size_t{256} * 1024;
 
 // The records' bytes a FlowReportEncoder keeps between size() and write(); see above.
 class FlowReportBytes {

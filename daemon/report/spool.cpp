@@ -40,7 +40,7 @@ constexpr std::size_t kStateSize = 8 + 8 + 8 + 8 + 4;
 constexpr char kStateName[] = "state";
 constexpr char kStateTemp[] = "state.tmp";
 constexpr unsigned char kFlagMore = 1;
-constexpr std::size_t kReadChunk = 64 * 1024;
+constexpr std::size_t kReadChunk = std::size_t{64} * 1024;
 
 void put_u32(unsigned char* p, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));

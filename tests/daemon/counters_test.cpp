@@ -198,7 +198,7 @@ TEST(SysfsCounters, DirectoriesHeldOpenReadExactlyWhatThePathReadersRead) {
     EXPECT_EQ(got.counters, want.counters) << what;
     EXPECT_EQ(got.hw_counters, want.hw_counters) << what;
     const auto want_stats = read_netdev_statistics(dir.string(), "ens1f0np0", want_errors);
-    const auto got_stats = read_netdev_statistics(dir.string(), "ens1f0np0", got_errors, dirs);
+    auto got_stats = read_netdev_statistics(dir.string(), "ens1f0np0", got_errors, dirs);
     EXPECT_EQ(got_stats, want_stats) << what;
     EXPECT_EQ(got_errors.size(), want_errors.size()) << what;
     for (std::size_t i = 0; i < got_errors.size() && i < want_errors.size(); ++i) {

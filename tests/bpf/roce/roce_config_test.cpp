@@ -159,7 +159,7 @@ TEST(FlowRecordJson, AddressesAreWrittenAsInetNtopWritesThem) {
   for (unsigned mask = 0; mask < 256; ++mask)
     for (const unsigned value : {0x1u, 0xffffu, 0xabcu, 0x10u}) {
       std::array<std::uint8_t, 16> a{};
-      for (int w = 0; w < 8; ++w)
+      for (std::size_t w = 0; w < 8; ++w)
         if ((mask >> w) & 1u) {
           const unsigned v = value + static_cast<unsigned>(w);
           a[2 * w] = static_cast<std::uint8_t>(v >> 8);
@@ -184,7 +184,7 @@ TEST(FlowRecordJson, AddressesAreWrittenAsInetNtopWritesThem) {
     std::array<std::uint8_t, 16> a{};
     for (auto& b : a) b = static_cast<std::uint8_t>(rng());
     // Zero some words so that runs of zeros are common.
-    for (int w = 0; w < 8; ++w)
+    for (std::size_t w = 0; w < 8; ++w)
       if (rng() % 3 == 0) a[2 * w] = a[2 * w + 1] = 0;
     cases.push_back(a);
   }

@@ -588,7 +588,7 @@ TEST_F(RoceFixture, HarvestProgramCopiesEverySlotOnceThenClearsTheTable) {
       t[i].key.ifindex = 9;
       t[i].key.family = 4;
       t[i].key.dest_qp = 1000 + placed;
-      t[i].bytes = 100 * (placed + 1);
+      t[i].bytes = 100ULL * (placed + 1);
       t[i].op[ROCE_OP_WRITE] = placed + 1;
       t[i].tag = 3;
       t[i].ready = 1;
