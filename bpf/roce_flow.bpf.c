@@ -423,17 +423,22 @@ int roce_harvest(struct roce_harvest_ctx* ctx) {
 
 /* The second phase: roce_clear clears every claimed slot of the table (ready first, then tag) in one run.
  * A program of its own, so that each program has the verifier's instruction budget to itself. */
+/* Frees one slot that holds a flow (roce_clear and roce_clear_listed alike). */
+static __always_inline void roce_clear_slot(struct roce_flow_slot* s, struct roce_harvest_loop* l) {
+  if (s->tag != 0) {
+    s->ready = 0;
+    s->tag = 0;
+    l->records++;
+  }
+}
+
 static __always_inline long roce_clear_run(void* table, __u32 i, struct roce_harvest_loop* l) {
   __u32 base = l->start + i * ROCE_HARVEST_STEP;
   for (__u32 n = 0; n < ROCE_HARVEST_STEP; n++) {
     __u32 j = base + n;
     struct roce_flow_slot* s = bpf_map_lookup_elem(table, &j);
     if (!s) return 1;
-    if (s->tag != 0) {
-      s->ready = 0;
-      s->tag = 0;
-      l->records++;
-    }
+    roce_clear_slot(s, l);
   }
   return 0;
 }
@@ -482,11 +487,7 @@ static __always_inline long roce_clear_listed_run(void* table, __u32 i, struct r
   if (*listed > 0xFFFFFFFFULL) return 0; /* past any table */
   __u32 j = (__u32)*listed;
   struct roce_flow_slot* s = bpf_map_lookup_elem(table, &j);
-  if (s && s->tag != 0) {
-    s->ready = 0;
-    s->tag = 0;
-    l->records++;
-  }
+  if (s) roce_clear_slot(s, l);
   return 0;
 }
 
