@@ -9,7 +9,7 @@ packages=(
   build-essential cmake ninja-build pkg-config clang lld libclang-rt-dev clang-format clang-tidy
   # libraries
   libboost1.81-dev libboost-url1.81-dev prometheus-cpp-dev libcli11-dev libyaml-cpp-dev
-  nlohmann-json3-dev libsqlite3-dev libexpected-dev libsystemd-dev libssl-dev zlib1g-dev
+  nlohmann-json3-dev libsqlite3-dev libexpected-dev libsystemd-dev libssl-dev zlib1g-dev libisal-dev
   libgtest-dev libgmock-dev
   libre2-dev  # the brain's fault patterns: RE2, linear-time regular expressions for patterns users write
   # node daemon: eBPF (libbpf, bpftool, clang above), rtnetlink, rdma-core verbs
