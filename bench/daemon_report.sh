@@ -8,6 +8,7 @@
 #  2. burst: about 100,000 flows (25 generators x 4,000 flows, one packet each) harvested in one batch and
 #     reported: hsnsd's peak memory (VmHWM), beside the same burst without reporting.
 # Usage: bench/daemon_report.sh [build dir] [window seconds]   (defaults: build/release, 30)
+# PERF_OUT=file: also record a perf profile (499 Hz, call graphs) of the reporting hsnsd over its window.
 set -euo pipefail
 build=${1:-build/release}
 window=${2:-30}
@@ -114,7 +115,13 @@ steady() {
   sleep 8  # every flow seen at least once, the first reports out
   local c0 w0 c1 w1
   c0=$(ticks "$hpid"); w0=$(now_ms)
+  local perf_pid=
+  if [ "$1" = on ] && [ -n "${PERF_OUT:-}" ]; then
+    perf record -q -F 499 -g -o "$PERF_OUT" -p "$hpid" -- sleep "$window" > /dev/null 2>&1 &
+    perf_pid=$!
+  fi
   sleep "$window"
+  [ -z "$perf_pid" ] || wait "$perf_pid" || true
   c1=$(ticks "$hpid"); w1=$(now_ms)
   local rss hwm records sent
   rss=$(status_kb "$hpid" VmRSS); hwm=$(status_kb "$hpid" VmHWM)
