@@ -62,6 +62,24 @@ struct {
   __uint(max_entries, 256 * 1024);
 } roce_overflow SEC(".maps");
 
+/* Occupancy bits of the flow tables: bit j (word j / 64, bit j % 64) is set when slot j is claimed in
+ * either table, so that roce_harvest in its ROCE_WALK_OCCUPIED mode reads only those slots instead of the
+ * whole table (10,000 flows in 131,072 slots). Shared by both tables because a program does not know which
+ * of them roce_tables names. Set by the packet path on a claim (once per new flow, not per packet);
+ * cleared by roce_harvest for a slot free in the table it harvests, unless the other (active) table holds
+ * slot j at that moment: the harvester clears the bit first and then reads the other table's tag, the
+ * claimer sets its tag first and then the bit (both atomic), so a claim racing with the clear always ends
+ * with the bit set. Not pinned: a bit is only a hint. A table that a program of another process (or a
+ * previous one) wrote without setting these bits is read whole (ROCE_WALK_TABLE) at its first harvest by
+ * a process and periodically after that (FlowProbe). Sized slots / 64 by userspace before load. (64-bit
+ * words: the eBPF instruction set of the supported compilers has atomic OR and AND on 64 bits only.) */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 2048);
+  __type(key, __u32);
+  __type(value, __u64);
+} roce_occupied SEC(".maps");
+
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
   __uint(max_entries, ROCE_CNT_MAX);
@@ -194,6 +212,7 @@ static __always_inline void roce_account(struct roce_pkt* pkt, __u32 ifindex, __
   __u32 idx = (__u32)h;
   struct roce_flow_slot* s = 0;
   int claimed = 0;
+  __u32 claimed_slot = 0;
   for (__u32 i = 0; i < ROCE_MAX_PROBES; i++) {
     __u32 j = (idx + i) & roce_slot_mask;
     struct roce_flow_slot* c = bpf_map_lookup_elem(table, &j);
@@ -204,6 +223,7 @@ static __always_inline void roce_account(struct roce_pkt* pkt, __u32 ifindex, __
       if (t == 0) {
         s = c;
         claimed = 1;
+        claimed_slot = j;
         break;
       }
     }
@@ -241,6 +261,10 @@ static __always_inline void roce_account(struct roce_pkt* pkt, __u32 ifindex, __
     s->pad1 = 0;
     /* Publish: the exchange orders the stores above before it. */
     __sync_lock_test_and_set(&s->ready, 1);
+    /* After the claim (see roce_occupied). */
+    __u32 word = claimed_slot >> 6;
+    __u64* bits = bpf_map_lookup_elem(&roce_occupied, &word);
+    if (bits) __sync_fetch_and_or(bits, 1ULL << (claimed_slot & 63));
     roce_count(ROCE_CNT_ROCE);
     return;
   }
@@ -362,6 +386,11 @@ struct roce_harvest_loop {
   __u32 next;    /* slot to continue from */
   __u32 records; /* slots copied */
   __u32 full;    /* roce_harvest_out full: stopped at `next` */
+  __u32 visited; /* slots read */
+  /* ROCE_WALK_OCCUPIED: the word of roce_occupied at hand and its bits not yet taken */
+  __u32 w;
+  __u32 loaded;
+  __u64 word;
 };
 
 static __always_inline long roce_harvest_slot(struct roce_flow_slot* s, __u32 j,
@@ -405,19 +434,105 @@ static long roce_harvest_b(__u32 i, struct roce_harvest_loop* l) {
   return roce_harvest_run(&roce_flows_b, i, l);
 }
 
+/* Index of the lowest set bit of x (x != 0), without a loop (the verifier walks loops per iteration). */
+static __always_inline __u32 roce_lowest_bit(__u64 x) {
+  __u32 n = 0;
+  if (!(x & 0xFFFFFFFFULL)) {
+    n += 32;
+    x >>= 32;
+  }
+  if (!(x & 0xFFFF)) {
+    n += 16;
+    x >>= 16;
+  }
+  if (!(x & 0xFF)) {
+    n += 8;
+    x >>= 8;
+  }
+  if (!(x & 0xF)) {
+    n += 4;
+    x >>= 4;
+  }
+  if (!(x & 0x3)) {
+    n += 2;
+    x >>= 2;
+  }
+  if (!(x & 0x1)) n += 1;
+  return n;
+}
+
+/* ROCE_WALK_OCCUPIED, one step per callback (no loop inside, which keeps the verifier's walk short): load
+ * the next word of roce_occupied, or take the lowest set bit left of the current word and read its slot, or
+ * move to the next word. A set bit whose slot is free in `table` is cleared unless `other` (the active
+ * table) holds that slot (see roce_occupied). Returns 1 past the last word or when the staging array is
+ * full. */
+static __always_inline long roce_harvest_bit(void* table, void* other, struct roce_harvest_loop* l) {
+  __u32 w = l->w;
+  __u64* bits = bpf_map_lookup_elem(&roce_occupied, &w);
+  if (!bits) return 1;
+  if (!l->loaded) {
+    l->word = *(volatile __u64*)bits;
+    if (w == l->start >> 6) l->word &= ~0ULL << (l->start & 63); /* resumed inside the word */
+    l->loaded = 1;
+  }
+  __u64 word = l->word;
+  if (word == 0) {
+    l->w = w + 1;
+    l->loaded = 0;
+    l->next = (w + 1) << 6;
+    return 0;
+  }
+  __u32 n = roce_lowest_bit(word) & 63;
+  __u64 bit = 1ULL << n;
+  l->word = word & ~bit;
+  __u32 j = (w << 6) + n;
+  struct roce_flow_slot* s = bpf_map_lookup_elem(table, &j);
+  if (!s) return 1;
+  if (s->tag == 0) {
+    __sync_fetch_and_and(bits, ~bit);
+    struct roce_flow_slot* o = bpf_map_lookup_elem(other, &j);
+    if (o && *(volatile __u64*)&o->tag != 0) __sync_fetch_and_or(bits, bit);
+    l->visited++;
+    return 0;
+  }
+  if (roce_harvest_slot(s, j, l)) return 1; /* staging array full: the next run reads the slot again */
+  l->visited++;
+  return 0;
+}
+
+static long roce_harvest_word_a(__u32 i, struct roce_harvest_loop* l) {
+  return roce_harvest_bit(&roce_flows_a, &roce_flows_b, l);
+}
+
+static long roce_harvest_word_b(__u32 i, struct roce_harvest_loop* l) {
+  return roce_harvest_bit(&roce_flows_b, &roce_flows_a, l);
+}
+
 SEC("syscall")
 int roce_harvest(struct roce_harvest_ctx* ctx) {
   __u32 slots = roce_slot_mask + 1;
   struct roce_harvest_loop l = {.start = ctx->start, .next = ctx->start};
   if (l.start < slots) {
-    __u32 runs = (slots - l.start + ROCE_HARVEST_STEP - 1) / ROCE_HARVEST_STEP;
-    if (ctx->table)
-      bpf_loop(runs, roce_harvest_b, &l, 0);
-    else
-      bpf_loop(runs, roce_harvest_a, &l, 0);
+    if (ctx->walk == ROCE_WALK_OCCUPIED) {
+      /* Steps: a load and a move per word, one per set bit at most. */
+      __u32 words = (slots + 63) / 64 - l.start / 64;
+      l.w = l.start / 64;
+      if (ctx->table)
+        bpf_loop(2 * words + (slots - l.start), roce_harvest_word_b, &l, 0);
+      else
+        bpf_loop(2 * words + (slots - l.start), roce_harvest_word_a, &l, 0);
+    } else {
+      __u32 runs = (slots - l.start + ROCE_HARVEST_STEP - 1) / ROCE_HARVEST_STEP;
+      if (ctx->table)
+        bpf_loop(runs, roce_harvest_b, &l, 0);
+      else
+        bpf_loop(runs, roce_harvest_a, &l, 0);
+      l.visited = (l.full ? l.next : slots) - l.start;
+    }
   }
   ctx->start = l.full ? l.next : slots;
   ctx->records = l.records;
+  ctx->visited = l.visited;
   return 0;
 }
 

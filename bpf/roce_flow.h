@@ -185,7 +185,8 @@ struct roce_clock_sample {
  * - roce_harvest copies the claimed slots [start, slots) to roce_harvest_out[0, records) without
  *   clearing them (the harvester skips a copy whose `ready` is 0: claimed, never published), stopping when
  * roce_harvest_out (ROCE_HARVEST_OUT slots, mapped by the harvester) is full. On return `start` is where to
- * continue (the table's slot count when done).
+ * continue (the table's slot count when done). With walk = ROCE_WALK_OCCUPIED it reads only the slots
+ * the occupancy bits name (and drops the bits of slots free in both tables); `visited` = slots read.
  *   Each copy's `slot` is the table slot it came from.
  * - roce_clear clears every claimed slot of [start, slots) (`ready`, then `tag`) in one run; `records` =
  *   slots cleared. Run once the copied records are durably written (FlowProbe::commit).
@@ -196,11 +197,17 @@ struct roce_clock_sample {
  *   cleared, `start` = the table's slot count. The harvester's commit uses it when the list holds every
  *   copy of the batch's table, roce_clear otherwise (after a restart). */
 #define ROCE_HARVEST_OUT 4096
+/* roce_harvest's walk: every slot of the table, or only the slots roce_occupied names (bpf/roce_flow.bpf.c;
+ * complete for a table only the programs of this load wrote). */
+#define ROCE_WALK_TABLE 0
+#define ROCE_WALK_OCCUPIED 1
 struct roce_harvest_ctx {
   __u32 table;
   __u32 start;
   __u32 records; /* slots copied (or cleared) by this run */
   __u32 listed;  /* roce_clear_listed: entries of roce_clear_list to clear */
+  __u32 walk;    /* roce_harvest: ROCE_WALK_* */
+  __u32 visited; /* roce_harvest: table slots read by this run */
 };
 
 /* The harvest epochs (pinned array roce_epoch, one entry; userspace only, updated with one

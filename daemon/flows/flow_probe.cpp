@@ -228,6 +228,7 @@ class RoceFlowProbe final : public FlowProbe {
     bpf_map__set_max_entries(skel_->maps.roce_overflow, config_.ring_buffer_bytes);
     bpf_map__set_max_entries(skel_->maps.roce_psn_last, slots_);
     bpf_map__set_max_entries(skel_->maps.roce_clear_list, slots_);
+    bpf_map__set_max_entries(skel_->maps.roce_occupied, (slots_ + 63) / 64);
     skel_->rodata->roce_slot_mask = slots_ - 1;
     for (bpf_map* m : pinned_maps()) {
       const std::string path = config_.pin_dir + "/" + bpf_map__name(m);
@@ -475,6 +476,8 @@ class RoceFlowProbe final : public FlowProbe {
     listed_count_ = 0;
     roce_harvest_ctx hctx{};
     hctx.table = table;
+    hctx.walk = walks_[table] % kWholeTableWalkEvery == 0 ? ROCE_WALK_TABLE : ROCE_WALK_OCCUPIED;
+    ++walks_[table];
     while (hctx.start < slots_) {
       LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &hctx, .ctx_size_in = sizeof(hctx));
       const std::uint32_t before = hctx.start;
@@ -766,7 +769,13 @@ class RoceFlowProbe final : public FlowProbe {
   std::uint32_t listed_count_ = 0;
   std::uint64_t listed_epoch_ = 0;        // ... harvested as this epoch (0: the list is not a batch's)
   std::vector<std::uint32_t> psn_index_;  // per record of the last harvest: its PSN table slot or kPsnNew
-  std::uint64_t psn_index_epoch_ = 0;     // the epoch psn_index_ belongs to
+  // Copies of each table by this process. A table is read whole at its first copy (a program of an earlier
+  // process may have claimed slots without setting their occupancy bits, which are not pinned) and at every
+  // kWholeTableWalkEvery-th after (a program some other process left attached); otherwise only the slots
+  // the occupancy bits name: about the flows, not the 131,072 slots of a 65,536-flow table.
+  static constexpr std::uint64_t kWholeTableWalkEvery = 64;
+  std::array<std::uint64_t, 2> walks_{};
+  std::uint64_t psn_index_epoch_ = 0;  // the epoch psn_index_ belongs to
   bool recovering_ = false;
   bool first_harvest_ = true;
   std::vector<Attached> attached_;

@@ -20,7 +20,9 @@
 //   1. harvest() flips the program to the other of two flow tables (a map-in-map update, which waits for
 //      running programs), has the roce_harvest program copy the previous table's flows to a 1 MiB staging
 //      array mapped into this process WITHOUT clearing them (no concurrent writer, so no packet's update is
-//      split; no per-flow syscall), reads the overflow ring buffer without consuming it, records "epoch E
+//      split; no per-flow syscall; only the slots the table's occupancy bits name, except at this process's
+//      first copy of each table and every 64th, which read the whole table), reads the overflow ring
+//      buffer without consuming it, records "epoch E
 //      drained" in the pinned map and returns the batch {E, records} (deltas since the previous batch).
 //   2. The owner writes the batch durably (FlowSink::write tags it with E), then calls commit(batch): the
 //      PSN state is advanced, the ring buffer consumed, the table cleared and E marked committed. The

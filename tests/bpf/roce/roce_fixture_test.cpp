@@ -54,6 +54,7 @@ class RoceFixture : public ::testing::Test {
     bpf_map__set_inner_map_fd(s->maps.roce_tables, tmpl);
     bpf_map__set_max_entries(s->maps.roce_psn_last, slots);
     bpf_map__set_max_entries(s->maps.roce_clear_list, slots);
+    bpf_map__set_max_entries(s->maps.roce_occupied, (slots + 63) / 64);
     s->rodata->roce_slot_mask = slots - 1;
     if (table_size < 1024) bpf_map__set_max_entries(s->maps.roce_overflow, 4096);
     const int rc = roce_flow::load(s);
@@ -709,6 +710,91 @@ TEST_F(RoceFixture, HarvestProgramCopiesEverySlotOnceThenClearsTheTable) {
     for (std::uint32_t i = 0; i < n; ++i) left += (t[i].tag != 0 || t[i].ready != 0) ? 1 : 0;
     EXPECT_EQ(left, 0u) << "slots left claimed after the harvest";
   });
+  roce_flow::destroy(big);
+}
+
+// Runs roce_harvest over `table` until done; returns the slots of the copies (each copy checked against
+// the table's slot) and adds up the runs' visited slots.
+std::vector<std::uint32_t> harvest_slots(roce_flow* s, std::uint32_t table, std::uint32_t walk,
+                                         std::uint64_t& visited, int& runs) {
+  std::vector<std::uint32_t> got;
+  const std::uint32_t slots = bpf_map__max_entries(s->maps.roce_flows_a);
+  const std::size_t out_len = std::size_t{ROCE_HARVEST_OUT} * sizeof(roce_flow_slot);
+  void* out = mmap(nullptr, out_len, PROT_READ, MAP_SHARED, bpf_map__fd(s->maps.roce_harvest_out), 0);
+  EXPECT_NE(out, MAP_FAILED) << strerror(errno);
+  if (out == MAP_FAILED) return got;
+  roce_harvest_ctx ctx{};
+  ctx.table = table;
+  ctx.walk = walk;
+  visited = 0;
+  runs = 0;
+  while (ctx.start < slots && runs < 100) {
+    LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &ctx, .ctx_size_in = sizeof(ctx));
+    EXPECT_EQ(bpf_prog_test_run_opts(bpf_program__fd(s->progs.roce_harvest), &opts), 0) << strerror(errno);
+    ++runs;
+    visited += ctx.visited;
+    const auto* staged = static_cast<const roce_flow_slot*>(out);
+    for (std::uint32_t i = 0; i < ctx.records; ++i) got.push_back(static_cast<std::uint32_t>(staged[i].slot));
+  }
+  munmap(out, out_len);
+  return got;
+}
+
+// The occupancy bits: the packet path sets a slot's bit when it claims the slot, and roce_harvest's
+// ROCE_WALK_OCCUPIED reads only those slots (the same copies as a walk of the whole table, across runs
+// when the staging array fills up), and drops the bit of a slot that is free in the harvested table unless
+// the other table holds that slot.
+TEST_F(RoceFixture, OccupiedWalkReadsOnlyClaimedSlotsAndDropsStaleBits) {
+  roce_flow* big = load(8192);  // 16,384 slots; 5,000 flows fill the 4,096-slot staging array
+  ASSERT_NE(big, nullptr);
+  const std::uint32_t slots = bpf_map__max_entries(big->maps.roce_flows_a);
+  constexpr std::uint32_t kFlows = 5000;
+  PacketSpec s = spec4(0x0A);
+  for (std::uint32_t qp = 1; qp <= kFlows; ++qp) {
+    s.dest_qp = qp;
+    run(big, Prog::tc_in, frame_of(s));
+  }
+  std::uint64_t visited = 0;
+  int runs = 0;
+  const auto whole = harvest_slots(big, 0, ROCE_WALK_TABLE, visited, runs);
+  EXPECT_EQ(visited, slots);
+  auto occupied = harvest_slots(big, 0, ROCE_WALK_OCCUPIED, visited, runs);
+  EXPECT_EQ(visited, kFlows) << "the occupied walk reads the flows' slots only";
+  EXPECT_GE(runs, 2);  // resumed inside the bits after the staging array filled up
+  ASSERT_EQ(whole.size(), kFlows);
+  EXPECT_EQ(occupied, whole) << "the same copies in the same (slot) order";
+
+  const auto bit_set = [&](std::uint32_t slot) {
+    std::uint32_t word = slot / 64;
+    std::uint64_t bits = 0;
+    EXPECT_EQ(bpf_map_lookup_elem(bpf_map__fd(big->maps.roce_occupied), &word, &bits), 0);
+    return (bits >> (slot % 64) & 1u) != 0;
+  };
+  for (const std::uint32_t slot : whole) ASSERT_TRUE(bit_set(slot)) << slot;
+  // Free 40 slots of table a (as a commit does) while table b holds one of those slots.
+  const std::uint32_t held_by_b = whole[7];
+  with_table(big, [&](roce_flow_slot* t, std::uint32_t) {
+    for (std::size_t i = 0; i < 40; ++i) t[whole[i]].tag = t[whole[i]].ready = 0;
+  });
+  const std::size_t len_b = std::size_t{slots} * sizeof(roce_flow_slot);
+  void* pb = mmap(nullptr, len_b, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(big->maps.roce_flows_b), 0);
+  ASSERT_NE(pb, MAP_FAILED) << strerror(errno);
+  static_cast<roce_flow_slot*>(pb)[held_by_b].tag = 5;
+  occupied = harvest_slots(big, 0, ROCE_WALK_OCCUPIED, visited, runs);
+  EXPECT_EQ(visited, kFlows);  // the 40 stale bits are read once more ...
+  ASSERT_EQ(occupied.size(), kFlows - 40);
+  EXPECT_TRUE(std::equal(occupied.begin(), occupied.end(), whole.begin() + 40));
+  for (std::size_t i = 0; i < 40; ++i)
+    EXPECT_EQ(bit_set(whole[i]), whole[i] == held_by_b) << "... and dropped unless table b holds the slot";
+  occupied = harvest_slots(big, 0, ROCE_WALK_OCCUPIED, visited, runs);
+  EXPECT_EQ(visited, kFlows - 40 + 1);
+  EXPECT_EQ(occupied.size(), kFlows - 40);
+  // Harvesting table b reads its one held slot and the flows' bits (free in b, but a holds them: kept).
+  occupied = harvest_slots(big, 1, ROCE_WALK_OCCUPIED, visited, runs);
+  EXPECT_EQ(visited, kFlows - 40 + 1);
+  EXPECT_EQ(occupied, std::vector<std::uint32_t>{held_by_b});
+  for (std::size_t i = 40; i < whole.size(); ++i) ASSERT_TRUE(bit_set(whole[i])) << whole[i];
+  munmap(pb, len_b);
   roce_flow::destroy(big);
 }
 
