@@ -1,23 +1,44 @@
 #include "inventory.h"
 
+#include <fcntl.h>
 #include <infiniband/verbs.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <set>
+#include <string_view>
 
 #include "hsns/proto/agent.h"
 
 namespace hsns::daemon {
 namespace fs = std::filesystem;
 std::optional<std::string> read_sysfs_line(const fs::path& path) {
-  std::ifstream in(path);
-  std::string line;
-  if (!in || !std::getline(in, line)) return std::nullopt;
-  while (!line.empty() && (line.back() == '\n' || line.back() == ' ' || line.back() == '\r')) line.pop_back();
-  return line;
+  // open + read + close into a stack buffer: these attributes are read for every port several times a
+  // second, and a std::ifstream costs a buffer allocation and locale setup per file.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  char buf[4096];
+  std::size_t used = 0;
+  bool failed = false;
+  while (used < sizeof buf) {
+    const ssize_t n = ::read(fd, buf + used, sizeof buf - used);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) failed = true;
+    if (n <= 0) break;
+    const bool has_newline = std::memchr(buf + used, '\n', static_cast<std::size_t>(n)) != nullptr;
+    used += static_cast<std::size_t>(n);
+    if (has_newline) break;
+  }
+  ::close(fd);
+  if (failed || used == 0) return std::nullopt;
+  std::string_view line(buf, used);
+  line = line.substr(0, line.find('\n'));
+  while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.remove_suffix(1);
+  return std::string(line);
 }
 
 namespace {

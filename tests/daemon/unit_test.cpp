@@ -472,6 +472,24 @@ TEST(Inventory, AHostWithoutRdmaIsNormal) {
   EXPECT_EQ(registration_body(inv), R"({"npus":[]})");
 }
 
+// The first line of an attribute, trimmed; nullopt for what cannot be read (missing, a directory, empty).
+TEST(Inventory, ReadSysfsLineTakesTheFirstLineTrimmed) {
+  TempDir dir;
+  const auto put = [&](const char* name, const std::string& text) {
+    std::ofstream(dir.path() / name) << text;
+    return dir.path() / name;
+  };
+  EXPECT_EQ(read_sysfs_line(put("plain", "up\n")), "up");
+  EXPECT_EQ(read_sysfs_line(put("trailing", "25000 \r\n")), "25000");
+  EXPECT_EQ(read_sysfs_line(put("no_newline", "4: ACTIVE")), "4: ACTIVE");
+  EXPECT_EQ(read_sysfs_line(put("two_lines", "first\nsecond\n")), "first");
+  EXPECT_EQ(read_sysfs_line(put("blank_line", "\nsecond\n")), "");
+  EXPECT_EQ(read_sysfs_line(put("long", std::string(5000, 'x'))), std::string(4096, 'x'));
+  EXPECT_EQ(read_sysfs_line(put("empty", "")), std::nullopt);
+  EXPECT_EQ(read_sysfs_line(dir.path() / "missing"), std::nullopt);
+  EXPECT_EQ(read_sysfs_line(dir.path()), std::nullopt);
+}
+
 TEST(Qos, ConformantDriftAndUnknown) {
   QosProfile profile{true, {3}, "dscp", {3}};
   const auto ok = check_qos(fixture_root(), "ens1f0np0", profile);
