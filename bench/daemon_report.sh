@@ -8,7 +8,8 @@
 #  2. burst: about 100,000 flows (25 generators x 4,000 flows, one packet each) harvested in one batch and
 #     reported: hsnsd's peak memory (VmHWM), beside the same burst without reporting.
 # Usage: bench/daemon_report.sh [build dir] [window seconds]   (defaults: build/release, 30)
-# PERF_OUT=file: also record a perf profile (499 Hz, call graphs) of the reporting hsnsd over its window.
+# PERF_OUT=file: also record a perf profile (499 Hz, call graphs) of the reporting hsnsd over its window
+# (PERF_CALL_GRAPH="--call-graph dwarf" for a build without frame pointers).
 set -euo pipefail
 build=${1:-build/release}
 window=${2:-30}
@@ -36,6 +37,12 @@ wait_until() { # timeout-seconds command...
   until "$@"; do [ "$(date +%s)" -lt "$deadline" ] || return 1; sleep 0.05; done
 }
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# "name ticks" per thread of PID (the harvester and the uploader name their threads)
+thread_ticks() {
+  for t in /proc/"$1"/task/*; do
+    echo "$(cat "$t/comm") $(awk '{print $14 + $15}' "$t/stat")"
+  done | awk '{s[$1] += $2} END {for (n in s) print n, s[n]}' | sort
+}
 status_kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
 metric() { ip netns exec "$nb" curl -sf http://127.0.0.1:9812/metrics | awk -v m="$1" '$1 == m {print $2}'; }
 hz=$(getconf CLK_TCK)
@@ -115,14 +122,19 @@ steady() {
   sleep 8  # every flow seen at least once, the first reports out
   local c0 w0 c1 w1
   c0=$(ticks "$hpid"); w0=$(now_ms)
+  local t0; t0=$(thread_ticks "$hpid")
   local perf_pid=
   if [ "$1" = on ] && [ -n "${PERF_OUT:-}" ]; then
-    perf record -q -F 499 -g -o "$PERF_OUT" -p "$hpid" -- sleep "$window" > /dev/null 2>&1 &
+    perf record -q -F 499 ${PERF_CALL_GRAPH:--g} -o "$PERF_OUT" -p "$hpid" -- sleep "$window" > /dev/null 2>&1 &
     perf_pid=$!
   fi
   sleep "$window"
   [ -z "$perf_pid" ] || wait "$perf_pid" || true
   c1=$(ticks "$hpid"); w1=$(now_ms)
+  local per_thread
+  per_thread=$(join <(echo "$t0") <(thread_ticks "$hpid") |
+    awk -v hz="$hz" -v ms=$((w1 - w0)) '{printf "%s%s %.2f%%", (NR > 1 ? ", " : ""), $1, 100 * ($3 - $2) / hz / (ms / 1000)}')
+  echo "$1: per thread: $per_thread" >> "$tmp/threads"
   local rss hwm records sent
   rss=$(status_kb "$hpid" VmRSS); hwm=$(status_kb "$hpid" VmHWM)
   records=$(metric hsns_flow_probe_last_harvest_records); sent=$(metric hsns_report_batches_sent_total)
@@ -160,6 +172,7 @@ echo "  steady, 8 ports + ~10,000 flows, harvest and report every 1 s:"
 echo "    baseline (probe -> JSON-lines sink, no reporting): CPU ${base_cpu}% of a core, RSS ${base_rss} kB (peak ${base_hwm} kB), ${base_rec} flows in the last harvest, ${base_hms} ms per harvest (harvest + write + commit)"
 echo "    reporting (probe + telemetry -> spool -> aggregator): CPU ${rep_cpu}% of a core, RSS ${rep_rss} kB (peak ${rep_hwm} kB), ${rep_rec} flows in the last harvest, ${rep_hms} ms per harvest (harvest + spool append + commit), ${rep_sent} batches acknowledged"
 echo "    ratio reporting / baseline: CPU $(ratio "$rep_cpu" "$base_cpu"), RSS $(ratio "$rep_rss" "$base_rss")"
+sed 's/^off:/    baseline,/; s/^on:/    reporting,/' "$tmp/threads"
 echo "  burst, ~100,000 flows in one harvest:"
 echo "    baseline (JSON-lines sink): peak VmHWM ${bb_hwm} kB, ${bb_rec} records harvested"
 echo "    reporting (spool + upload): peak VmHWM ${rb_hwm} kB, ${rb_rec} records harvested, ${rb_sent} batches acknowledged"

@@ -1,5 +1,7 @@
 #include "reporter_component.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <random>
@@ -315,7 +317,10 @@ void ReporterComponent::start_thread() {
     stop_requested_ = false;
     woken_ = true;  // whatever an earlier run left in the spool goes out at once
   }
-  thread_ = std::thread([this] { upload_loop(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "hsnsd-upload");  // for top -H, perf and the benchmark
+    upload_loop();
+  });
 }
 
 void ReporterComponent::stop_thread() {
