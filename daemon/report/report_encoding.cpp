@@ -225,8 +225,9 @@ std::uint64_t next_encoder_id() {
 
 }  // namespace
 
-std::string encode_telemetry_report(const proto::Report& report) {
-  return proto::encode<proto::Report>(report, proto::Encoding::cbor);
+std::string encode_telemetry_report(nlohmann::json& document, std::uint64_t seq) {
+  document["seq"] = seq;
+  return proto::encode_document(document, proto::Encoding::cbor);
 }
 
 void append_flow_record_cbor(std::string& out, const proto::FlowRecord& record) {

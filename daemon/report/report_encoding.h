@@ -2,7 +2,9 @@
 // (hsns/proto/report.h) in CBOR whose seq is the record's spool seq.
 //
 // Contract:
-// - encode_telemetry_report(report): proto::encode<Report> in CBOR (the canonical document).
+// - encode_telemetry_report(document, seq): a report's canonical document (proto::to_json(Report)) with
+//   its seq set to `seq`, in CBOR: the bytes proto::encode<Report> writes for that report. The reporter
+//   builds the document once, checks it against the wire contract and encodes the same DOM.
 // - encode_flow_report(seq, ts_ms, epoch, count, record_at): the report {seq, ts_ms, flows: [{epoch,
 //   records: [record_at(0) .. record_at(count - 1)]}]} in CBOR, written record by record: the bytes decode
 //   (decode<Report>, Encoding::cbor) to exactly the Report that encode<Report> would have written for the
@@ -27,6 +29,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,7 +39,7 @@
 
 namespace hsns::daemon::report {
 
-std::string encode_telemetry_report(const proto::Report& report);
+std::string encode_telemetry_report(nlohmann::json& document, std::uint64_t seq);
 
 inline constexpr std::size_t kFlowReportChunk = std::size_t{256} * 1024;
 

@@ -232,12 +232,10 @@ void ReporterComponent::stop() {
 }
 
 bool ReporterComponent::report_now() {
-  auto report = build(Clock::now());
-  if (!report) return false;
-  auto seq = spool_->append(SpoolKind::telemetry_report, 0, [&report](std::uint64_t s) {
-    report->seq = s;
-    return encode_telemetry_report(*report);
-  });
+  auto document = build(Clock::now());
+  if (!document) return false;
+  auto seq = spool_->append(SpoolKind::telemetry_report, 0,
+                            [&document](std::uint64_t s) { return encode_telemetry_report(*document, s); });
   if (!seq) {
     failures_.Add({{"reason", "spool"}}).Increment();
     log_limited("report: cannot spool a telemetry report: " + seq.error().message());
@@ -247,7 +245,7 @@ bool ReporterComponent::report_now() {
   return true;
 }
 
-std::optional<proto::Report> ReporterComponent::build(Clock::time_point now) {
+std::optional<nlohmann::json> ReporterComponent::build(Clock::time_point now) {
   proto::Report r;
   r.ts_ms = unix_ms();
   const auto take = [&](auto& sent, auto value, auto& slot) {
@@ -283,7 +281,8 @@ std::optional<proto::Report> ReporterComponent::build(Clock::time_point now) {
   }
   if (!r.counters && !r.qp && !r.optics && !r.lldp && r.ports.empty()) return std::nullopt;
   // What the aggregator would refuse is never spooled (it would be dropped there, a request later).
-  if (auto checked = proto::read_report(proto::to_json(r)); !checked) {
+  nlohmann::json document = proto::to_json(r);
+  if (auto checked = proto::read_report(document); !checked) {
     build_errors_.Increment();
     const std::string message = checked.error().message();
     if (message != last_build_error_)
@@ -291,7 +290,7 @@ std::optional<proto::Report> ReporterComponent::build(Clock::time_point now) {
     last_build_error_ = message;
     return std::nullopt;
   }
-  return r;
+  return document;
 }
 
 void ReporterComponent::update_spool_metrics() {

@@ -132,7 +132,9 @@ class ReporterComponent final : public Component {
   };
 
   bool open_spool();
-  std::optional<proto::Report> build(Clock::time_point now);
+  // The due sections as the report's canonical document (proto::to_json), checked against the wire contract
+  // (built once: the same DOM is checked and encoded).
+  std::optional<nlohmann::json> build(Clock::time_point now);
   void update_spool_metrics();
   void start_thread();
   void stop_thread();

@@ -324,6 +324,21 @@ TEST(ReportEncoding, TheStreamedFlowReportIsTheContractsEncodingByteForByte) {
   EXPECT_EQ(*back, r);
 }
 
+// The telemetry report's document, checked once and encoded with its spool seq: the contract's encoding.
+TEST(ReportEncoding, TheTelemetryDocumentWithItsSeqIsTheContractsEncoding) {
+  hsns::proto::Report r;
+  r.ts_ms = 1'764'640'000'456;
+  r.ports.push_back({"npu0", "up", 400000});
+  r.ports.push_back({"npu1", "down", std::nullopt});
+  nlohmann::json document = hsns::proto::to_json(r);
+  const std::string bytes = hsns::daemon::report::encode_telemetry_report(document, 4242);
+  r.seq = 4242;
+  EXPECT_EQ(bytes, hsns::proto::encode<hsns::proto::Report>(r, hsns::proto::Encoding::cbor));
+  auto back = hsns::proto::decode<hsns::proto::Report>(bytes, hsns::proto::Encoding::cbor);
+  ASSERT_TRUE(back) << back.error().message();
+  EXPECT_EQ(*back, r);
+}
+
 TEST(ReportEncoding, EachRecordIsNlohmannsCborOfTheContractDocumentForEveryShapeOfValue) {
   std::vector<hsns::proto::FlowRecord> shapes;
   auto f = hsns::testing::sample_report_flow(3, 5);
