@@ -1,12 +1,15 @@
 // The report spool (daemon/report/spool.h) on real files: append/peek/ack across reopen, seq continuity,
 // the byte bound and its drop order (flow batches last), refusals, corruption in the middle (a payload
 // byte, a length field, a segment header), torn and bad-checksum tails, a missing or corrupt state file,
-// the directory lock and the oldest-record age; groups of parts (append_parts: streamed, all or nothing, a
-// group cut by a crash removed on open, also across segments) and payloads read from the segment files
-// (peek_payloads: checksum verified, readable after their segment was deleted).
+// the state file's two slots (written in place alternately, a torn or garbled slot falls back to the
+// other, both bad counted, the older single-record format read and upgraded without loss), the directory
+// lock and the oldest-record age; groups of parts (append_parts: streamed, all or nothing, a group cut by
+// a crash removed on open, also across segments) and payloads read from the segment files (peek_payloads:
+// checksum verified, readable after their segment was deleted).
 #include "spool.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <filesystem>
@@ -321,6 +324,207 @@ TEST_F(SpoolTest, AMissingOrCorruptStateFileResendsRatherThanLoses) {
   ASSERT_TRUE(s);
   EXPECT_EQ(seqs(everything(*s)), (std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6}));
   EXPECT_EQ(s->stats().corrupt_records_total, 1U);
+}
+
+// The state file's inode (a rename would change it).
+ino_t inode_of(const fs::path& p) {
+  struct stat st {};
+  EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
+  return st.st_ino;
+}
+
+// Sets bytes [from, to) of a file to zero (a write cut short leaves such a stretch).
+void zero_bytes(const fs::path& p, std::uint64_t from, std::uint64_t to) {
+  std::string bytes = read_file(p);
+  ASSERT_LE(to, bytes.size()) << p;
+  std::fill(bytes.begin() + static_cast<std::ptrdiff_t>(from),
+            bytes.begin() + static_cast<std::ptrdiff_t>(to), '\0');
+  write_file(p, bytes);
+}
+
+TEST_F(SpoolTest, StateSlotsAreWrittenInPlaceInTurnAndAcksPersistAcrossReopen) {
+  const auto o = options(1 << 20, 1 << 20);  // one segment: no ack deletes one
+  const fs::path state = tmp / "spool" / "state";
+  {
+    auto s = open_spool(o);
+    ASSERT_TRUE(s);
+    append_reports(*s, 6);
+    EXPECT_FALSE(fs::exists(state)) << "nothing to remember before the first ack";
+    ASSERT_TRUE(s->ack(1));
+    const auto size = fs::file_size(state);
+    EXPECT_EQ(size, kStateSlotOffset[1] + kStateSlotSize) << "created at its full size";
+    const ino_t inode = inode_of(state);
+    auto file = read_file(state);
+    ASSERT_TRUE(state_slot(file, 0));
+    EXPECT_EQ(state_slot(file, 0)->generation, 1U);
+    EXPECT_EQ(state_slot(file, 0)->acked, 1U);
+    EXPECT_FALSE(state_slot(file, 1));
+    // Each ack goes to the slot that does not hold the current state; the other keeps the one before.
+    const std::uint64_t acks[] = {2, 4, 5};
+    for (std::size_t i = 0; i < 3; ++i) {
+      ASSERT_TRUE(s->ack(acks[i]));
+      file = read_file(state);
+      const int written = (i % 2 == 0) ? 1 : 0;
+      ASSERT_TRUE(state_slot(file, written)) << i;
+      ASSERT_TRUE(state_slot(file, 1 - written)) << i;
+      EXPECT_EQ(state_slot(file, written)->generation, i + 2);
+      EXPECT_EQ(state_slot(file, written)->acked, acks[i]);
+      EXPECT_EQ(state_slot(file, 1 - written)->generation, i + 1);
+      EXPECT_EQ(state_slot(file, 1 - written)->acked, i == 0 ? 1U : acks[i - 1]);
+      EXPECT_EQ(inode_of(state), inode) << "written in place, never replaced";
+      EXPECT_EQ(fs::file_size(state), size);
+      EXPECT_FALSE(fs::exists(tmp / "spool" / "state.tmp"));
+    }
+  }
+  {
+    auto s = open_spool(o);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->acked_seq(), 5U);
+    EXPECT_EQ(seqs(everything(*s)), (std::vector<std::uint64_t>{6}));
+    ASSERT_TRUE(s->ack(6));  // generation 5, in slot 0
+  }
+  auto s = open_spool(o);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->acked_seq(), 6U);
+  EXPECT_TRUE(everything(*s).empty());
+  EXPECT_EQ(s->stats().corrupt_records_total, 0U);
+  const auto file = read_file(state);
+  ASSERT_TRUE(state_slot(file, 0));
+  EXPECT_EQ(state_slot(file, 0)->generation, 5U);
+  EXPECT_EQ(state_slot(file, 0)->acked, 6U);
+}
+
+TEST_F(SpoolTest, ATornOrGarbledStateSlotFallsBackToTheOtherAndBothBadResendEverything) {
+  const auto o = options(1 << 20, 1 << 20);
+  const fs::path state = tmp / "spool" / "state";
+  {
+    auto s = open_spool(o);
+    ASSERT_TRUE(s);
+    append_reports(*s, 6);
+    ASSERT_TRUE(s->ack(2));  // slot 0, generation 1
+    ASSERT_TRUE(s->ack(4));  // slot 1, generation 2
+  }
+  const std::string saved = read_file(state);
+  // The newest slot torn (its second half never reached the disk): the state before it holds.
+  zero_bytes(state, kStateSlotOffset[1] + 20, kStateSlotOffset[1] + kStateSlotSize);
+  {
+    auto s = open_spool(o);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->acked_seq(), 2U);
+    EXPECT_EQ(seqs(everything(*s)), (std::vector<std::uint64_t>{3, 4, 5, 6}));
+    EXPECT_EQ(s->stats().corrupt_records_total, 0U) << "a torn slot is a crash, not corruption";
+    // The next write goes to the torn slot again, never over the valid one.
+    ASSERT_TRUE(s->ack(3));
+    const auto file = read_file(state);
+    ASSERT_TRUE(state_slot(file, 0));
+    EXPECT_EQ(state_slot(file, 0)->acked, 2U);
+    ASSERT_TRUE(state_slot(file, 1));
+    EXPECT_EQ(state_slot(file, 1)->acked, 3U);
+    EXPECT_EQ(state_slot(file, 1)->generation, 2U);
+  }
+  {
+    auto s = open_spool(o);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->acked_seq(), 3U);
+  }
+  // The older slot garbled: the newer holds.
+  write_file(state, saved);
+  flip_byte(state, kStateSlotOffset[0] + 17);
+  {
+    auto s = open_spool(o);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->acked_seq(), 4U);
+    EXPECT_EQ(seqs(everything(*s)), (std::vector<std::uint64_t>{5, 6}));
+    EXPECT_EQ(s->stats().corrupt_records_total, 0U);
+  }
+  // Both garbled: counted, nothing acknowledged, everything resent; the file is written again.
+  write_file(state, saved);
+  flip_byte(state, kStateSlotOffset[0] + 3);
+  flip_byte(state, kStateSlotOffset[1] + 30);
+  {
+    auto s = open_spool(o);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->acked_seq(), 0U);
+    EXPECT_EQ(seqs(everything(*s)), (std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6}));
+    EXPECT_EQ(s->stats().corrupt_records_total, 1U);
+    EXPECT_EQ(s->last_seq(), 6U);
+    ASSERT_TRUE(s->ack(1));
+  }
+  auto s = open_spool(o);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->acked_seq(), 1U);
+  EXPECT_EQ(s->stats().corrupt_records_total, 0U);
+}
+
+// A state file as older versions wrote it: "HSNSSTA1" | acked | highest seq | highest flow epoch | CRC-32.
+std::string old_state_file(std::uint64_t acked, std::uint64_t last_seq, std::uint64_t epoch) {
+  std::string f = "HSNSSTA1";
+  for (const std::uint64_t v : {acked, last_seq, epoch})
+    for (int i = 0; i < 8; ++i) f.push_back(static_cast<char>(v >> (8 * i)));
+  const std::uint32_t crc =
+      report::crc32_update(0, reinterpret_cast<const unsigned char*>(f.data()), f.size());
+  for (int i = 0; i < 4; ++i) f.push_back(static_cast<char>(crc >> (8 * i)));
+  return f;
+}
+
+TEST_F(SpoolTest, AnOldFormatStateFileIsReadAndUpgradedWithoutLoss) {
+  const auto o = options(1 << 20, 1 << 20);
+  const fs::path state = tmp / "spool" / "state";
+  write_reports(o, 6);
+  const std::string old = old_state_file(3, 30, 17);
+  ASSERT_EQ(old.size(), 36U);
+  write_file(state, old);
+  write_file(tmp / "spool" / "state.tmp", "left by an older version's crash");
+  {
+    auto s = open_spool(o);
+    ASSERT_TRUE(s);
+    EXPECT_FALSE(fs::exists(tmp / "spool" / "state.tmp")) << "a leftover temporary file is removed";
+    EXPECT_EQ(s->acked_seq(), 3U);
+    EXPECT_EQ(seqs(everything(*s)), (std::vector<std::uint64_t>{4, 5, 6}));
+    EXPECT_EQ(s->last_seq(), 30U) << "the highest seq of the old file is a floor";
+    EXPECT_EQ(s->last_flow_epoch(), 17U);
+    EXPECT_EQ(s->stats().corrupt_records_total, 0U);
+    // The first write goes to slot 1: the old record stays as it was until then.
+    ASSERT_TRUE(s->ack(4));
+    const auto file = read_file(state);
+    EXPECT_EQ(file.substr(0, old.size()), old);
+    ASSERT_TRUE(state_slot(file, 1));
+    EXPECT_EQ(state_slot(file, 1)->generation, 1U);
+    EXPECT_EQ(state_slot(file, 1)->acked, 4U);
+  }
+  const std::string upgraded = read_file(state);
+  {
+    auto s = open_spool(o);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->acked_seq(), 4U);
+    EXPECT_EQ(s->last_seq(), 30U);
+    EXPECT_EQ(s->last_flow_epoch(), 17U);
+  }
+  // That first new write torn: the old record still holds.
+  zero_bytes(state, kStateSlotOffset[1], kStateSlotOffset[1] + kStateSlotSize);
+  {
+    auto s = open_spool(o);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->acked_seq(), 3U);
+    EXPECT_EQ(s->stats().corrupt_records_total, 0U);
+  }
+  write_file(state, upgraded);
+  {
+    auto s = open_spool(o);
+    ASSERT_TRUE(s);
+    ASSERT_TRUE(s->ack(5));  // slot 0: the old record replaced by a new one
+    auto seq = s->append(SpoolKind::telemetry_report, 0, "after");
+    ASSERT_TRUE(seq);
+    EXPECT_EQ(*seq, 31U);
+  }
+  const auto file = read_file(state);
+  ASSERT_TRUE(state_slot(file, 0));
+  EXPECT_EQ(state_slot(file, 0)->generation, 2U);
+  auto s = open_spool(o);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->acked_seq(), 5U);
+  EXPECT_EQ(seqs(everything(*s)), (std::vector<std::uint64_t>{6, 31}));
+  EXPECT_EQ(s->last_flow_epoch(), 17U);
 }
 
 TEST_F(SpoolTest, OneSpoolADirectory) {
