@@ -116,6 +116,31 @@ bool pread_all(int fd, unsigned char* data, std::size_t n, std::uint64_t offset)
   return true;
 }
 
+// Fills the buffers of iov in turn from offset; false with errno set on failure (EIO when the file ends
+// first).
+bool preadv_all(int fd, iovec* iov, int count, std::uint64_t offset) {
+  while (count > 0) {
+    const ssize_t r = ::preadv(fd, iov, count, static_cast<off_t>(offset));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      if (r == 0) errno = EIO;
+      return false;
+    }
+    offset += static_cast<std::uint64_t>(r);
+    auto left = static_cast<std::size_t>(r);
+    while (count > 0 && left >= iov->iov_len) {
+      left -= iov->iov_len;
+      ++iov;
+      --count;
+    }
+    if (count > 0) {
+      iov->iov_base = static_cast<unsigned char*>(iov->iov_base) + left;
+      iov->iov_len -= left;
+    }
+  }
+  return true;
+}
+
 // What a state slot says.
 struct StateSlot {
   std::uint64_t generation;
@@ -244,6 +269,51 @@ Result<void> SpoolPayload::verify() const {
     return tl::unexpected(Error::internal("record " + std::to_string(seq_) + " in " + path_ +
                                           " fails its checksum (the segment changed on disk)"));
   return {};
+}
+
+Result<std::size_t> SpoolPayloadStream::fail_record(Error error) {
+  corrupt_ = true;
+  started_ = false;
+  return tl::unexpected(std::move(error));
+}
+
+Result<std::size_t> SpoolPayloadStream::read(std::uint64_t offset, char* buf, std::size_t n) {
+  const SpoolPayload& p = payload_;
+  if (offset == 0) {
+    started_ = false;
+    corrupt_ = false;
+  } else if (!started_ || offset != next_) {
+    return tl::unexpected(Error::internal(
+        "record " + std::to_string(p.seq_) + " in " + p.path_ + " read at offset " + std::to_string(offset) +
+        (started_ ? ", not where the last read ended (" + std::to_string(next_) + ")"
+                  : " before its start was read")));
+  }
+  if (offset >= p.size_) return tl::unexpected(Error::internal("read past the record in " + p.path_));
+  const auto k = static_cast<std::size_t>(std::min<std::uint64_t>(n, p.size_ - offset));
+  auto* out = reinterpret_cast<unsigned char*>(buf);
+  if (offset == 0) {
+    // The header and the first bytes in one call.
+    unsigned char h[kRecordHeader];
+    iovec iov[2] = {{h, kRecordHeader}, {out, k}};
+    if (!preadv_all(p.fd_->get(), iov, 2, p.record_offset_))
+      return fail_record(io_error("read", p.path_, errno));
+    if (get_u32(h) != kRecordMarker || get_u32(h + 4) != p.size_ || get_u64(h + 16) != p.seq_)
+      return fail_record(Error::internal("the header of record " + std::to_string(p.seq_) + " in " + p.path_ +
+                                         " changed since the spool indexed it"));
+    crc_ = crc_of(0, h + 4, 4);
+    crc_ = crc_of(crc_, h + 12, kRecordHeader - 12);
+    stored_ = get_u32(h + 8);
+    started_ = true;
+  } else if (!pread_all(p.fd_->get(), out, k, p.record_offset_ + kRecordHeader + offset)) {
+    return fail_record(io_error("read", p.path_, errno));
+  }
+  crc_ = crc_of(crc_, out, k);
+  next_ = offset + k;
+  // The last bytes go out only when the whole record holds: a receiver never gets a bad record complete.
+  if (next_ == p.size_ && crc_ != stored_)
+    return fail_record(Error::internal("record " + std::to_string(p.seq_) + " in " + p.path_ +
+                                       " fails its checksum (the segment changed on disk)"));
+  return k;
 }
 
 Result<std::string> SpoolPayload::read_all() const {

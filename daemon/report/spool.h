@@ -32,7 +32,9 @@
 //   and always at least one record when there is one (a record larger than the budget is sent alone).
 //   peek_payloads(max_bytes) returns the same records with their payloads left in the segment files
 //   (SpoolPayload: read on demand, checksum verified by verify()), so that an upload streams a record from
-//   its segment instead of copying it into memory.
+//   its segment instead of copying it into memory. SpoolPayloadStream reads such a payload front to back
+//   and checks the record on the way (header at the first read, checksum before the last bytes are handed
+//   out), so that sending a record reads it once: a record that does not hold is never handed out whole.
 //   ack(seq) acknowledges every record <= seq; segments whose records are all acknowledged are deleted,
 //   except the newest segment of each kind, which appends continue into.
 // - The acknowledged seq persists in "state", written by ack() and before any segment is deleted. The file
@@ -98,6 +100,7 @@ struct SpoolRecord {
 // written). Thread-compatible: reads are pread(2) at explicit offsets.
 class SpoolPayload {
  public:
+  friend class SpoolPayloadStream;
   SpoolPayload(std::shared_ptr<const UniqueFd> fd, std::string path, std::uint64_t record_offset,
                std::uint32_t size, std::uint64_t seq)
       : fd_(std::move(fd)), path_(std::move(path)), record_offset_(record_offset), size_(size), seq_(seq) {}
@@ -116,6 +119,40 @@ class SpoolPayload {
   std::uint64_t record_offset_;  // of the record's header in the file
   std::uint32_t size_;
   std::uint64_t seq_;
+};
+
+// Reads a SpoolPayload front to back and checks its record on the way, so that sending a record (an
+// HttpBodySource) reads its bytes once instead of once to verify and once to send:
+// - read(0, ...) reads the record's header with the first bytes (one preadv(2)) and checks its marker,
+//   length and seq against the spool's index, then starts the checksum; every read extends it. The read
+//   that would hand out the payload's last bytes first compares the checksum and on a mismatch returns an
+//   Error instead of them, so a record that changed on disk is never handed out complete (a body cut short
+//   never reaches the receiver whole).
+// - Reads continue where the previous one ended; a read at 0 starts over (an HTTP client resends a body
+//   on a fresh connection). A read at any other offset, or at or past size(), is an Error.
+// - corrupt(): whether the last failure was the record's own: its header changed, its checksum fails, or
+//   its bytes cannot be read (an I/O error, the file shorter than the index says). Such a record can never
+//   be sent right. False for a read at an unexpected offset (the caller's mistake) and after a read at 0
+//   starts over.
+// - An empty payload has nothing to read (no read is valid); SpoolPayload::verify() checks its header.
+// - Not thread-safe: one reader at a time (the HTTP client sending the body).
+class SpoolPayloadStream {
+ public:
+  explicit SpoolPayloadStream(SpoolPayload payload) : payload_(std::move(payload)) {}
+  std::uint64_t size() const { return payload_.size(); }
+  // Up to n payload bytes from `offset` (0, or where the previous read ended); how many (> 0).
+  Result<std::size_t> read(std::uint64_t offset, char* buf, std::size_t n);
+  bool corrupt() const { return corrupt_; }
+
+ private:
+  Result<std::size_t> fail_record(Error error);
+
+  SpoolPayload payload_;
+  bool started_ = false;      // the header was checked and reads continue at next_
+  std::uint64_t next_ = 0;    // the payload offset the next read continues at
+  std::uint32_t crc_ = 0;     // of the header fields and the payload bytes read so far
+  std::uint32_t stored_ = 0;  // the record's checksum from its header
+  bool corrupt_ = false;
 };
 
 struct SpoolEntry {

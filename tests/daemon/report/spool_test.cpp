@@ -5,7 +5,8 @@
 // other, both bad counted, the older single-record format read and upgraded without loss), the directory
 // lock and the oldest-record age; groups of parts (append_parts: streamed, all or nothing, a group cut by
 // a crash removed on open, also across segments) and payloads read from the segment files (peek_payloads:
-// checksum verified, readable after their segment was deleted).
+// checksum verified, readable after their segment was deleted; SpoolPayloadStream: read in pieces and
+// checked on the way, a bad record refused at its last piece or, with a changed header, at its first).
 #include "spool.h"
 
 #include <gtest/gtest.h>
@@ -13,6 +14,7 @@
 #include <zlib.h>
 
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -707,6 +709,138 @@ TEST_F(SpoolTest, APeekedPayloadIsReadFromItsSegmentVerifiedAndOutlivesTheSegmen
   auto bad = (*later)[0].payload.verify();
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message().find("checksum"), std::string::npos) << bad.error().message();
+}
+
+// Reads a whole stream in pieces of `piece` bytes; stops at the first failing read. Returns the bytes
+// handed out and that failure, if any.
+struct Streamed {
+  std::string bytes;
+  std::optional<hsns::Error> error;
+  std::size_t pieces = 0;  // reads that succeeded
+};
+Streamed stream_all(report::SpoolPayloadStream& stream, std::size_t piece) {
+  Streamed out;
+  std::string buf(piece, '\0');
+  while (out.bytes.size() < stream.size()) {
+    auto n = stream.read(out.bytes.size(), buf.data(), buf.size());
+    if (!n) {
+      out.error = n.error();
+      break;
+    }
+    out.bytes.append(buf.data(), *n);
+    ++out.pieces;
+  }
+  return out;
+}
+
+// The name of the newest report segment (names sort by first seq).
+std::string newest_report_segment(const fs::path& dir) {
+  std::string seg;
+  for (const auto& [name, size] : segment_sizes(dir))
+    if (name.rfind("report-", 0) == 0) seg = name;
+  return seg;
+}
+
+TEST_F(SpoolTest, APayloadStreamReadInPiecesIsThePayloadAndStartsOverAtZero) {
+  auto s = open_spool(options(1 << 20, 1024));
+  ASSERT_TRUE(s);
+  append_reports(*s, 2, 100'000);
+  auto entries = s->peek_payloads(std::numeric_limits<std::uint64_t>::max());
+  ASSERT_TRUE(entries);
+  ASSERT_EQ(entries->size(), 2U);
+  report::SpoolPayloadStream stream((*entries)[1].payload);
+  EXPECT_EQ(stream.size(), 100'000U);
+  const auto whole = stream_all(stream, 7000);
+  ASSERT_FALSE(whole.error) << whole.error->message();
+  EXPECT_EQ(whole.bytes, payload_of(2, 100'000));
+  EXPECT_EQ(whole.pieces, 15U);
+  EXPECT_FALSE(stream.corrupt());
+  // Started over at 0 (an HTTP client resending on a new connection), after a part or after the whole.
+  char buf[5000];
+  ASSERT_TRUE(stream.read(0, buf, sizeof buf));
+  ASSERT_TRUE(stream.read(5000, buf, sizeof buf));
+  const auto again = stream_all(stream, 65536);
+  ASSERT_FALSE(again.error) << again.error->message();
+  EXPECT_EQ(again.bytes, payload_of(2, 100'000));
+  // Reads elsewhere than where the last one ended are refused, and say nothing about the record.
+  ASSERT_TRUE(stream.read(0, buf, sizeof buf));
+  EXPECT_FALSE(stream.read(4000, buf, sizeof buf));
+  EXPECT_FALSE(stream.read(6000, buf, sizeof buf));
+  EXPECT_FALSE(stream.corrupt());
+  auto next = stream.read(5000, buf, sizeof buf);
+  ASSERT_TRUE(next) << "the refused reads did not move the stream";
+  EXPECT_EQ(std::string(buf, *next), payload_of(2, 100'000).substr(5000, 5000));
+  report::SpoolPayloadStream fresh((*entries)[0].payload);
+  EXPECT_FALSE(fresh.read(100, buf, sizeof buf)) << "not before its start";
+  EXPECT_FALSE(fresh.corrupt());
+  const auto first = stream_all(fresh, 100'000);
+  ASSERT_FALSE(first.error);
+  EXPECT_EQ(first.bytes, payload_of(1, 100'000));
+  EXPECT_EQ(first.pieces, 1U);
+  EXPECT_FALSE(fresh.read(100'000, buf, sizeof buf)) << "past the end";
+}
+
+TEST_F(SpoolTest, APayloadStreamRefusesTheLastPieceOfAChangedRecordAndAChangedHeaderAtOnce) {
+  auto s = open_spool(options(1 << 20, 1024));  // a segment for each record
+  ASSERT_TRUE(s);
+  append_reports(*s, 1, 100'000);
+  auto entries = s->peek_payloads(std::numeric_limits<std::uint64_t>::max());
+  ASSERT_TRUE(entries);
+  ASSERT_EQ(entries->size(), 1U);
+  const fs::path seg = tmp / "spool" / newest_report_segment(tmp / "spool");
+  // A payload byte early in the record changed on disk: every piece but the last is handed out (nothing in
+  // them can tell), the last is refused.
+  flip_byte(seg, kSegmentHeader + kRecordHeader + 1234);
+  report::SpoolPayloadStream stream((*entries)[0].payload);
+  for (int round = 0; round < 2; ++round) {
+    const auto r = stream_all(stream, 7000);
+    ASSERT_TRUE(r.error) << "a changed record was handed out whole";
+    EXPECT_NE(r.error->message().find("checksum"), std::string::npos) << r.error->message();
+    EXPECT_EQ(r.pieces, 14U) << "the pieces before the last are not held back";
+    EXPECT_EQ(r.bytes.size(), 98'000U);
+    EXPECT_TRUE(stream.corrupt());
+    // Starting over reads it again (and clears the verdict until the end says it again).
+    char buf[16];
+    ASSERT_TRUE(stream.read(0, buf, sizeof buf));
+    EXPECT_FALSE(stream.corrupt());
+    ASSERT_TRUE(stream.read(16, buf, sizeof buf));
+    stream = report::SpoolPayloadStream((*entries)[0].payload);
+  }
+  // One piece for the whole record: refused at once.
+  const auto one = stream_all(stream, 200'000);
+  ASSERT_TRUE(one.error);
+  EXPECT_EQ(one.pieces, 0U);
+  EXPECT_TRUE(stream.corrupt());
+
+  // A changed header (the seq field) fails the first read, before any byte is handed out.
+  ASSERT_TRUE(s->ack(1));
+  append_reports(*s, 1, 100'000);
+  auto later = s->peek_payloads(1);
+  ASSERT_TRUE(later);
+  ASSERT_EQ(later->size(), 1U);
+  EXPECT_EQ((*later)[0].seq, 2U);
+  flip_byte(tmp / "spool" / newest_report_segment(tmp / "spool"), kSegmentHeader + 16);
+  report::SpoolPayloadStream header((*later)[0].payload);
+  char buf[4096];
+  auto n = header.read(0, buf, sizeof buf);
+  ASSERT_FALSE(n);
+  EXPECT_NE(n.error().message().find("header"), std::string::npos) << n.error().message();
+  EXPECT_TRUE(header.corrupt());
+  EXPECT_FALSE(header.read(4096, buf, sizeof buf)) << "nothing to continue after a failed start";
+  EXPECT_TRUE(header.corrupt()) << "a refused read keeps the record's verdict";
+
+  // A record cut short on disk (shorter than the index says) cannot be read: the record's fault too.
+  ASSERT_TRUE(s->ack(2));
+  append_reports(*s, 1, 100'000);
+  auto cut = s->peek_payloads(1);
+  ASSERT_TRUE(cut);
+  const fs::path cut_seg = tmp / "spool" / newest_report_segment(tmp / "spool");
+  fs::resize_file(cut_seg, kSegmentHeader + kRecordHeader + 50'000);
+  report::SpoolPayloadStream shortened((*cut)[0].payload);
+  const auto r = stream_all(shortened, 7000);
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.bytes.size(), 49'000U);
+  EXPECT_TRUE(shortened.corrupt());
 }
 
 }  // namespace
