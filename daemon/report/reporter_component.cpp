@@ -39,19 +39,23 @@ bool due(const Sent& sent, const T& now_value, Component::Clock::time_point now)
   return !sent.value || !(*sent.value == now_value) || now - sent.at >= kSectionRefresh;
 }
 
-// A spool record as a request body: read from its segment file while it is sent.
+// A spool record as a request body: read from its segment file while it is sent, and checked on the way
+// (SpoolPayloadStream), so that a record is read once. A record that fails its check is cut short before
+// its last bytes: the aggregator never gets it whole, the request fails, and corrupt() says why.
 class PayloadBody final : public HttpBodySource {
  public:
-  explicit PayloadBody(const SpoolPayload& payload) : payload_(payload) {}
-  std::uint64_t size() const override { return payload_.size(); }
+  explicit PayloadBody(const SpoolPayload& payload) : stream_(payload) {}
+  std::uint64_t size() const override { return stream_.size(); }
   tl::expected<std::size_t, std::string> read(std::uint64_t offset, char* buf, std::size_t n) const override {
-    auto r = payload_.read(offset, buf, n);
+    auto r = stream_.read(offset, buf, n);
     if (!r) return tl::unexpected(r.error().message());
     return *r;
   }
+  bool corrupt() const { return stream_.corrupt(); }
 
  private:
-  const SpoolPayload& payload_;
+  // The HTTP client reads through a const source; the stream moves on with every read (offset, checksum).
+  mutable SpoolPayloadStream stream_;
 };
 
 }  // namespace
@@ -146,8 +150,9 @@ ReporterComponent::ReporterComponent(const DaemonConfig& config, std::string hos
       sent_(add_counter(r, "hsns_report_batches_sent_total", "Report batches the aggregator acknowledged")),
       rejected_(add_counter(r, "hsns_report_batches_rejected_total",
                             "Report batches the aggregator refused as bad (400, 413, 415, 422), dropped")),
-      corrupt_(add_counter(r, "hsns_report_batches_corrupt_total",
-                           "Spooled report batches that failed their checksum before the upload, dropped")),
+      corrupt_(
+          add_counter(r, "hsns_report_batches_corrupt_total",
+                      "Spooled report batches that failed their checksum while being uploaded, dropped")),
       failures_(prometheus::BuildCounter()
                     .Name("hsns_report_send_failures_total")
                     .Help("Failed report uploads, by reason")
@@ -365,23 +370,36 @@ void ReporterComponent::upload_loop() {
           const std::lock_guard stopping(mutex_);
           if (stop_requested_) return;
         }
-        if (auto valid = record.payload.verify(); !valid) {
+        // A record that can never be sent right (its bytes changed on disk) is dropped: logged, counted,
+        // acknowledged so that the rest goes on. False when even that fails (retried after a backoff).
+        const auto drop_corrupt = [&](const std::string& why) {
           HSNS_LOG(error) << "report: batch seq " << record.seq << " (" << to_string(record.kind)
-                          << ") cannot be sent: " << valid.error().message() << "; dropped";
+                          << ") cannot be sent: " << why << "; dropped";
           corrupt_.Increment();
           if (auto a = spool_->ack(record.seq); !a) {
             failures_.Add({{"reason", "spool"}}).Increment();
             log_limited("report: cannot drop seq " + std::to_string(record.seq) + ": " + a.error().message());
             failed = true;
             not_before = Clock::now() + backoff.next();
-            break;
+            return false;
           }
-          continue;
+          return true;
+        };
+        // An empty payload gives the body nothing to read, so nothing would check its header on the way.
+        if (record.payload.size() == 0) {
+          if (auto valid = record.payload.verify(); !valid) {
+            if (!drop_corrupt(valid.error().message())) break;
+            continue;
+          }
         }
         const auto sent_at = Clock::now();
         const PayloadBody body(record.payload);
         auto acked = client_->post_report(body);
         upload_duration_.Observe(std::chrono::duration<double>(Clock::now() - sent_at).count());
+        if (!acked && body.corrupt()) {
+          if (!drop_corrupt(acked.error().message)) break;
+          continue;
+        }
         if (acked && *acked == record.seq) {
           if (auto a = spool_->ack(record.seq); !a) {
             failures_.Add({{"reason", "spool"}}).Increment();

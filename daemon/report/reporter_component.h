@@ -18,13 +18,15 @@
 //   an outage is many requests, and a slow aggregator holds each one up to aggregator.timeout_ms; the main
 //   loop must keep sending WATCHDOG=1 and running its passes). The thread takes up to report.upload_bytes
 //   of payload from the spool (at least one record) and POSTs each record as one request, in seq order;
-//   each record is streamed from its segment file (SpoolPayload as the request's body source: no copy of
-//   the batch in memory), after its checksum was verified; a record that fails it (the segment changed on
-//   disk) can never be sent right: logged at error level, dropped (acknowledged) and counted in
-//   hsns_report_batches_corrupt_total. The record's payload already carries its seq, so a record sent twice
-//   (the answer lost, hsnsd killed before the ack) is deduplicated by the aggregator on (host, seq). On the
-//   acknowledgement (200 with acked_seq equal to the record's seq) the record is acknowledged in the spool
-//   (deleted with its segment). Failures, by the status the aggregator answered:
+//   each record is streamed from its segment file (SpoolPayloadStream as the request's body source: no
+//   copy of the batch in memory) and checked while it is read, in the same pass: its header at the first
+//   piece, its checksum before the last piece goes out. A record that fails (the segment changed on disk,
+//   its bytes cannot be read) is cut short, so the aggregator never receives it whole and stores nothing of
+//   it; it can never be sent right: logged at error level, dropped (acknowledged) and counted in
+//   hsns_report_batches_corrupt_total (not as a send failure). The record's payload already carries its seq,
+//   so a record sent twice (the answer lost, hsnsd killed before the ack) is deduplicated by the aggregator
+//   on (host, seq). On the acknowledgement (200 with acked_seq equal to the record's seq) the record is
+//   acknowledged in the spool (deleted with its segment). Failures, by the status the aggregator answered:
 //     400, 413, 415, 422   the aggregator says the batch itself is bad: logged at error level with its
 //                          seq, the record acknowledged (dropped) and counted in
 //                          hsns_report_batches_rejected_total; sending goes on with the next one.

@@ -30,15 +30,25 @@ namespace fs = std::filesystem;
 //            epoch u64 | appended_at_ms i64 | payload; crc = CRC-32 (zlib) of the length, the bytes after
 //            the crc field and the payload. flags bit 0: a part of a group that is not its last (older
 //            versions wrote 0 there and ignore it).
-//   state:   "HSNSSTA1" | acked seq u64 | highest seq u64 | highest flow epoch u64 | crc u32 of the rest
+//   state:   two slots, at offsets 0 and 4096 (separate blocks: a torn write of one cannot touch the other),
+//            each "HSNSSTA2" | generation u64 | acked seq u64 | highest seq u64 | highest flow epoch u64 |
+//            crc u32 of the slot's bytes before it; the valid slot with the higher generation holds. The
+//            file is created 4096 + 44 bytes long (slot 1 zero, so invalid), so that later writes only
+//            overwrite allocated bytes and fdatasync has no size change to commit.
+//            Older versions wrote one record, "HSNSSTA1" | acked seq u64 | highest seq u64 | highest flow
+//            epoch u64 | crc u32 of the rest, replaced by rename: read as slot 0 with generation 0.
 constexpr std::string_view kSegmentMagic = "HSNSSPL1";
 constexpr std::size_t kSegmentHeader = 8;
 constexpr std::uint32_t kRecordMarker = 0x52534e48;  // "HNSR"
 constexpr std::size_t kRecordHeader = 40;
-constexpr std::string_view kStateMagic = "HSNSSTA1";
-constexpr std::size_t kStateSize = 8 + 8 + 8 + 8 + 4;
+constexpr std::string_view kStateMagicV1 = "HSNSSTA1";
+constexpr std::size_t kStateSize = 8 + 8 + 8 + 8 + 4;  // the older single record
+constexpr std::string_view kStateMagic = "HSNSSTA2";
+constexpr std::size_t kStateSlotSize = 8 + 8 + 8 + 8 + 8 + 4;
+constexpr std::size_t kStateSlotStride = 4096;
+constexpr std::size_t kStateFileSize = kStateSlotStride + kStateSlotSize;
 constexpr char kStateName[] = "state";
-constexpr char kStateTemp[] = "state.tmp";
+constexpr char kStateTemp[] = "state.tmp";  // only while the file is created (older versions: every write)
 constexpr unsigned char kFlagMore = 1;
 constexpr std::size_t kReadChunk = std::size_t{64} * 1024;
 
@@ -104,6 +114,57 @@ bool pread_all(int fd, unsigned char* data, std::size_t n, std::uint64_t offset)
     offset += static_cast<std::uint64_t>(r);
   }
   return true;
+}
+
+// Fills the buffers of iov in turn from offset; false with errno set on failure (EIO when the file ends
+// first).
+bool preadv_all(int fd, iovec* iov, int count, std::uint64_t offset) {
+  while (count > 0) {
+    const ssize_t r = ::preadv(fd, iov, count, static_cast<off_t>(offset));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      if (r == 0) errno = EIO;
+      return false;
+    }
+    offset += static_cast<std::uint64_t>(r);
+    auto left = static_cast<std::size_t>(r);
+    while (count > 0 && left >= iov->iov_len) {
+      left -= iov->iov_len;
+      ++iov;
+      --count;
+    }
+    if (count > 0) {
+      iov->iov_base = static_cast<unsigned char*>(iov->iov_base) + left;
+      iov->iov_len -= left;
+    }
+  }
+  return true;
+}
+
+// What a state slot says.
+struct StateSlot {
+  std::uint64_t generation;
+  std::uint64_t acked;
+  std::uint64_t last_seq;
+  std::uint64_t flow_epoch;
+};
+
+// The slot at `offset` of the state file's first n bytes, if whole and its checksum holds.
+std::optional<StateSlot> parse_state_slot(const unsigned char* file, std::size_t n, std::size_t offset) {
+  if (n < offset + kStateSlotSize) return std::nullopt;
+  const unsigned char* p = file + offset;
+  if (!std::equal(kStateMagic.begin(), kStateMagic.end(), p) ||
+      crc_of(0, p, kStateSlotSize - 4) != get_u32(p + kStateSlotSize - 4))
+    return std::nullopt;
+  return StateSlot{get_u64(p + 8), get_u64(p + 16), get_u64(p + 24), get_u64(p + 32)};
+}
+
+// The older single-record state file at the start of the first n bytes, as generation 0.
+std::optional<StateSlot> parse_state_v1(const unsigned char* file, std::size_t n) {
+  if (n < kStateSize || !std::equal(kStateMagicV1.begin(), kStateMagicV1.end(), file) ||
+      crc_of(0, file, kStateSize - 4) != get_u32(file + kStateSize - 4))
+    return std::nullopt;
+  return StateSlot{0, get_u64(file + 8), get_u64(file + 16), get_u64(file + 24)};
 }
 
 std::string segment_name(bool flow, std::uint64_t first_seq) {
@@ -210,6 +271,51 @@ Result<void> SpoolPayload::verify() const {
   return {};
 }
 
+Result<std::size_t> SpoolPayloadStream::fail_record(Error error) {
+  corrupt_ = true;
+  started_ = false;
+  return tl::unexpected(std::move(error));
+}
+
+Result<std::size_t> SpoolPayloadStream::read(std::uint64_t offset, char* buf, std::size_t n) {
+  const SpoolPayload& p = payload_;
+  if (offset == 0) {
+    started_ = false;
+    corrupt_ = false;
+  } else if (!started_ || offset != next_) {
+    return tl::unexpected(Error::internal(
+        "record " + std::to_string(p.seq_) + " in " + p.path_ + " read at offset " + std::to_string(offset) +
+        (started_ ? ", not where the last read ended (" + std::to_string(next_) + ")"
+                  : " before its start was read")));
+  }
+  if (offset >= p.size_) return tl::unexpected(Error::internal("read past the record in " + p.path_));
+  const auto k = static_cast<std::size_t>(std::min<std::uint64_t>(n, p.size_ - offset));
+  auto* out = reinterpret_cast<unsigned char*>(buf);
+  if (offset == 0) {
+    // The header and the first bytes in one call.
+    unsigned char h[kRecordHeader];
+    iovec iov[2] = {{h, kRecordHeader}, {out, k}};
+    if (!preadv_all(p.fd_->get(), iov, 2, p.record_offset_))
+      return fail_record(io_error("read", p.path_, errno));
+    if (get_u32(h) != kRecordMarker || get_u32(h + 4) != p.size_ || get_u64(h + 16) != p.seq_)
+      return fail_record(Error::internal("the header of record " + std::to_string(p.seq_) + " in " + p.path_ +
+                                         " changed since the spool indexed it"));
+    crc_ = crc_of(0, h + 4, 4);
+    crc_ = crc_of(crc_, h + 12, kRecordHeader - 12);
+    stored_ = get_u32(h + 8);
+    started_ = true;
+  } else if (!pread_all(p.fd_->get(), out, k, p.record_offset_ + kRecordHeader + offset)) {
+    return fail_record(io_error("read", p.path_, errno));
+  }
+  crc_ = crc_of(crc_, out, k);
+  next_ = offset + k;
+  // The last bytes go out only when the whole record holds: a receiver never gets a bad record complete.
+  if (next_ == p.size_ && crc_ != stored_)
+    return fail_record(Error::internal("record " + std::to_string(p.seq_) + " in " + p.path_ +
+                                       " fails its checksum (the segment changed on disk)"));
+  return k;
+}
+
 Result<std::string> SpoolPayload::read_all() const {
   std::string out(size_, '\0');
   if (size_ > 0 && !pread_all(fd_->get(), reinterpret_cast<unsigned char*>(out.data()), size_,
@@ -267,25 +373,46 @@ Result<void> Spool::load() {
   std::uint64_t state_last_seq = 0;
   std::uint64_t state_epoch = 0;
   {
-    UniqueFd fd(::open(state_path.c_str(), O_RDONLY | O_CLOEXEC));
+    UniqueFd fd(::open(state_path.c_str(), O_RDWR | O_CLOEXEC));
     if (fd.get() < 0) {
       if (errno != ENOENT) return tl::unexpected(io_error("open", state_path, errno));
       HSNS_LOG(info) << "report spool " << opt_.dir << ": no state file, nothing acknowledged yet";
     } else {
-      unsigned char buf[kStateSize + 1];
-      const ssize_t n = ::read(fd.get(), buf, sizeof buf);
-      if (n == static_cast<ssize_t>(kStateSize) && std::equal(kStateMagic.begin(), kStateMagic.end(), buf) &&
-          crc_of(0, buf, kStateSize - 4) == get_u32(buf + kStateSize - 4)) {
-        acked_seq_ = get_u64(buf + 8);
-        state_last_seq = get_u64(buf + 16);
-        state_epoch = get_u64(buf + 24);
+      unsigned char buf[kStateFileSize];
+      std::size_t n = 0;
+      while (n < sizeof buf) {
+        const ssize_t r = ::pread(fd.get(), buf + n, sizeof buf - n, static_cast<off_t>(n));
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+          HSNS_LOG(warning) << "report spool: cannot read " << state_path << ": " << std::strerror(errno);
+          n = 0;  // as if neither slot were valid
+          break;
+        }
+        if (r == 0) break;
+        n += static_cast<std::size_t>(r);
+      }
+      std::optional<StateSlot> slots[2] = {parse_state_slot(buf, n, 0),
+                                           parse_state_slot(buf, n, kStateSlotStride)};
+      if (!slots[0]) slots[0] = parse_state_v1(buf, n);
+      int pick = slots[0] ? 0 : -1;
+      if (slots[1] && (!slots[0] || slots[1]->generation > slots[0]->generation)) pick = 1;
+      if (pick >= 0) {
+        const StateSlot& st = *slots[pick];
+        acked_seq_ = st.acked;
+        state_last_seq = st.last_seq;
+        state_epoch = st.flow_epoch;
+        state_slot_ = pick;
+        state_gen_ = st.generation;
       } else {
         ++corrupt_;
         HSNS_LOG(warning) << "report spool: " << state_path
-                          << " is unreadable (bad size or checksum); every record on disk is resent";
+                          << " is unreadable (no slot whole with a good checksum); every record on disk "
+                             "is resent";
       }
+      state_fd_.emplace(fd.release());
     }
   }
+  // Left by a crash while the state file was created (or by an older version, which wrote every state so).
   ::unlink((opt_.dir + "/" + kStateTemp).c_str());
 
   std::map<std::uint64_t, std::string> names[2];  // [flow] first seq -> name
@@ -428,13 +555,35 @@ Result<void> Spool::sync_dir() const {
   return {};
 }
 
-Result<void> Spool::write_state(std::uint64_t acked) const {
-  unsigned char buf[kStateSize];
+Result<void> Spool::write_state(std::uint64_t acked) {
+  // Never the slot holding the current state: a write torn by a crash leaves that one valid.
+  const int slot = state_slot_ == 0 ? 1 : 0;
+  const std::uint64_t generation = state_gen_ + 1;
+  unsigned char buf[kStateSlotSize];
   std::copy(kStateMagic.begin(), kStateMagic.end(), buf);
-  put_u64(buf + 8, acked);
-  put_u64(buf + 16, last_seq_);
-  put_u64(buf + 24, last_flow_epoch_);
-  put_u32(buf + kStateSize - 4, crc_of(0, buf, kStateSize - 4));
+  put_u64(buf + 8, generation);
+  put_u64(buf + 16, acked);
+  put_u64(buf + 24, last_seq_);
+  put_u64(buf + 32, last_flow_epoch_);
+  put_u32(buf + kStateSlotSize - 4, crc_of(0, buf, kStateSlotSize - 4));
+  if (!state_fd_) {
+    if (auto r = create_state(buf, sizeof buf); !r) return r;
+  } else {
+    const std::string path = opt_.dir + "/" + kStateName;
+    if (!pwrite_all(state_fd_->get(), buf, sizeof buf, static_cast<std::uint64_t>(slot) * kStateSlotStride))
+      return tl::unexpected(io_error("write", path, errno));
+    if (::fdatasync(state_fd_->get()) != 0) return tl::unexpected(io_error("fdatasync", path, errno));
+  }
+  state_slot_ = slot;
+  state_gen_ = generation;
+  return {};
+}
+
+Result<void> Spool::create_state(const unsigned char* slot, std::size_t size) {
+  // Whole before it has its name (a crash leaves the temporary file, which load() removes), and at its
+  // full size so that no later write changes the size. `slot` goes to slot 0 (no slot was valid).
+  std::vector<unsigned char> file(kStateFileSize, 0);
+  std::copy(slot, slot + size, file.begin());
   const std::string temp = opt_.dir + "/" + kStateTemp;
   const std::string path = opt_.dir + "/" + kStateName;
   const auto fail = [&](const char* what) {
@@ -442,14 +591,16 @@ Result<void> Spool::write_state(std::uint64_t acked) const {
     ::unlink(temp.c_str());
     return tl::unexpected(io_error(what, temp, err));
   };
-  {
-    UniqueFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640));
-    if (fd.get() < 0) return fail("create");
-    if (!pwrite_all(fd.get(), buf, sizeof buf, 0)) return fail("write");
-    if (::fdatasync(fd.get()) != 0) return fail("fdatasync");
-  }
+  UniqueFd fd(::open(temp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0640));
+  if (fd.get() < 0) return fail("create");
+  if (!pwrite_all(fd.get(), file.data(), file.size(), 0)) return fail("write");
+  if (::fdatasync(fd.get()) != 0) return fail("fdatasync");
   if (::rename(temp.c_str(), path.c_str()) != 0) return fail("rename");
-  return sync_dir();
+  // Until the directory is synced the name may not survive a crash: without it the descriptor is not
+  // kept, and the next write creates the file again.
+  if (auto r = sync_dir(); !r) return r;
+  state_fd_.emplace(fd.release());
+  return {};
 }
 
 std::uint64_t Spool::disk_bytes() const {

@@ -32,15 +32,25 @@
 //   and always at least one record when there is one (a record larger than the budget is sent alone).
 //   peek_payloads(max_bytes) returns the same records with their payloads left in the segment files
 //   (SpoolPayload: read on demand, checksum verified by verify()), so that an upload streams a record from
-//   its segment instead of copying it into memory.
+//   its segment instead of copying it into memory. SpoolPayloadStream reads such a payload front to back
+//   and checks the record on the way (header at the first read, checksum before the last bytes are handed
+//   out), so that sending a record reads it once: a record that does not hold is never handed out whole.
 //   ack(seq) acknowledges every record <= seq; segments whose records are all acknowledged are deleted,
 //   except the newest segment of each kind, which appends continue into.
-// - The acknowledged seq persists in "state" ({acked seq, highest seq, highest flow epoch}, checksummed),
-//   written atomically (temporary file, fdatasync, rename, directory fsync) by ack() and before any
-//   segment is deleted. A restart neither resends acknowledged records nor loses unacknowledged ones;
-//   resending a record that was delivered but not acknowledged is allowed (the aggregator deduplicates on
-//   host and seq). A missing or unreadable state file means nothing is acknowledged (everything still on
-//   disk is resent; logged; an unreadable one also counts as corrupt), never lost data.
+// - The acknowledged seq persists in "state", written by ack() and before any segment is deleted. The file
+//   has two slots in separate 4 KiB blocks, each {generation, acked seq, highest seq, highest flow epoch}
+//   with its own checksum. A write goes in place to the slot that does not hold the current state, with
+//   the next generation: one pwrite(2) and fdatasync(2) on a descriptor the Spool keeps open (no file
+//   created, no rename, no directory fsync). Only when the file does not exist is it created, once and
+//   atomically (temporary file, fdatasync, rename, directory fsync). A write torn by a crash can damage
+//   only the slot it was writing; open() takes the valid slot with the higher generation, so it finds the
+//   new state or the one before, never anything else. A state file in the older format (one
+//   record "HSNSSTA1") is read as slot 0 with generation 0: the first write goes to slot 1, so the old
+//   record holds until a new one is durable. A restart neither resends acknowledged records nor loses
+//   unacknowledged ones; resending a record that was delivered but not acknowledged is allowed (the
+//   aggregator deduplicates on host and seq). A missing state file, or one with neither slot valid, means
+//   nothing is acknowledged (everything still on disk is resent; logged; the latter also counts as
+//   corrupt), never lost data.
 // - open() after a crash: a torn tail (a partial record or a bad checksum with no valid record after it)
 //   of a kind's newest segment is truncated; a corrupt stretch followed by a valid record (found again by
 //   its sync marker) is skipped and counted (corrupt_records_total counts such stretches, since open), as
@@ -49,7 +59,10 @@
 //   and the highest flow-batch epoch are recovered (last_flow_epoch(), for FlowProbe::recover).
 // - Disk full (ENOSPC) or another write error on append: an Error naming the path (unavailable for
 //   ENOSPC/EDQUOT, internal otherwise); the partial record is cut off again (ftruncate), nothing already
-//   stored is lost, and appends work again once space is back. A failed ack() changes nothing.
+//   stored is lost, and appends work again once space is back. A failed ack() changes nothing in the Spool
+//   (acked_seq(), what peek returns, the segments); the slot it was writing may or may not hold the new
+//   acknowledgement after a restart (the other slot keeps the previous one), and the next write goes to
+//   that same slot again.
 // - The directory is locked (flock) by one Spool at a time; a second open() is refused (conflict).
 // - One owner thread; not thread-safe. Errors are values. Destroying a Spool without anything else is a
 //   clean close (every append was already durable); there is no separate close().
@@ -59,6 +72,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,6 +100,7 @@ struct SpoolRecord {
 // written). Thread-compatible: reads are pread(2) at explicit offsets.
 class SpoolPayload {
  public:
+  friend class SpoolPayloadStream;
   SpoolPayload(std::shared_ptr<const UniqueFd> fd, std::string path, std::uint64_t record_offset,
                std::uint32_t size, std::uint64_t seq)
       : fd_(std::move(fd)), path_(std::move(path)), record_offset_(record_offset), size_(size), seq_(seq) {}
@@ -104,6 +119,40 @@ class SpoolPayload {
   std::uint64_t record_offset_;  // of the record's header in the file
   std::uint32_t size_;
   std::uint64_t seq_;
+};
+
+// Reads a SpoolPayload front to back and checks its record on the way, so that sending a record (an
+// HttpBodySource) reads its bytes once instead of once to verify and once to send:
+// - read(0, ...) reads the record's header with the first bytes (one preadv(2)) and checks its marker,
+//   length and seq against the spool's index, then starts the checksum; every read extends it. The read
+//   that would hand out the payload's last bytes first compares the checksum and on a mismatch returns an
+//   Error instead of them, so a record that changed on disk is never handed out complete (a body cut short
+//   never reaches the receiver whole).
+// - Reads continue where the previous one ended; a read at 0 starts over (an HTTP client resends a body
+//   on a fresh connection). A read at any other offset, or at or past size(), is an Error.
+// - corrupt(): whether the last failure was the record's own: its header changed, its checksum fails, or
+//   its bytes cannot be read (an I/O error, the file shorter than the index says). Such a record can never
+//   be sent right. False for a read at an unexpected offset (the caller's mistake) and after a read at 0
+//   starts over.
+// - An empty payload has nothing to read (no read is valid); SpoolPayload::verify() checks its header.
+// - Not thread-safe: one reader at a time (the HTTP client sending the body).
+class SpoolPayloadStream {
+ public:
+  explicit SpoolPayloadStream(SpoolPayload payload) : payload_(std::move(payload)) {}
+  std::uint64_t size() const { return payload_.size(); }
+  // Up to n payload bytes from `offset` (0, or where the previous read ended); how many (> 0).
+  Result<std::size_t> read(std::uint64_t offset, char* buf, std::size_t n);
+  bool corrupt() const { return corrupt_; }
+
+ private:
+  Result<std::size_t> fail_record(Error error);
+
+  SpoolPayload payload_;
+  bool started_ = false;      // the header was checked and reads continue at next_
+  std::uint64_t next_ = 0;    // the payload offset the next read continues at
+  std::uint32_t crc_ = 0;     // of the header fields and the payload bytes read so far
+  std::uint32_t stored_ = 0;  // the record's checksum from its header
+  bool corrupt_ = false;
 };
 
 struct SpoolEntry {
@@ -217,7 +266,10 @@ class Spool {
   Spool(SpoolOptions options, UniqueFd dir_fd);
   Result<void> load();
   Result<void> load_segment(const std::string& name, bool flow, std::uint64_t first_seq, bool newest);
-  Result<void> write_state(std::uint64_t acked) const;
+  // Writes {acked, last_seq_, last_flow_epoch_} to the state slot not holding the current state (creates
+  // the file when there is none).
+  Result<void> write_state(std::uint64_t acked);
+  Result<void> create_state(const unsigned char* slot, std::size_t size);
   // Drops oldest segments until `framed` bytes fit; `parts` > 1 reserves a segment header per part (a
   // group may open a segment for each).
   Result<void> make_room(std::uint64_t framed, bool for_flow, std::size_t parts = 1);
@@ -232,6 +284,9 @@ class Spool {
 
   SpoolOptions opt_;
   UniqueFd dir_fd_;
+  std::optional<UniqueFd> state_fd_;  // the state file, open for in-place writes once it exists
+  int state_slot_ = -1;               // the slot holding the current state (-1: neither is valid)
+  std::uint64_t state_gen_ = 0;       // its generation (0: none, or the older single-record format)
   std::deque<Segment> reports_;
   std::deque<Segment> flows_;
   std::uint64_t last_seq_ = 0;

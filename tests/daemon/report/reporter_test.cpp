@@ -2,8 +2,10 @@
 // loopback: batches arrive and acknowledged records leave the spool; with the aggregator down the spool
 // grows and everything is delivered exactly once when it is back (counted in the aggregator's SQLite
 // file); a token bound to another host is refused and nothing is dropped; a batch the aggregator calls bad
-// is dropped and counted without holding up the rest. Also the payloads (the streamed flow report equals
-// the wire contract's encoding byte for byte) and the shared spool's seq-in-payload rule under two writers.
+// is dropped and counted without holding up the rest; a record changed on disk is cut short while it is
+// sent (the aggregator stores nothing of it), dropped and counted. Also the payloads (the streamed flow
+// report equals the wire contract's encoding byte for byte) and the shared spool's seq-in-payload rule
+// under two writers.
 #include <gtest/gtest.h>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
@@ -262,14 +264,21 @@ TEST(Reporter, AFlowBatchSplitIntoPartsIsStreamedFromItsSegmentAndARecordChanged
     return parts[p].write(seq, [&](std::string_view b) { return sink.write(b); });
   };
   ASSERT_TRUE(h.spool->append_parts(SpoolKind::flow_batch, 11, group));
-  // A fourth record whose bytes change on disk after the spool took it: it fails its checksum.
-  ASSERT_TRUE(h.spool->append(SpoolKind::flow_batch, 12, [](std::uint64_t seq) {
-    return hsns::daemon::report::encode_flow_report(seq, 1'764'640'000'000, 12, 1, [](std::size_t) {
-      auto r = hsns::testing::sample_report_flow(12, 0);
-      r.host = "node-e";
-      return r;
-    });
+  // A fourth record whose bytes change on disk after the spool took it: it fails its checksum. It spans
+  // several of the HTTP client's pieces and the change is in its last one, so the pieces before it are
+  // sent before the checksum can tell: the request must be cut short, and nothing of it stored.
+  std::size_t changed_size = 0;
+  ASSERT_TRUE(h.spool->append(SpoolKind::flow_batch, 12, [&changed_size](std::uint64_t seq) {
+    auto payload =
+        hsns::daemon::report::encode_flow_report(seq, 1'764'640'000'000, 12, 1000, [](std::size_t i) {
+          auto r = hsns::testing::sample_report_flow(12, i);
+          r.host = "node-e";
+          return r;
+        });
+    changed_size = payload.size();
+    return payload;
   }));
+  ASSERT_GT(changed_size, 3U * 64 * 1024) << "several of the HTTP client's 64 KiB pieces";
   std::filesystem::path newest;
   for (const auto& e : std::filesystem::directory_iterator(h.spool->dir()))
     if (e.path().filename().string().rfind("flow-", 0) == 0 && (newest.empty() || e.path() > newest))
@@ -305,6 +314,8 @@ TEST(Reporter, AFlowBatchSplitIntoPartsIsStreamedFromItsSegmentAndARecordChanged
       15000 * 1000 + 15000 * 14999 / 2);
   EXPECT_TRUE(eventually([&] { return metric(registry, "hsns_report_batches_corrupt_total") == 1; }));
   EXPECT_EQ(metric(registry, "hsns_report_batches_sent_total"), 4);
+  EXPECT_EQ(metric(registry, "hsns_report_send_failures_total{reason=\"transport\"}"), 0)
+      << "the cut-short request is a corrupt record, not a failed upload to retry";
   reporter.stop();
 }
 

@@ -1,10 +1,13 @@
 // Model-based property test of the report spool (RapidCheck): random sequences of append, peek, ack,
-// crash (the object dropped without anything else, then reopened) and torn append (a crash in the middle
-// of an append's write: the record's file is cut at a random byte inside the record) against an in-memory
+// crash (the object dropped without anything else, then reopened), torn append (a crash in the middle
+// of an append's write: the record's file is cut at a random byte inside the record) and torn ack (a crash
+// in the middle of an ack's state write: the directory as it was before the ack, the state slot written
+// cut at a random byte, or a state file being created left as its temporary file) against an in-memory
 // model, with random bounds and segment sizes. After every step: what the spool would send equals the
-// model's unacknowledged records in order; seqs strictly increase and are never reused; acknowledged
-// records never come back; the byte bound holds; drops are counted, and a flow batch goes only once no
-// older report is left; no crash or torn write is ever reported as corruption.
+// model's unacknowledged records in order (a torn ack took effect exactly when its slot reached the disk
+// whole); seqs strictly increase and are never reused; acknowledged records never come back; the byte
+// bound holds; drops are counted, and a flow batch goes only once no older report is left; no crash or
+// torn write is ever reported as corruption.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
@@ -12,6 +15,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,6 +45,7 @@ struct Model {
   int report_drop_steps = 0;  // appends that dropped reports only
   int flow_drop_steps = 0;    // appends that dropped flow batches
   int torn_appends = 0;
+  int torn_acks = 0;  // acks a crash undid
 };
 
 // The spool's listing against the model, plus the invariants that hold after every step.
@@ -101,6 +106,52 @@ ModelRecord generate_record(Model& model) {
   return {0, flow ? SpoolKind::flow_batch : SpoolKind::telemetry_report, epoch, std::move(payload)};
 }
 
+// Every file of a directory: name -> bytes.
+std::map<std::string, std::string> snapshot(const fs::path& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_regular_file()) out[e.path().filename().string()] = read_file(e.path());
+  return out;
+}
+
+void restore(const fs::path& dir, const std::map<std::string, std::string>& files) {
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_regular_file()) fs::remove(e.path());
+  for (const auto& [name, bytes] : files) write_file(dir / name, bytes);
+}
+
+// Puts back the directory as it was before an ack (`before`), with that ack's state write torn at a
+// random byte (`after`: the files the ack left). Returns whether the ack took effect all the same (what it
+// wrote reached the disk whole, or it wrote nothing).
+bool tear_state_write(const fs::path& dir, const std::map<std::string, std::string>& before,
+                      const std::map<std::string, std::string>& after) {
+  restore(dir, before);
+  const auto old = before.find("state");
+  const auto now = after.find("state");
+  if (now == after.end()) return true;  // nothing written yet (an ack of nothing)
+  if (old == before.end()) {
+    // The file was being created: whole under its name after the rename, else only the temporary file.
+    if (*rc::gen::arbitrary<bool>()) {
+      write_file(dir / "state", now->second);
+      return true;
+    }
+    write_file(dir / "state.tmp",
+               now->second.substr(0, *rc::gen::inRange<std::size_t>(0, now->second.size() + 1)));
+    return false;
+  }
+  RC_ASSERT(old->second.size() == now->second.size());
+  for (const std::uint64_t at : kStateSlotOffset) {
+    if (old->second.compare(at, kStateSlotSize, now->second, at, kStateSlotSize) == 0) continue;
+    // The slot's first `cut` bytes are new, the rest as before.
+    const auto cut = *rc::gen::inRange<std::uint64_t>(0, kStateSlotSize + 1);
+    std::string torn = old->second;
+    torn.replace(at, cut, now->second, at, cut);
+    write_file(dir / "state", torn);
+    return torn == now->second;
+  }
+  return true;  // nothing written (an ack at or below the acknowledged seq)
+}
+
 std::unique_ptr<report::Spool> reopen(const report::SpoolOptions& options) {
   auto s = report::Spool::open(options);
   RC_ASSERT(s.has_value());
@@ -118,7 +169,7 @@ RC_GTEST_PROP(SpoolModel, MatchesTheModelThroughCrashesTornWritesAndRestarts, ()
 
   const int steps = *rc::gen::inRange(1, 80);
   for (int step = 0; step < steps; ++step) {
-    switch (*rc::gen::weightedElement<int>({{6, 0}, {2, 1}, {2, 2}, {1, 3}, {1, 4}})) {
+    switch (*rc::gen::weightedElement<int>({{6, 0}, {2, 1}, {2, 2}, {1, 3}, {1, 4}, {1, 5}})) {
       case 0: {  // append
         ModelRecord rec = generate_record(model);
         const std::uint64_t drops = spool->stats().drops_total;
@@ -188,6 +239,24 @@ RC_GTEST_PROP(SpoolModel, MatchesTheModelThroughCrashesTornWritesAndRestarts, ()
         spool = reopen(options);
         break;
       }
+      case 5: {  // crash in the middle of an ack's state write, then restart
+        std::uint64_t seq = model.last_seq;
+        if (!model.waiting.empty()) {
+          seq = model.waiting[*rc::gen::inRange<std::size_t>(0, model.waiting.size())].seq;
+        }
+        const fs::path dir = tmp / "spool";
+        const auto before = snapshot(dir);
+        RC_ASSERT(spool->ack(seq).has_value());
+        spool.reset();
+        // The segments the ack deleted come back: the crash came before (they go after the state write).
+        if (tear_state_write(dir, before, snapshot(dir))) {
+          std::erase_if(model.waiting, [seq](const ModelRecord& r) { return r.seq <= seq; });
+        } else {
+          ++model.torn_acks;
+        }
+        spool = reopen(options);
+        break;
+      }
       default:
         RC_FAIL("unknown step");
     }
@@ -196,6 +265,7 @@ RC_GTEST_PROP(SpoolModel, MatchesTheModelThroughCrashesTornWritesAndRestarts, ()
   RC_CLASSIFY(model.report_drop_steps > 0, "reports dropped");
   RC_CLASSIFY(model.flow_drop_steps > 0, "flow batches dropped");
   RC_CLASSIFY(model.torn_appends > 0, "torn append");
+  RC_CLASSIFY(model.torn_acks > 0, "torn ack");
   // A clean ack of everything and a restart: nothing comes back, and seq carries on.
   RC_ASSERT(spool->ack(model.last_seq).has_value());
   spool.reset();

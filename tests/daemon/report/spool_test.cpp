@@ -1,15 +1,20 @@
 // The report spool (daemon/report/spool.h) on real files: append/peek/ack across reopen, seq continuity,
 // the byte bound and its drop order (flow batches last), refusals, corruption in the middle (a payload
 // byte, a length field, a segment header), torn and bad-checksum tails, a missing or corrupt state file,
-// the directory lock and the oldest-record age; groups of parts (append_parts: streamed, all or nothing, a
-// group cut by a crash removed on open, also across segments) and payloads read from the segment files
-// (peek_payloads: checksum verified, readable after their segment was deleted).
+// the state file's two slots (written in place alternately, a torn or garbled slot falls back to the
+// other, both bad counted, the older single-record format read and upgraded without loss), the directory
+// lock and the oldest-record age; groups of parts (append_parts: streamed, all or nothing, a group cut by
+// a crash removed on open, also across segments) and payloads read from the segment files (peek_payloads:
+// checksum verified, readable after their segment was deleted; SpoolPayloadStream: read in pieces and
+// checked on the way, a bad record refused at its last piece or, with a changed header, at its first).
 #include "spool.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -323,6 +328,207 @@ TEST_F(SpoolTest, AMissingOrCorruptStateFileResendsRatherThanLoses) {
   EXPECT_EQ(s->stats().corrupt_records_total, 1U);
 }
 
+// The state file's inode (a rename would change it).
+ino_t inode_of(const fs::path& p) {
+  struct stat st {};
+  EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
+  return st.st_ino;
+}
+
+// Sets bytes [from, to) of a file to zero (a write cut short leaves such a stretch).
+void zero_bytes(const fs::path& p, std::uint64_t from, std::uint64_t to) {
+  std::string bytes = read_file(p);
+  ASSERT_LE(to, bytes.size()) << p;
+  std::fill(bytes.begin() + static_cast<std::ptrdiff_t>(from),
+            bytes.begin() + static_cast<std::ptrdiff_t>(to), '\0');
+  write_file(p, bytes);
+}
+
+TEST_F(SpoolTest, StateSlotsAreWrittenInPlaceInTurnAndAcksPersistAcrossReopen) {
+  const auto o = options(1 << 20, 1 << 20);  // one segment: no ack deletes one
+  const fs::path state = tmp / "spool" / "state";
+  {
+    auto s = open_spool(o);
+    ASSERT_TRUE(s);
+    append_reports(*s, 6);
+    EXPECT_FALSE(fs::exists(state)) << "nothing to remember before the first ack";
+    ASSERT_TRUE(s->ack(1));
+    const auto size = fs::file_size(state);
+    EXPECT_EQ(size, kStateSlotOffset[1] + kStateSlotSize) << "created at its full size";
+    const ino_t inode = inode_of(state);
+    auto file = read_file(state);
+    ASSERT_TRUE(state_slot(file, 0));
+    EXPECT_EQ(state_slot(file, 0)->generation, 1U);
+    EXPECT_EQ(state_slot(file, 0)->acked, 1U);
+    EXPECT_FALSE(state_slot(file, 1));
+    // Each ack goes to the slot that does not hold the current state; the other keeps the one before.
+    const std::uint64_t acks[] = {2, 4, 5};
+    for (std::size_t i = 0; i < 3; ++i) {
+      ASSERT_TRUE(s->ack(acks[i]));
+      file = read_file(state);
+      const int written = (i % 2 == 0) ? 1 : 0;
+      ASSERT_TRUE(state_slot(file, written)) << i;
+      ASSERT_TRUE(state_slot(file, 1 - written)) << i;
+      EXPECT_EQ(state_slot(file, written)->generation, i + 2);
+      EXPECT_EQ(state_slot(file, written)->acked, acks[i]);
+      EXPECT_EQ(state_slot(file, 1 - written)->generation, i + 1);
+      EXPECT_EQ(state_slot(file, 1 - written)->acked, i == 0 ? 1U : acks[i - 1]);
+      EXPECT_EQ(inode_of(state), inode) << "written in place, never replaced";
+      EXPECT_EQ(fs::file_size(state), size);
+      EXPECT_FALSE(fs::exists(tmp / "spool" / "state.tmp"));
+    }
+  }
+  {
+    auto s = open_spool(o);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->acked_seq(), 5U);
+    EXPECT_EQ(seqs(everything(*s)), (std::vector<std::uint64_t>{6}));
+    ASSERT_TRUE(s->ack(6));  // generation 5, in slot 0
+  }
+  auto s = open_spool(o);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->acked_seq(), 6U);
+  EXPECT_TRUE(everything(*s).empty());
+  EXPECT_EQ(s->stats().corrupt_records_total, 0U);
+  const auto file = read_file(state);
+  ASSERT_TRUE(state_slot(file, 0));
+  EXPECT_EQ(state_slot(file, 0)->generation, 5U);
+  EXPECT_EQ(state_slot(file, 0)->acked, 6U);
+}
+
+TEST_F(SpoolTest, ATornOrGarbledStateSlotFallsBackToTheOtherAndBothBadResendEverything) {
+  const auto o = options(1 << 20, 1 << 20);
+  const fs::path state = tmp / "spool" / "state";
+  {
+    auto s = open_spool(o);
+    ASSERT_TRUE(s);
+    append_reports(*s, 6);
+    ASSERT_TRUE(s->ack(2));  // slot 0, generation 1
+    ASSERT_TRUE(s->ack(4));  // slot 1, generation 2
+  }
+  const std::string saved = read_file(state);
+  // The newest slot torn (its second half never reached the disk): the state before it holds.
+  zero_bytes(state, kStateSlotOffset[1] + 20, kStateSlotOffset[1] + kStateSlotSize);
+  {
+    auto s = open_spool(o);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->acked_seq(), 2U);
+    EXPECT_EQ(seqs(everything(*s)), (std::vector<std::uint64_t>{3, 4, 5, 6}));
+    EXPECT_EQ(s->stats().corrupt_records_total, 0U) << "a torn slot is a crash, not corruption";
+    // The next write goes to the torn slot again, never over the valid one.
+    ASSERT_TRUE(s->ack(3));
+    const auto file = read_file(state);
+    ASSERT_TRUE(state_slot(file, 0));
+    EXPECT_EQ(state_slot(file, 0)->acked, 2U);
+    ASSERT_TRUE(state_slot(file, 1));
+    EXPECT_EQ(state_slot(file, 1)->acked, 3U);
+    EXPECT_EQ(state_slot(file, 1)->generation, 2U);
+  }
+  {
+    auto s = open_spool(o);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->acked_seq(), 3U);
+  }
+  // The older slot garbled: the newer holds.
+  write_file(state, saved);
+  flip_byte(state, kStateSlotOffset[0] + 17);
+  {
+    auto s = open_spool(o);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->acked_seq(), 4U);
+    EXPECT_EQ(seqs(everything(*s)), (std::vector<std::uint64_t>{5, 6}));
+    EXPECT_EQ(s->stats().corrupt_records_total, 0U);
+  }
+  // Both garbled: counted, nothing acknowledged, everything resent; the file is written again.
+  write_file(state, saved);
+  flip_byte(state, kStateSlotOffset[0] + 3);
+  flip_byte(state, kStateSlotOffset[1] + 30);
+  {
+    auto s = open_spool(o);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->acked_seq(), 0U);
+    EXPECT_EQ(seqs(everything(*s)), (std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6}));
+    EXPECT_EQ(s->stats().corrupt_records_total, 1U);
+    EXPECT_EQ(s->last_seq(), 6U);
+    ASSERT_TRUE(s->ack(1));
+  }
+  auto s = open_spool(o);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->acked_seq(), 1U);
+  EXPECT_EQ(s->stats().corrupt_records_total, 0U);
+}
+
+// A state file as older versions wrote it: "HSNSSTA1" | acked | highest seq | highest flow epoch | CRC-32.
+std::string old_state_file(std::uint64_t acked, std::uint64_t last_seq, std::uint64_t epoch) {
+  std::string f = "HSNSSTA1";
+  for (const std::uint64_t v : {acked, last_seq, epoch})
+    for (int i = 0; i < 8; ++i) f.push_back(static_cast<char>(v >> (8 * i)));
+  const std::uint32_t crc =
+      report::crc32_update(0, reinterpret_cast<const unsigned char*>(f.data()), f.size());
+  for (int i = 0; i < 4; ++i) f.push_back(static_cast<char>(crc >> (8 * i)));
+  return f;
+}
+
+TEST_F(SpoolTest, AnOldFormatStateFileIsReadAndUpgradedWithoutLoss) {
+  const auto o = options(1 << 20, 1 << 20);
+  const fs::path state = tmp / "spool" / "state";
+  write_reports(o, 6);
+  const std::string old = old_state_file(3, 30, 17);
+  ASSERT_EQ(old.size(), 36U);
+  write_file(state, old);
+  write_file(tmp / "spool" / "state.tmp", "left by an older version's crash");
+  {
+    auto s = open_spool(o);
+    ASSERT_TRUE(s);
+    EXPECT_FALSE(fs::exists(tmp / "spool" / "state.tmp")) << "a leftover temporary file is removed";
+    EXPECT_EQ(s->acked_seq(), 3U);
+    EXPECT_EQ(seqs(everything(*s)), (std::vector<std::uint64_t>{4, 5, 6}));
+    EXPECT_EQ(s->last_seq(), 30U) << "the highest seq of the old file is a floor";
+    EXPECT_EQ(s->last_flow_epoch(), 17U);
+    EXPECT_EQ(s->stats().corrupt_records_total, 0U);
+    // The first write goes to slot 1: the old record stays as it was until then.
+    ASSERT_TRUE(s->ack(4));
+    const auto file = read_file(state);
+    EXPECT_EQ(file.substr(0, old.size()), old);
+    ASSERT_TRUE(state_slot(file, 1));
+    EXPECT_EQ(state_slot(file, 1)->generation, 1U);
+    EXPECT_EQ(state_slot(file, 1)->acked, 4U);
+  }
+  const std::string upgraded = read_file(state);
+  {
+    auto s = open_spool(o);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->acked_seq(), 4U);
+    EXPECT_EQ(s->last_seq(), 30U);
+    EXPECT_EQ(s->last_flow_epoch(), 17U);
+  }
+  // That first new write torn: the old record still holds.
+  zero_bytes(state, kStateSlotOffset[1], kStateSlotOffset[1] + kStateSlotSize);
+  {
+    auto s = open_spool(o);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->acked_seq(), 3U);
+    EXPECT_EQ(s->stats().corrupt_records_total, 0U);
+  }
+  write_file(state, upgraded);
+  {
+    auto s = open_spool(o);
+    ASSERT_TRUE(s);
+    ASSERT_TRUE(s->ack(5));  // slot 0: the old record replaced by a new one
+    auto seq = s->append(SpoolKind::telemetry_report, 0, "after");
+    ASSERT_TRUE(seq);
+    EXPECT_EQ(*seq, 31U);
+  }
+  const auto file = read_file(state);
+  ASSERT_TRUE(state_slot(file, 0));
+  EXPECT_EQ(state_slot(file, 0)->generation, 2U);
+  auto s = open_spool(o);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->acked_seq(), 5U);
+  EXPECT_EQ(seqs(everything(*s)), (std::vector<std::uint64_t>{6, 31}));
+  EXPECT_EQ(s->last_flow_epoch(), 17U);
+}
+
 TEST_F(SpoolTest, OneSpoolADirectory) {
   auto s = open_spool(options());
   ASSERT_TRUE(s);
@@ -503,6 +709,138 @@ TEST_F(SpoolTest, APeekedPayloadIsReadFromItsSegmentVerifiedAndOutlivesTheSegmen
   auto bad = (*later)[0].payload.verify();
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message().find("checksum"), std::string::npos) << bad.error().message();
+}
+
+// Reads a whole stream in pieces of `piece` bytes; stops at the first failing read. Returns the bytes
+// handed out and that failure, if any.
+struct Streamed {
+  std::string bytes;
+  std::optional<hsns::Error> error;
+  std::size_t pieces = 0;  // reads that succeeded
+};
+Streamed stream_all(report::SpoolPayloadStream& stream, std::size_t piece) {
+  Streamed out;
+  std::string buf(piece, '\0');
+  while (out.bytes.size() < stream.size()) {
+    auto n = stream.read(out.bytes.size(), buf.data(), buf.size());
+    if (!n) {
+      out.error = n.error();
+      break;
+    }
+    out.bytes.append(buf.data(), *n);
+    ++out.pieces;
+  }
+  return out;
+}
+
+// The name of the newest report segment (names sort by first seq).
+std::string newest_report_segment(const fs::path& dir) {
+  std::string seg;
+  for (const auto& [name, size] : segment_sizes(dir))
+    if (name.rfind("report-", 0) == 0) seg = name;
+  return seg;
+}
+
+TEST_F(SpoolTest, APayloadStreamReadInPiecesIsThePayloadAndStartsOverAtZero) {
+  auto s = open_spool(options(1 << 20, 1024));
+  ASSERT_TRUE(s);
+  append_reports(*s, 2, 100'000);
+  auto entries = s->peek_payloads(std::numeric_limits<std::uint64_t>::max());
+  ASSERT_TRUE(entries);
+  ASSERT_EQ(entries->size(), 2U);
+  report::SpoolPayloadStream stream((*entries)[1].payload);
+  EXPECT_EQ(stream.size(), 100'000U);
+  const auto whole = stream_all(stream, 7000);
+  ASSERT_FALSE(whole.error) << whole.error->message();
+  EXPECT_EQ(whole.bytes, payload_of(2, 100'000));
+  EXPECT_EQ(whole.pieces, 15U);
+  EXPECT_FALSE(stream.corrupt());
+  // Started over at 0 (an HTTP client resending on a new connection), after a part or after the whole.
+  char buf[5000];
+  ASSERT_TRUE(stream.read(0, buf, sizeof buf));
+  ASSERT_TRUE(stream.read(5000, buf, sizeof buf));
+  const auto again = stream_all(stream, 65536);
+  ASSERT_FALSE(again.error) << again.error->message();
+  EXPECT_EQ(again.bytes, payload_of(2, 100'000));
+  // Reads elsewhere than where the last one ended are refused, and say nothing about the record.
+  ASSERT_TRUE(stream.read(0, buf, sizeof buf));
+  EXPECT_FALSE(stream.read(4000, buf, sizeof buf));
+  EXPECT_FALSE(stream.read(6000, buf, sizeof buf));
+  EXPECT_FALSE(stream.corrupt());
+  auto next = stream.read(5000, buf, sizeof buf);
+  ASSERT_TRUE(next) << "the refused reads did not move the stream";
+  EXPECT_EQ(std::string(buf, *next), payload_of(2, 100'000).substr(5000, 5000));
+  report::SpoolPayloadStream fresh((*entries)[0].payload);
+  EXPECT_FALSE(fresh.read(100, buf, sizeof buf)) << "not before its start";
+  EXPECT_FALSE(fresh.corrupt());
+  const auto first = stream_all(fresh, 100'000);
+  ASSERT_FALSE(first.error);
+  EXPECT_EQ(first.bytes, payload_of(1, 100'000));
+  EXPECT_EQ(first.pieces, 1U);
+  EXPECT_FALSE(fresh.read(100'000, buf, sizeof buf)) << "past the end";
+}
+
+TEST_F(SpoolTest, APayloadStreamRefusesTheLastPieceOfAChangedRecordAndAChangedHeaderAtOnce) {
+  auto s = open_spool(options(1 << 20, 1024));  // a segment for each record
+  ASSERT_TRUE(s);
+  append_reports(*s, 1, 100'000);
+  auto entries = s->peek_payloads(std::numeric_limits<std::uint64_t>::max());
+  ASSERT_TRUE(entries);
+  ASSERT_EQ(entries->size(), 1U);
+  const fs::path seg = tmp / "spool" / newest_report_segment(tmp / "spool");
+  // A payload byte early in the record changed on disk: every piece but the last is handed out (nothing in
+  // them can tell), the last is refused.
+  flip_byte(seg, kSegmentHeader + kRecordHeader + 1234);
+  report::SpoolPayloadStream stream((*entries)[0].payload);
+  for (int round = 0; round < 2; ++round) {
+    const auto r = stream_all(stream, 7000);
+    ASSERT_TRUE(r.error) << "a changed record was handed out whole";
+    EXPECT_NE(r.error->message().find("checksum"), std::string::npos) << r.error->message();
+    EXPECT_EQ(r.pieces, 14U) << "the pieces before the last are not held back";
+    EXPECT_EQ(r.bytes.size(), 98'000U);
+    EXPECT_TRUE(stream.corrupt());
+    // Starting over reads it again (and clears the verdict until the end says it again).
+    char buf[16];
+    ASSERT_TRUE(stream.read(0, buf, sizeof buf));
+    EXPECT_FALSE(stream.corrupt());
+    ASSERT_TRUE(stream.read(16, buf, sizeof buf));
+    stream = report::SpoolPayloadStream((*entries)[0].payload);
+  }
+  // One piece for the whole record: refused at once.
+  const auto one = stream_all(stream, 200'000);
+  ASSERT_TRUE(one.error);
+  EXPECT_EQ(one.pieces, 0U);
+  EXPECT_TRUE(stream.corrupt());
+
+  // A changed header (the seq field) fails the first read, before any byte is handed out.
+  ASSERT_TRUE(s->ack(1));
+  append_reports(*s, 1, 100'000);
+  auto later = s->peek_payloads(1);
+  ASSERT_TRUE(later);
+  ASSERT_EQ(later->size(), 1U);
+  EXPECT_EQ((*later)[0].seq, 2U);
+  flip_byte(tmp / "spool" / newest_report_segment(tmp / "spool"), kSegmentHeader + 16);
+  report::SpoolPayloadStream header((*later)[0].payload);
+  char buf[4096];
+  auto n = header.read(0, buf, sizeof buf);
+  ASSERT_FALSE(n);
+  EXPECT_NE(n.error().message().find("header"), std::string::npos) << n.error().message();
+  EXPECT_TRUE(header.corrupt());
+  EXPECT_FALSE(header.read(4096, buf, sizeof buf)) << "nothing to continue after a failed start";
+  EXPECT_TRUE(header.corrupt()) << "a refused read keeps the record's verdict";
+
+  // A record cut short on disk (shorter than the index says) cannot be read: the record's fault too.
+  ASSERT_TRUE(s->ack(2));
+  append_reports(*s, 1, 100'000);
+  auto cut = s->peek_payloads(1);
+  ASSERT_TRUE(cut);
+  const fs::path cut_seg = tmp / "spool" / newest_report_segment(tmp / "spool");
+  fs::resize_file(cut_seg, kSegmentHeader + kRecordHeader + 50'000);
+  report::SpoolPayloadStream shortened((*cut)[0].payload);
+  const auto r = stream_all(shortened, 7000);
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.bytes.size(), 49'000U);
+  EXPECT_TRUE(shortened.corrupt());
 }
 
 }  // namespace
