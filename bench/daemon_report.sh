@@ -8,6 +8,8 @@
 #  2. burst: about 100,000 flows (25 generators x 4,000 flows, one packet each) harvested in one batch and
 #     reported: hsnsd's peak memory (VmHWM), beside the same burst without reporting.
 # Usage: bench/daemon_report.sh [build dir] [window seconds]   (defaults: build/release, 30)
+# BENCH_POLL_EVERY_SECOND=1: read telemetry with interval_ms: 1000 (desired-state poll and reconcile every
+# second too: what the bench configured before telemetry_interval_ms, and what an older hsnsd understands).
 # PERF_OUT=file: also record a perf profile (499 Hz, call graphs) of the reporting hsnsd over its window
 # (PERF_CALL_GRAPH="--call-graph dwarf" for a build without frame pointers).
 set -euo pipefail
@@ -77,7 +79,8 @@ write_config() {
     echo "aggregator: {url: \"http://127.0.0.1:$port\", token_file: $tmp/agent.token}"
     echo "state_dir: $tmp/state"
     echo "metrics: {listen: \"127.0.0.1:9812\"}"
-    echo "interval_ms: 1000"
+    # Telemetry read every second; the desired-state poll and reconcile keep their default period.
+    [ "${BENCH_POLL_EVERY_SECOND:-0}" = 1 ] && echo "interval_ms: 1000" || echo "telemetry_interval_ms: 1000"
     echo "npus:"
     for i in $(seq 0 7); do echo "  - {index: $i, netdev: npu$i}"; done
     echo "flow_probe:"

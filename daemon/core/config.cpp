@@ -45,10 +45,10 @@ std::chrono::milliseconds ms(const YAML::Node& node, const std::string& key, con
 
 Result parse(const YAML::Node& root, DaemonConfig& c) {
   if (root.IsNull()) return {};
-  if (auto r = check_keys(
-          root, "config",
-          {"host", "aggregator", "state_dir", "sysfs_root", "procfs_root", "metrics", "interval_ms",
-           "backoff", "routing", "npus", "qos", "isolation", "flow_probe", "report", "log_level"});
+  if (auto r = check_keys(root, "config",
+                          {"host", "aggregator", "state_dir", "sysfs_root", "procfs_root", "metrics",
+                           "interval_ms", "telemetry_interval_ms", "backoff", "routing", "npus", "qos",
+                           "isolation", "flow_probe", "report", "log_level"});
       !r)
     return r;
   if (root["host"]) c.host = get<std::string>(root, "host", "");
@@ -56,6 +56,7 @@ Result parse(const YAML::Node& root, DaemonConfig& c) {
   if (root["sysfs_root"]) c.sysfs_root = get<std::string>(root, "sysfs_root", "");
   if (root["procfs_root"]) c.procfs_root = get<std::string>(root, "procfs_root", "");
   if (root["interval_ms"]) c.interval = ms(root, "interval_ms", "");
+  if (root["telemetry_interval_ms"]) c.telemetry_interval = ms(root, "telemetry_interval_ms", "");
   if (root["log_level"]) {
     const auto level = get<std::string>(root, "log_level", "");
     if (!log::parse_level(level, c.log_level))
@@ -202,6 +203,9 @@ tl::expected<void, std::string> validate(const DaemonConfig& c) {
   if (c.state_dir.empty()) return fail("state_dir must not be empty");
   if (c.interval < std::chrono::milliseconds(100) || c.interval > std::chrono::hours(1))
     return fail("interval_ms must be between 100 and 3600000");
+  if (c.telemetry_interval && (*c.telemetry_interval < std::chrono::milliseconds(100) ||
+                               *c.telemetry_interval > std::chrono::hours(1)))
+    return fail("telemetry_interval_ms must be between 100 and 3600000");
   if (c.backoff_initial < std::chrono::milliseconds(10) || c.backoff_max < c.backoff_initial)
     return fail("backoff: need 10 <= initial_ms <= max_ms");
   if (c.request_timeout < std::chrono::milliseconds(100)) return fail("aggregator.timeout_ms must be >= 100");

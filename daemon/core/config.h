@@ -60,6 +60,10 @@ struct DaemonConfig {
   std::string procfs_root = "/proc";
   std::string metrics_listen = "127.0.0.1:9810";  // "" disables /metrics
   std::chrono::milliseconds interval{10000};      // fetch + reconcile period
+  // Reading period of the host telemetry (counters, module diagnostics, QP inventory): telemetry_interval_ms,
+  // unset = `interval`. Its own setting so that a host can read and report every second without polling
+  // the aggregator's desired state (and reconciling) every second too.
+  std::optional<std::chrono::milliseconds> telemetry_interval;
   std::chrono::milliseconds backoff_initial{1000};
   std::chrono::milliseconds backoff_max{60000};
   int table_base = 1000;            // routing table of NPU n = table_base + n
@@ -73,6 +77,10 @@ struct DaemonConfig {
   ReportConfig report;                      // the report uploader; off while report.enabled is false
   log::Level log_level = log::Level::info;  // messages below this level are not written
 };
+
+inline std::chrono::milliseconds telemetry_interval(const DaemonConfig& config) {
+  return config.telemetry_interval.value_or(config.interval);
+}
 
 inline bool flow_probe_enabled(const DaemonConfig& config) {
   return !config.flow_probe.interfaces.empty();

@@ -213,7 +213,7 @@ void CountersComponent::read(Clock::time_point now) {
   readings_.Increment();
   have_previous_ = true;
   last_read_ = now;
-  next_read_ = now + config_.interval;
+  next_read_ = now + telemetry_interval(config_);
 }
 
 }  // namespace hsns::daemon::counters

@@ -120,7 +120,7 @@ void OpticsMetrics::set(const proto::ModuleDiagnostics& m) {
 
 OpticsComponent::OpticsComponent(const DaemonConfig& config, prometheus::Registry& registry,
                                  EepromSource source)
-    : interval_(config.interval),
+    : interval_(telemetry_interval(config)),
       source_(source ? std::move(source) : EepromSource(optics::read_module_pages)),
       metrics_(registry) {
   set_ports(config);
@@ -129,7 +129,7 @@ OpticsComponent::OpticsComponent(const DaemonConfig& config, prometheus::Registr
 void OpticsComponent::set_ports(const DaemonConfig& config) {
   ports_.clear();
   for (const auto& [index, netdev] : config.npus) ports_.push_back(netdev);
-  interval_ = config.interval;
+  interval_ = telemetry_interval(config);
   for (auto it = modules_.begin(); it != modules_.end();) {
     if (std::find(ports_.begin(), ports_.end(), it->first) == ports_.end()) {
       metrics_.forget(it->first);

@@ -86,7 +86,7 @@ RdmaQpComponent::RdmaQpComponent(const DaemonConfig& config, std::string host, p
 
 tl::expected<void, std::string> RdmaQpComponent::start() {
   read_once();
-  next_ = Clock::now() + config_.interval;
+  next_ = Clock::now() + telemetry_interval(config_);
   started_ = true;
   return {};
 }
@@ -94,7 +94,7 @@ tl::expected<void, std::string> RdmaQpComponent::start() {
 Component::Clock::time_point RdmaQpComponent::tick(Clock::time_point now) {
   if (now >= next_) {
     read_once();
-    next_ = now + config_.interval;
+    next_ = now + telemetry_interval(config_);
   }
   return next_;
 }

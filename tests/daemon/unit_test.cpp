@@ -66,6 +66,7 @@ TEST(DaemonConfig, DefaultsWhenTheDefaultFileIsMissing) {
   EXPECT_EQ(c->metrics_listen, "127.0.0.1:9810");
   EXPECT_EQ(c->table_base, 1000);
   EXPECT_EQ(c->log_level, hsns::log::Level::info);
+  EXPECT_EQ(telemetry_interval(*c), c->interval) << "telemetry follows interval_ms unless set";
   EXPECT_FALSE(load_config("/nonexistent/hsnsd.yaml", true));
 }
 
@@ -78,6 +79,7 @@ state_dir: /tmp/x
 sysfs_root: /fixtures/sys
 metrics: {listen: ""}
 interval_ms: 500
+telemetry_interval_ms: 250
 backoff: {initial_ms: 100, max_ms: 5000}
 routing: {table_base: 2000, rule_priority_base: 500, protocol: 201}
 npus: [{index: 0, netdev: eth2}, {index: 1, netdev: eth3}]
@@ -91,6 +93,7 @@ log_level: warning
   EXPECT_EQ(c->aggregator_url, "http://198.18.255.1:8080");
   EXPECT_EQ(c->request_timeout.count(), 2000);
   EXPECT_EQ(c->interval.count(), 500);
+  EXPECT_EQ(telemetry_interval(*c).count(), 250);
   EXPECT_EQ(c->table_base, 2000);
   EXPECT_EQ(c->route_protocol, 201);
   EXPECT_EQ(c->metrics_listen, "");
@@ -112,6 +115,8 @@ TEST(DaemonConfig, BadInputIsAnErrorNamingTheKey) {
       {"aggregator: {url: ftp://x}\n", "aggregator.url"},
       {"interval_ms: ten\n", "interval_ms: wrong type"},
       {"interval_ms: 5\n", "interval_ms"},
+      {"telemetry_interval_ms: 50\n", "telemetry_interval_ms must be between 100 and 3600000"},
+      {"telemetry_interval_ms: soon\n", "telemetry_interval_ms: wrong type"},
       {"routing: {table_base: 254}\n", "table_base"},
       {"routing: {protocol: 2}\n", "protocol"},
       {"npus: [{index: 0, netdev: eth0}, {index: 0, netdev: eth1}]\n", "listed twice"},
