@@ -40,7 +40,9 @@
 namespace hsns::http {
 
 struct WebSocketLimits {
-  std::size_t queue_messages = 256;                        // outgoing messages queued per session
+  // Outgoing messages queued per session: with about 800 bytes an alarm change, queue_bytes is the bound
+  // reached first (about a second of a 1,000 changes/s storm for a page busy redrawing).
+  std::size_t queue_messages = 2048;
   std::size_t queue_bytes = std::size_t{1024} * 1024;      // outgoing bytes queued per session
   std::size_t max_message_bytes = std::size_t{64} * 1024;  // largest message a client may send
   std::chrono::milliseconds idle_timeout{300'000};         // Beast's suggested server idle timeout
