@@ -42,7 +42,7 @@ function filterOf(params: URLSearchParams): AlarmFilter {
 }
 
 // Rows drawn per table; the counts in the headings are of everything that matches.
-const MAX_ROWS = 500;
+const MAX_ROWS = 200;
 
 const alarmFiltered = (f: AlarmFilter): boolean => !!(f.severity || f.astate || f.entity || f.type || f.suppressed || f.su || f.pod || f.rail);
 
