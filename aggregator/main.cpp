@@ -26,6 +26,7 @@
 #include "api/topology/layout.h"
 #include "api/topology/links.h"
 #include "api/topology/routes.h"
+#include "api/topology/stream.h"
 #include "brain/alarm_service.h"
 #include "brain/alertmanager_push.h"
 #include "brain/incident_service.h"
@@ -194,6 +195,8 @@ int run(const AggregatorConfig& c) {
   hsns::topology_api::register_topology_routes(service.router(), topology_cache);
   hsns::topology_api::register_layout_route(service.router(), topology_cache);
   hsns::topology_api::register_links_route(service.router(), topology_cache);
+  hsns::topology_api::TopologyChangeNotifier topology_changes(topology_cache, service.hub());
+  hsns::topology_api::register_topology_stream(service.router(), topology_changes, service.hub());
   hsns::scheduling_api::register_scheduling_routes(service.router(), topology_cache, backend.jobs(), store);
   hsns::ingest::LogBuffer logs(c.syslog.messages_per_device, c.syslog.max_devices);
   if (brain) hsns::brain_pipeline::feed_logs(logs, *brain);

@@ -13,8 +13,6 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/websocket.hpp>
 #include <chrono>
 #include <fstream>
 #include <future>
@@ -38,13 +36,12 @@
 #include "support/metrics.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
+#include "support/websocket_client.h"
 
 namespace hsns {
 namespace {
 
 namespace net = boost::asio;
-namespace beast = boost::beast;
-namespace websocket = beast::websocket;
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
@@ -105,46 +102,9 @@ class Alertmanager {
   bool ready_ = false;
 };
 
-// A WebSocket client whose reads give up after a deadline (on the TCP layer), so a missing message fails
-// the test instead of hanging it.
-class StreamClient {
- public:
-  int open(int port, const std::string& target, const std::string& token) {
-    beast::get_lowest_layer(ws_).socket().connect(
-        {net::ip::make_address("127.0.0.1"), static_cast<std::uint16_t>(port)});
-    ws_.set_option(websocket::stream_base::decorator([token](websocket::request_type& req) {
-      req.set(beast::http::field::authorization, "Bearer " + token);
-    }));
-    websocket::response_type response;
-    beast::error_code ec;
-    ws_.handshake(response, "127.0.0.1:" + std::to_string(port), target, ec);
-    return static_cast<int>(response.result_int());
-  }
-  // The next message as JSON (null on a timeout or error).
-  json next() {
-    beast::flat_buffer buffer;
-    beast::error_code ec = net::error::would_block;
-    beast::get_lowest_layer(ws_).expires_after(10s);
-    ws_.async_read(buffer, [&ec](beast::error_code e, std::size_t) { ec = e; });
-    ioc_.restart();
-    ioc_.run();
-    if (ec) return nullptr;
-    return json::parse(beast::buffers_to_string(buffer.data()));
-  }
-  // The next message whose change is `change` (others skipped).
-  json next_change(const std::string& change) {
-    for (int i = 0; i < 20; ++i) {
-      json m = next();
-      if (m.is_null()) return m;
-      if (m.value("change", "") == change) return m;
-    }
-    return nullptr;
-  }
-
- private:
-  net::io_context ioc_;
-  websocket::stream<beast::tcp_stream> ws_{ioc_};
-};
+// A WebSocket client whose reads give up after a deadline, so a missing message fails the test instead of
+// hanging it.
+using StreamClient = testing::WebSocketTestClient;
 
 // The aggregator's server, service and alarm service in this process, on the database at `db`.
 class InProcessAggregator {

@@ -12,6 +12,7 @@
 //   input named.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -27,6 +28,7 @@
 #include "metrics.h"
 #include "support/aggregator_process.h"
 #include "support/temp_dir.h"
+#include "support/websocket_client.h"
 
 namespace hsns::testing {
 namespace {
@@ -363,6 +365,48 @@ TEST_F(Dashboard, TheLayoutLinksAreTheExportInCompactColumns) {
   }
   EXPECT_EQ(ok(viewer.get("/api/v1/topology/links?format=json")).status, 400);
   EXPECT_EQ(ok(anonymous().get("/api/v1/topology/links")).status, 401);
+}
+
+// GET /api/v1/topology/stream: the revision at open, then a message naming the new revision after each
+// committed topology write (a device state change here), and nothing while nothing is written; the links
+// route answers the same revision with the changed state. Any role may follow it; no token: 401.
+TEST_F(Dashboard, TheTopologyStreamNamesEachNewRevision) {
+  start();
+  WebSocketTestClient before_topology;
+  ASSERT_EQ(before_topology.open(server_->port(), "/api/v1/topology/stream", kViewerToken), 101);
+  EXPECT_EQ(before_topology.next(), (json{{"kind", "topology"}, {"revision", 0}}));
+  auto ops = server_->client(kOperatorToken);
+  ASSERT_EQ(ok(ops.post("/api/v1/topology/generate",
+                        R"({"hosts":4,"npus_per_host":2,"hosts_per_su":4,"spines_per_plane":1,"name":"s"})"))
+                .status,
+            200);
+  const json generated = before_topology.next();
+  EXPECT_EQ(generated.value("kind", ""), "topology") << generated.dump();
+  auto viewer = server_->client(kViewerToken);
+  const auto first = json::parse(ok(viewer.get("/api/v1/topology/links")).body);
+  EXPECT_EQ(generated["revision"], first["revision"]);
+
+  WebSocketTestClient stream;
+  ASSERT_EQ(stream.open(server_->port(), "/api/v1/topology/stream", kViewerToken), 101);
+  EXPECT_EQ(stream.next(), (json{{"kind", "topology"}, {"revision", first["revision"]}}));
+  const auto patched = ok(ops.patch("/api/v1/topology/devices/host001", R"({"state":"isolated"})"));
+  ASSERT_EQ(patched.status, 200) << patched.body;
+  const json changed = stream.next();
+  ASSERT_EQ(changed.value("kind", ""), "topology") << changed.dump();
+  EXPECT_GT(changed["revision"].get<std::int64_t>(), first["revision"].get<std::int64_t>());
+  const auto second = json::parse(ok(viewer.get("/api/v1/topology/links")).body);
+  EXPECT_EQ(changed["revision"], second["revision"]);
+  const auto& names = second["devices"]["name"];
+  const auto host =
+      static_cast<std::size_t>(std::find(names.begin(), names.end(), "host001") - names.begin());
+  ASSERT_LT(host, names.size());
+  EXPECT_EQ(second["states"][second["devices"]["state"][host].get<std::size_t>()], "isolated");
+  // A write that changes nothing stores no revision and sends nothing.
+  ASSERT_EQ(ok(ops.patch("/api/v1/topology/devices/host001", R"({"state":"isolated"})")).status, 200);
+  EXPECT_TRUE(stream.next(std::chrono::milliseconds(1500)).is_null()) << "a message without a new revision";
+
+  WebSocketTestClient anonymous_stream;
+  EXPECT_EQ(anonymous_stream.open(server_->port(), "/api/v1/topology/stream", ""), 401);
 }
 
 // In-process: under TLS the cookie is marked Secure (the service is told so by main.cpp).

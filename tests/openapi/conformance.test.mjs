@@ -488,7 +488,7 @@ NOT_FOUND_WITHOUT_TOPOLOGY.push('GET /api/v1/diagnose/path', 'GET /api/v1/diagno
 // are checked by their own scenarios, not by the generic role and unknown-id checks.
 const COOKIE_ONLY = new Set(['POST /api/v1/session', 'DELETE /api/v1/session']);
 SCENARIO_MAIN.push('GET /', 'GET /ui/{file}', 'POST /api/v1/session', 'GET /api/v1/session', 'GET /api/v1/topology/layout',
-  'GET /api/v1/topology/links');
+  'GET /api/v1/topology/links', 'GET /api/v1/topology/stream');
 NOT_FOUND_WITHOUT_TOPOLOGY.push('GET /api/v1/topology/layout', 'GET /api/v1/topology/links');
 SCENARIO_DELETES.push('DELETE /api/v1/session');
 
@@ -948,6 +948,8 @@ Object.assign(CUSTOM, {
     await call(o, 'no incident yet', 404, { role: 'viewer' });
   },
   'GET /api/v1/incidents/stream': async (o) => CUSTOM['GET /api/v1/events'](o),
+  // The topology's revisions (aggregator/api/topology/stream.h): upgrades like the change feed.
+  'GET /api/v1/topology/stream': async (o) => CUSTOM['GET /api/v1/events'](o),
 });
 
 Object.assign(CUSTOM, {

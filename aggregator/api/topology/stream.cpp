@@ -1,0 +1,57 @@
+#include "stream.h"
+
+#include <nlohmann/json.hpp>
+
+namespace hsns::topology_api {
+
+std::string topology_change_message(std::int64_t revision) {
+  return nlohmann::json{{"kind", "topology"}, {"revision", revision}}.dump();
+}
+
+TopologyChangeNotifier::TopologyChangeNotifier(std::shared_ptr<services::TopologyCache> cache,
+                                               http::WebSocketHub& hub, std::chrono::milliseconds period)
+    : cache_(std::move(cache)), hub_(hub), period_(period) {
+  thread_ = std::thread([this] { run(); });
+}
+
+TopologyChangeNotifier::~TopologyChangeNotifier() {
+  {
+    const std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+std::int64_t TopologyChangeNotifier::revision() const {
+  auto snapshot = cache_->current();  // the cached model's record: no parse once the revision is cached
+  return snapshot ? snapshot->revision : 0;
+}
+
+void TopologyChangeNotifier::run() {
+  std::optional<std::int64_t> seen = cache_->change_mark();
+  std::unique_lock lock(mutex_);
+  while (!wake_.wait_for(lock, period_, [this] { return stopping_; })) {
+    const std::optional<std::int64_t> mark = cache_->change_mark();  // an atomic load
+    if (mark == seen) continue;
+    seen = mark;
+    // Built only when someone listens.
+    if (hub_.subscribers(kTopologyTopic) > 0)
+      hub_.publish(kTopologyTopic, topology_change_message(revision()));
+  }
+}
+
+void register_topology_stream(http::Router& router, TopologyChangeNotifier& notifier,
+                              http::WebSocketHub& hub) {
+  router.add_websocket(
+      "/api/v1/topology/stream", http::permits(http::Permission::read),
+      [&notifier, &hub](const http::RequestContext&, const std::shared_ptr<http::WebSocketChannel>& channel) {
+        // Subscribed before the revision is read: a change in between reaches the session (possibly as a
+        // second message with the same revision, or ahead of it); revisions never go back, so a reader
+        // that re-reads when a message names a revision newer than what it drew misses nothing.
+        hub.subscribe(kTopologyTopic, channel);
+        channel->send_text(topology_change_message(notifier.revision()));
+      });
+}
+
+}  // namespace hsns::topology_api
