@@ -61,7 +61,7 @@ const utilisation = (v: number, gbps: number): number => (gbps > 0 ? (v * 8) / (
 
 export const OVERLAYS: OverlayDef[] = [
   { id: 'state', label: 'Link state (topology)', kind: 'state', metrics: [], fold: 'max', unit: '',
-    grade: (v) => v, format: (v) => STATE_PIECES[v]?.label ?? '', describe: 'the worst topology state of the links' },
+    grade: (v) => v, format: (v) => STATE_PIECES[v]?.label ?? '', describe: 'the worst topology state of the links and of the devices at their ends' },
   { id: 'alarms', label: 'Active alarms (worst severity)', kind: 'alarms', metrics: [], fold: 'max', unit: '',
     grade: (v) => v, format: (v) => ALARM_PIECES[v]?.label ?? '', describe: 'the worst severity of the active alarms of the ports and devices' },
   { id: 'util', label: 'Utilisation', kind: 'metric',
@@ -164,8 +164,18 @@ export interface Graded {
 export function gradeLink(data: OverlayData, link: TopoLink, lower: TopoNode, upper: TopoNode): Graded {
   const o = data.overlay;
   if (o.kind === 'state') {
-    const level = STATE_LEVEL[link.state] ?? 0;
-    return { level, text: link.state };
+    // The link's own state, or a worse state of a device at either end (a link to an isolated host or
+    // switch carries nothing either), said with the device that has it.
+    let level = STATE_LEVEL[link.state] ?? 0;
+    let text = link.state;
+    for (const n of [lower, upper]) {
+      const l = STATE_LEVEL[n.state] ?? 0;
+      if (l > level) {
+        level = l;
+        text = `${n.state} (${n.tier} ${n.name})`;
+      }
+    }
+    return { level, text };
   }
   const ends = [`${lower.name}/${link.source_port}`, `${upper.name}/${link.target_port}`];
   if (o.kind === 'alarms') {

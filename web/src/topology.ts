@@ -25,6 +25,7 @@ export interface TopoLink {
 }
 export interface TopoGraph {
   name: string;
+  revision: number; // the topology revision read (what the topology stream names)
   nodes: TopoNode[];
   links: TopoLink[];
 }
@@ -66,7 +67,7 @@ export async function fetchGraph(upper: ('leaf' | 'spine' | 'core')[] = []): Pro
     }
     return link;
   });
-  return { name: c.name, nodes, links };
+  return { name: c.name, revision: c.revision, nodes, links };
 }
 
 export const STATE_LEVEL: Record<string, number> = { healthy: 0, allocated: 1, 'sub-health': 2, isolated: 3 };

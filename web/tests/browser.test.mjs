@@ -23,7 +23,9 @@
 //     samples pushed for them (a busy port, a pausing port, a weak receiver) and the brain's alarms; the
 //     time slider replays an older reading; the incident page's sparklines; the job's schedule view;
 //   - live deltas: an alarm raised while the site view and the host × NPU port matrix are open recolours
-//     its SU and its cell in place (the same elements, no reload), and its clear restores them.
+//     its SU and its cell in place (the same elements, no reload), and its clear restores them; a host set
+//     isolated (PATCH) while the matrix shows link states recolours its cells in place, and healthy again
+//     restores them.
 // And in a second chromium launched with --disable-webgl --disable-gpu: the site view falls back to the
 // Canvas 2D renderer (ECharts) and draws. Screenshots of every page go to HSNS_ARTIFACTS.
 //
@@ -399,6 +401,27 @@ test('the site view and the matrices apply alarm deltas from the stream without 
   await keptChart();
   assert.ok(Number(await page.locator('#matrix-chart').getAttribute('data-deltas')) >= 2, 'the matrix counted fewer than two deltas');
   await axe(page, 'matrix (live)');
+  assert.deepEqual(problems, []);
+});
+
+test('the matrix under the link-state overlay follows the topology stream without a reload', async () => {
+  await open(page, '#/matrix?view=host-port&overlay=state', 'Matrix');
+  await waitText(page, '#matrix-live', 'Live link-state updates: connected');
+  const kept = await markElement(page, '#matrix-chart');
+  const before = await flaggedRows(page);
+  assert.ok(!before.some((r) => r.includes('host012')), 'host012 is flagged before it is isolated');
+  await api('PATCH', '/api/v1/topology/devices/host012', { state: 'isolated' });
+  await page.locator('#matrix-table tr', { hasText: 'host012' }).first().waitFor({ timeout: 10_000 });
+  const rows = (await flaggedRows(page)).filter((r) => r.includes('host012'));
+  assert.ok(rows.length >= 1 && rows.every((r) => /isolated \(host host012\)/.test(r)), rows.join('\n'));
+  assert.equal((await flaggedRows(page)).length, before.length + rows.length, 'other cells changed');
+  await kept();
+  assert.ok(Number(await page.locator('#matrix-chart').getAttribute('data-deltas')) >= 1, 'no state change counted');
+  await shot(page, 'matrix-live-state');
+  await api('PATCH', '/api/v1/topology/devices/host012', { state: 'healthy' });
+  await page.locator('#matrix-table tr', { hasText: 'host012' }).first().waitFor({ state: 'detached', timeout: 10_000 });
+  await kept();
+  await axe(page, 'matrix (live link states)');
   assert.deepEqual(problems, []);
 });
 

@@ -7,7 +7,9 @@
 // A cell's value is the worst grade of its links; the tooltip and the table below say the grade in words
 // and the worst link's reading (colour is never the only carrier). URL state: view, overlay, at. The alarm
 // overlay shown now follows the alarm stream (alarm_live.ts): a change recolours the cells of the links it
-// touches in place, with the summary and the table, without re-reading the topology.
+// touches in place, with the summary and the table, without re-reading the topology. The link-state overlay
+// shown now follows the topology stream (topology_live.ts): a new revision re-reads the compact links and
+// recolours the cells of the links whose state changed, the same way.
 import type { PageContext, Cleanup } from '../main';
 import { navigate } from '../main';
 import { ApiError } from '../api';
@@ -16,6 +18,7 @@ import { domainsOf, fetchGraph, type TopoGraph } from '../topology';
 import { makeChart, resizeAll } from '../charts';
 import { describeAt, emptyLevel, fetchOverlay, gradeLinks, levelWord, piecesOf, type GradedLink } from '../overlay';
 import { followAlarmOverlay } from '../alarm_live';
+import { followTopologyStates } from '../topology_live';
 import { choiceParams, overlayChoice, overlayControls, wireNow, type OverlayChoice } from '../overlay_controls';
 
 export const VIEWS = [
@@ -130,8 +133,9 @@ export async function renderMatrix(ctx: PageContext): Promise<Cleanup | void> {
   main.append(el('nav', { 'aria-label': 'Matrix views', class: 'tabs' },
     ...VIEWS.map((v) => el('a', { href: matrixHash(v.id, choice), 'aria-current': v.id === view.id ? 'page' : undefined }, v.label))));
   let graph;
+  const upper: ('leaf' | 'spine')[] = view.id === 'leaf-spine' ? ['spine'] : ['leaf'];
   try {
-    graph = await fetchGraph(view.id === 'leaf-spine' ? ['spine'] : ['leaf']);
+    graph = await fetchGraph(upper);
   } catch (e) {
     if (e instanceof ApiError && e.status === 404) {
       main.append(el('p', {}, 'There is no topology yet.'));
@@ -196,15 +200,17 @@ export async function renderMatrix(ctx: PageContext): Promise<Cleanup | void> {
   }, `Heatmap of ${view.label}: ${m.cells.size} cells, ${container.dataset['flagged']} not ok under ${o.label} at ${describeAt(choice.at)} (listed in the table below)`);
   setStatus(`Matrix: ${view.label}, ${o.id}, ${m.cells.size} cells`);
   const release = resizeAll([chart]);
-  if (o.kind !== 'alarms' || choice.at !== null) return release;
+  if ((o.kind !== 'alarms' && o.kind !== 'state') || choice.at !== null) return release;
 
-  // Live: the cells of the links a delta regraded take their worst link again; the heatmap's data, the
-  // summary and the table are replaced (positions never change).
-  const note = el('p', { class: 'note', id: 'matrix-live', 'aria-live': 'polite' }, 'Live alarm updates: connecting…');
+  // Live: the alarm overlay follows the alarm stream, the link-state overlay the topology stream. The cells
+  // of the links a delta regraded take their worst link again; the heatmap's data, the summary and the
+  // table are replaced (positions never change).
+  const what = o.kind === 'alarms' ? 'Live alarm updates' : 'Live link-state updates';
+  const note = el('p', { class: 'note', id: 'matrix-live', 'aria-live': 'polite' }, `${what}: connecting…`);
   summary.after(note);
   let applied = 0;
   container.dataset['deltas'] = '0';
-  const stop = followAlarmOverlay(data, graded, (d) => {
+  const onDelta = (d: { links: Set<number>; changes: number }): void => {
     applied += d.changes;
     container.dataset['deltas'] = String(applied);
     const keys = new Set([...d.links].map((i) => m.cellOf.get(i)).filter((k): k is string => k !== undefined));
@@ -230,7 +236,12 @@ export async function renderMatrix(ctx: PageContext): Promise<Cleanup | void> {
     if (!keys.size) return;
     chart.setOption({ series: [{ data: data2 }] });
     describe();
-  }, (open) => { note.textContent = open ? 'Live alarm updates: connected.' : 'Live alarm updates: reconnecting…'; });
+  };
+  const onState = (open: boolean): void => { note.textContent = `${what}: ${open ? 'connected.' : 'reconnecting…'}`; };
+  const stop = o.kind === 'alarms'
+    ? followAlarmOverlay(data, graded, onDelta, onState)
+    // Another structure (devices or links added or removed): the view is built again.
+    : followTopologyStates(graph, upper, data, graded, onDelta, () => navigate(matrixHash(view.id, choice)), onState);
   return () => {
     stop();
     release();
