@@ -118,7 +118,8 @@ BrainEngine::BrainEngine(brain::BrainConfig detectors, brain::PatternLibrary lib
             if (it == peers_.end()) return std::nullopt;
             return it->second;
           },
-          options.matcher) {
+          options.matcher),
+      topology_gate_(options.topology_refresh) {
   published_.queue_capacity = options_.queue_capacity;
   published_.library_patterns = matcher_.library().size();
   if (metrics_ != nullptr) metrics_->set_library_size(matcher_.library().size());
@@ -455,10 +456,7 @@ void BrainEngine::refresh_topology(bool force) {
   } catch (const std::exception& e) {
     HSNS_LOG(warning) << "brain: reading the topology's change mark failed: " << e.what();
   }
-  const bool moved = mark && mark != topology_mark_;
-  if (!force && !moved && now - topology_checked_ < options_.topology_refresh) return;
-  topology_checked_ = now;
-  topology_mark_ = mark;  // taken before the read: the model read is at least as new as the mark
+  if (!topology_gate_.due(mark, now, force)) return;  // the mark is taken before the read
   std::optional<TopologyView> view;
   try {
     view = topology_.read();

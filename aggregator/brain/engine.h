@@ -68,6 +68,7 @@
 #include "brain/config.h"
 #include "brain/patterns.h"
 #include "hsns/error.h"
+#include "services/refresh_gate.h"
 #include "store/kpi_store.h"
 #include "topology/topology.h"
 
@@ -252,8 +253,7 @@ class BrainEngine {
   std::unordered_map<std::string, CounterTotal> totals_;
   std::unordered_map<std::string, brain::FaultMatch> active_;  // (pattern id, entity or link) -> raised
   std::int64_t topology_revision_ = 0;
-  std::optional<std::int64_t> topology_mark_;  // the change mark when the topology was last read
-  std::chrono::steady_clock::time_point topology_checked_{};
+  services::RefreshGate<std::int64_t> topology_gate_;  // when to read the topology again
   std::int64_t last_event_ms_ = 0;
   std::int64_t clock_reported_ms_ = 0;        // the last time given to on_clock_
   std::vector<store::KpiSample> lane_power_;  // a batch's weakest lane per (entity, metric, time), in watts

@@ -300,11 +300,10 @@ void IncidentService::refresh_locked(bool force) {
                              ? std::optional(job_revisions->revision(store::RevisionDomain::jobs))
                              : std::nullopt;
   const bool marked = topology_mark && jobs_mark;
-  const bool moved = marked && (topology_mark != topology_mark_ || jobs_mark != jobs_mark_);
-  if (!force && !moved && (marked || located_) && now - last_refresh_ < std::chrono::seconds(1)) return;
-  last_refresh_ = now;
-  topology_mark_ = topology_mark;  // taken before the reads: what they answer is at least as new
-  jobs_mark_ = jobs_mark;
+  // The marks are taken before the reads: what they answer is at least as new.
+  if (!refresh_gate_.due(marked ? std::optional(std::pair(*topology_mark, *jobs_mark)) : std::nullopt, now,
+                         force || (!marked && !located_)))
+    return;
   bool new_topology = false;
   if (auto snap = topology_.current(); snap && snap->revision != topology_revision_) {
     topology_revision_ = snap->revision;

@@ -41,12 +41,14 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "brain/correlate.h"
 #include "brain/job_impact.h"
 #include "hsns/error.h"
 #include "http/websocket.h"
+#include "services/refresh_gate.h"
 #include "services/topology_cache.h"
 #include "store/incident_store.h"
 #include "store/job_store.h"
@@ -106,9 +108,8 @@ class IncidentService {
   std::unique_ptr<brain::JobImpact> impact_;
   std::int64_t topology_revision_ = -1;
   std::int64_t jobs_revision_ = -1;
-  std::optional<std::int64_t> topology_mark_;  // the stores' change marks at the last refresh
-  std::optional<std::int64_t> jobs_mark_;
-  std::chrono::steady_clock::time_point last_refresh_{};
+  // When to read the topology and the jobs again (their stores' change marks, together).
+  services::RefreshGate<std::pair<std::int64_t, std::int64_t>> refresh_gate_{std::chrono::seconds(1)};
   std::map<std::string, std::vector<brain::AffectedJob>> affected_;  // live incidents
   std::int64_t last_event_ms_ = 0;
   std::chrono::steady_clock::time_point last_event_at_{};

@@ -4,6 +4,8 @@
 #include <mutex>
 #include <optional>
 
+#include "services/refresh_gate.h"
+
 namespace hsns::ingest {
 namespace {
 
@@ -15,12 +17,7 @@ class TopologySource {
 
   std::shared_ptr<const topology::Topology> model() {
     const std::lock_guard lock(mutex_);
-    const auto now = std::chrono::steady_clock::now();
-    const auto mark = cache_->change_mark();
-    if (mark != mark_ || now - read_at_ >= std::chrono::seconds(1) ||
-        read_at_ == std::chrono::steady_clock::time_point{}) {
-      read_at_ = now;
-      mark_ = mark;
+    if (gate_.due(cache_->change_mark(), std::chrono::steady_clock::now())) {
       auto snapshot = cache_->current();
       model_ = snapshot ? snapshot->topology : nullptr;
     }
@@ -30,8 +27,7 @@ class TopologySource {
  private:
   std::shared_ptr<services::TopologyCache> cache_;
   std::mutex mutex_;
-  std::chrono::steady_clock::time_point read_at_{};
-  std::optional<std::int64_t> mark_;
+  services::RefreshGate<std::int64_t> gate_{std::chrono::seconds(1)};
   std::shared_ptr<const topology::Topology> model_;
 };
 

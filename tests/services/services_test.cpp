@@ -6,13 +6,17 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "../scheduling/fixtures.h"
 #include "http/errors.h"
+#include "services/refresh_gate.h"
 #include "services/scheduling_service.h"
 #include "services/store_errors.h"
 #include "services/topology_cache.h"
@@ -382,6 +386,24 @@ TEST_F(ServicesTest, UnreachablePairsAreRefusedUnlessAllowed) {
 }
 
 // ---- store error conventions ----
+
+// The first call reads; then a moved mark at once, the same or no mark only once the period passed; force
+// always.
+TEST(RefreshGate, ReadsWhenTheMarkMovesElseOncePerPeriod) {
+  RefreshGate<std::int64_t> gate(std::chrono::seconds(1));
+  const auto t0 = RefreshGate<std::int64_t>::Clock::time_point{} + std::chrono::hours(1);
+  EXPECT_TRUE(gate.due(std::int64_t{4}, t0));
+  EXPECT_FALSE(gate.due(std::int64_t{4}, t0 + std::chrono::milliseconds(10)));
+  EXPECT_TRUE(gate.due(std::int64_t{5}, t0 + std::chrono::milliseconds(20))) << "the mark moved";
+  EXPECT_FALSE(gate.due(std::nullopt, t0 + std::chrono::milliseconds(30))) << "no mark is no move";
+  EXPECT_TRUE(gate.due(std::int64_t{5}, t0 + std::chrono::milliseconds(30), true)) << "forced";
+  EXPECT_FALSE(gate.due(std::int64_t{5}, t0 + std::chrono::milliseconds(1029)));
+  EXPECT_TRUE(gate.due(std::int64_t{5}, t0 + std::chrono::milliseconds(1030)))
+      << "a period after the last read";
+  RefreshGate<std::int64_t> unmarked(std::chrono::seconds(1));
+  EXPECT_TRUE(unmarked.due(std::nullopt, t0)) << "the first call reads, mark or not";
+  EXPECT_FALSE(unmarked.due(std::nullopt, t0 + std::chrono::milliseconds(999)));
+}
 
 TEST(StoreErrors, FromStoreSpeaksOfTheRequest) {
   const Error down = from_store(Error::unavailable("database is locked"));
