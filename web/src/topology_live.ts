@@ -4,6 +4,7 @@
 // state changed are graded again and handed to `onDelta`, as alarm_live.ts hands its deltas: nothing else is
 // redrawn. When the topology's structure changed (other devices or links: an import, a generate, an LLDP
 // merge that added a link), `onStructure` is called instead and the page builds its view again.
+// followRevisions is the stream part alone: the site view re-reads its layout with it.
 import { openStream } from './live';
 import { gradeLink, type GradedLink, type OverlayData } from './overlay';
 import { fetchGraph, type TopoGraph, type TopoNode } from './topology';
@@ -38,6 +39,43 @@ export interface StateDelta {
   changes: number; // device and link states changed by this reading
 }
 
+// Follows the topology stream for a view drawn at revision `drawn`: calls `reread` whenever a message names a
+// newer revision (one call at a time; a revision named meanwhile is read after it, and a failed read is
+// tried again at the next message). `reread` answers the revision it drew, or null when the page builds
+// its view again (the stream is then closed). Answers the close function.
+export function followRevisions(drawn: number, reread: () => Promise<number | null>,
+  onState: (open: boolean) => void = () => undefined): () => void {
+  let wanted = drawn;
+  let reading = false;
+  let closed = false;
+  const read = async (): Promise<void> => {
+    if (reading || closed || wanted <= drawn) return;
+    reading = true;
+    try {
+      const now = await reread();
+      if (now === null) {
+        closed = true;
+        stream.close();
+        return;
+      }
+      drawn = Math.max(drawn, now);
+    } finally {
+      reading = false;
+    }
+    await read();
+  };
+  const stream = openStream('/api/v1/topology/stream', (m) => {
+    const c = m as { kind?: string; revision?: number };
+    if (c.kind !== 'topology' || typeof c.revision !== 'number') return;
+    wanted = Math.max(wanted, c.revision);
+    void read().catch(() => undefined);
+  }, (open) => onState(open));
+  return () => {
+    closed = true;
+    stream.close();
+  };
+}
+
 // Follows the stream for a view drawn from `graph` (read with `upper`): keeps the graph's states and the
 // graded links current. Answers the close function.
 export function followTopologyStates(graph: TopoGraph, upper: ('leaf' | 'spine' | 'core')[], data: OverlayData,
@@ -53,60 +91,38 @@ export function followTopologyStates(graph: TopoGraph, upper: ('leaf' | 'spine' 
       else atDevice.set(n, [i]);
     }
   });
-  let drawn = graph.revision;
-  let wanted = drawn;
-  let reading = false;
-  let closed = false;
-  const read = async (): Promise<void> => {
-    if (reading || closed || wanted <= drawn) return;
-    reading = true;
-    try {
-      const next = await fetchGraph(upper);
-      if (closed || next.revision <= drawn) return;
-      const changed = stateChanges(graph, next);
-      if (!changed) {
-        closed = true;
-        stream.close();
-        onStructure();
-        return;
-      }
-      const touched = new Set<number>();
-      for (const i of changed.devices) {
-        const node = graph.nodes[i]!;
-        node.state = next.nodes[i]!.state;
-        for (const at of atDevice.get(node) ?? []) touched.add(at);
-      }
-      for (const i of changed.links) {
-        const link = graph.links[i]!;
-        link.state = next.links[i]!.state;
-        const at = gradedOf.get(link);
-        if (at !== undefined) touched.add(at);
-      }
-      const links = new Set<number>();
-      for (const at of touched) {
-        const g = graded[at]!;
-        const regraded = gradeLink(data, g.link, g.lower, g.upper);
-        if (regraded.level !== g.level || regraded.text !== g.text) {
-          g.level = regraded.level;
-          g.text = regraded.text;
-          links.add(at);
-        }
-      }
-      drawn = next.revision;
-      onDelta({ links, changes: changed.links.length + changed.devices.length });
-    } finally {
-      reading = false;
+  return followRevisions(graph.revision, async () => {
+    const next = await fetchGraph(upper);
+    if (next.revision <= graph.revision) return graph.revision;
+    const changed = stateChanges(graph, next);
+    if (!changed) {
+      onStructure();
+      return null;
     }
-    void read().catch(() => undefined);  // a newer revision named while this one was read
-  };
-  const stream = openStream('/api/v1/topology/stream', (m) => {
-    const c = m as { kind?: string; revision?: number };
-    if (c.kind !== 'topology' || typeof c.revision !== 'number') return;
-    wanted = Math.max(wanted, c.revision);
-    void read().catch(() => undefined);
-  }, (open) => onState(open));
-  return () => {
-    closed = true;
-    stream.close();
-  };
+    const touched = new Set<number>();
+    for (const i of changed.devices) {
+      const node = graph.nodes[i]!;
+      node.state = next.nodes[i]!.state;
+      for (const at of atDevice.get(node) ?? []) touched.add(at);
+    }
+    for (const i of changed.links) {
+      const link = graph.links[i]!;
+      link.state = next.links[i]!.state;
+      const at = gradedOf.get(link);
+      if (at !== undefined) touched.add(at);
+    }
+    const links = new Set<number>();
+    for (const at of touched) {
+      const g = graded[at]!;
+      const regraded = gradeLink(data, g.link, g.lower, g.upper);
+      if (regraded.level !== g.level || regraded.text !== g.text) {
+        g.level = regraded.level;
+        g.text = regraded.text;
+        links.add(at);
+      }
+    }
+    graph.revision = next.revision;
+    onDelta({ links, changes: changed.links.length + changed.devices.length });
+    return next.revision;
+  }, onState);
 }

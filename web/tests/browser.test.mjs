@@ -24,8 +24,8 @@
 //     time slider replays an older reading; the incident page's sparklines; the job's schedule view;
 //   - live deltas: an alarm raised while the site view and the host × NPU port matrix are open recolours
 //     its SU and its cell in place (the same elements, no reload), and its clear restores them; a host set
-//     isolated (PATCH) while the matrix shows link states recolours its cells in place, and healthy again
-//     restores them.
+//     isolated (PATCH) while the site view or the matrix shows link states recolours its SU and its cells
+//     in place, and healthy again restores them.
 // And in a second chromium launched with --disable-webgl --disable-gpu: the site view falls back to the
 // Canvas 2D renderer (ECharts) and draws. Screenshots of every page go to HSNS_ARTIFACTS.
 //
@@ -401,6 +401,24 @@ test('the site view and the matrices apply alarm deltas from the stream without 
   await keptChart();
   assert.ok(Number(await page.locator('#matrix-chart').getAttribute('data-deltas')) >= 2, 'the matrix counted fewer than two deltas');
   await axe(page, 'matrix (live)');
+  assert.deepEqual(problems, []);
+});
+
+test('the site view under the link-state overlay follows the topology stream without a reload', async () => {
+  await open(page, '#/site', 'Site view');
+  await waitText(page, '#site-live', 'Live state updates: connected');
+  const su3 = page.locator('button[data-group="su:3"]');
+  assert.doesNotMatch(await su3.textContent(), /isolated/);
+  const kept = await markElement(page, '#site-graph');
+  await api('PATCH', '/api/v1/topology/devices/host013', { state: 'isolated' });
+  await page.waitForFunction(() => /isolated/.test(document.querySelector('button[data-group="su:3"]')?.textContent ?? ''), null, { timeout: 10_000 });
+  await kept();
+  assert.ok(Number(await page.locator('#site-graph').getAttribute('data-deltas')) >= 1, 'no state change counted');
+  assert.doesNotMatch(await page.locator('button[data-group="su:2"]').textContent(), /isolated/, 'another SU changed');
+  await shot(page, 'site-live-state');
+  await api('PATCH', '/api/v1/topology/devices/host013', { state: 'healthy' });
+  await page.waitForFunction(() => !/isolated/.test(document.querySelector('button[data-group="su:3"]')?.textContent ?? ''), null, { timeout: 10_000 });
+  await kept();
   assert.deepEqual(problems, []);
 });
 

@@ -4,7 +4,8 @@
 // incident (the devices of an incident's blast radius, any tier, marked where drawn: the root-cause page
 // expands the groups that hold them), overlay and at (overlay_controls.ts: every drawn item coloured by
 // the worst grade of its devices' links under the overlay, at the chosen time; the default overlay, link
-// state, keeps the layout's device-state colours).
+// state, keeps the layout's device-state colours). Shown now, the alarm overlay follows the alarm stream
+// and the link-state overlay the topology stream: changes repaint the items and group buttons in place.
 import type { PageContext, Cleanup } from '../main';
 import { navigate } from '../main';
 import { ApiError } from '../api';
@@ -14,6 +15,7 @@ import { drawGraph, type Renderer } from '../graph';
 import { domainsOf, fetchGraph } from '../topology';
 import { deviceLevels, fetchOverlay, gradeLinks, levelWord, piecesOf, type GradedLink, type OverlayData } from '../overlay';
 import { followAlarmOverlay } from '../alarm_live';
+import { followRevisions } from '../topology_live';
 import { choiceParams, overlayChoice, overlayControls, wireNow, type OverlayChoice } from '../overlay_controls';
 
 export const TABLE_THRESHOLD = 3000;
@@ -47,10 +49,11 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
   const wanted: Renderer = rendererParam === 'canvas' ? 'canvas' : 'webgl';
   main.append(el('h1', {}, 'Fabric site view'));
   let layout: Layout;
+  let withMarks = expand;
   try {
     // Marked hosts' SUs are expanded, so the answer shows host by host.
     const first = mark.length ? await fetchLayout([], mark) : null;
-    const withMarks = first ? [...new Set([...expand, ...Object.values(first.located)])] : expand;
+    if (first) withMarks = [...new Set([...expand, ...Object.values(first.located)])];
     layout = await fetchLayout(withMarks, mark);
   } catch (e) {
     if (e instanceof ApiError && e.status === 404) {
@@ -65,7 +68,8 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
     navigate(hashOf(next));
   };
   const marked = new Set([...mark, ...blast]);
-  const items = drawnItems(layout, marked, blast.length ? 'blast radius' : 'answer');
+  const markLabel = blast.length ? 'blast radius' : 'answer';
+  const items = drawnItems(layout, marked, markLabel);
   const site = choice.overlay.kind === 'state' ? null : await overlayGrades(choice);
   const grades = site?.levels ?? null;
   const baseLabel = new Map(items.map((i) => [i.id, i.label]));
@@ -159,6 +163,47 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
     }, (open) => { note.textContent = open ? 'Live alarm updates: connected.' : 'Live alarm updates: reconnecting…'; });
   }
 
+  // The link-state overlay (device states) shown now follows the topology stream: a new revision re-reads
+  // the layout with the same expansion; when it draws the same items, those whose state changed are
+  // repainted in place with their group buttons, else the view is built again.
+  function liveStates(target: HTMLElement, redraw: (changed: Drawn[]) => void): () => void {
+    if (choice.overlay.kind !== 'state' || choice.at !== null) return () => undefined;
+    let applied = 0;
+    target.dataset['deltas'] = '0';
+    const note = el('p', { class: 'note', id: 'site-live', 'aria-live': 'polite' }, 'Live state updates: connecting…');
+    view.append(note);
+    return followRevisions(layout.revision, async () => {
+      const next = await fetchLayout(withMarks, mark);
+      if (next.revision <= layout.revision) return layout.revision;
+      const fresh = drawnItems(next, marked, markLabel);
+      if (fresh.length !== items.length || fresh.some((f, k) => f.id !== items[k]?.id)) {
+        navigate(hashOf(expanded));
+        return null;
+      }
+      const changed: Drawn[] = [];
+      fresh.forEach((f, k) => {
+        const i = items[k];
+        if (!i || (f.state === i.state && f.label === i.label && f.colour === i.colour)) return;
+        Object.assign(i, { state: f.state, label: f.label, colour: f.colour });
+        baseLabel.set(i.id, f.label);
+        baseColour.set(i.id, f.colour);
+        changed.push(i);
+      });
+      for (const g of next.groups) {
+        const old = layout.groups.find((x) => x.id === g.id);
+        if (!old || old.worst_state === g.worst_state) continue;
+        old.worst_state = g.worst_state;
+        old.states = g.states;
+        buttons.get(g.id)?.replaceChildren(...buttonText(old));
+      }
+      layout.revision = next.revision;
+      applied += changed.length;
+      target.dataset['deltas'] = String(applied);
+      if (changed.length) redraw(changed);
+      return next.revision;
+    }, (open) => { note.textContent = open ? 'Live state updates: connected.' : 'Live state updates: reconnecting…'; });
+  }
+
   const markedCount = items.filter((i) => i.marked).length;
   if (items.length > TABLE_THRESHOLD) {
     view.append(el('p', { class: 'note' }, `${items.length} items are more than a graph can show readably (${TABLE_THRESHOLD}): a table instead.`));
@@ -169,13 +214,16 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
     t.id = 'site-table';
     t.dataset['marked'] = String(markedCount);
     view.append(t);
-    const cells = [...t.querySelectorAll('tbody tr')].map((tr) => tr.children[3]);
-    const stop = live(t, (changed) => {
+    const rowsOf = [...t.querySelectorAll('tbody tr')];
+    const redrawRows = (changed: Drawn[]): void => {
       for (const i of changed) {
-        const cell = cells[items.indexOf(i)];
+        const row = rowsOf[items.indexOf(i)];
+        row?.children[2]?.replaceChildren(stateBadge(i.state));
+        const cell = row?.children[3];
         if (cell) cell.textContent = grades?.has(i.name) ? levelWord(choice.overlay, grades.get(i.name) ?? 0) : '—';
       }
-    });
+    };
+    const stop = choice.overlay.kind === 'state' ? liveStates(t, redrawRows) : live(t, redrawRows);
     setStatus(`Site view: ${items.length} items as a table`);
     return stop;
   }
@@ -189,10 +237,11 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
   const graph = drawGraph(container, items, layout.edges, wanted, onPick);
   view.append(el('p', { class: 'note', id: 'renderer-note' },
     graph.renderer === 'webgl' ? 'Drawn with sigma.js (WebGL).' : 'Drawn with ECharts on a Canvas 2D (no WebGL context could be made, or renderer=canvas).'));
-  const stop = live(container, (changed) => {
+  const redrawGraph = (changed: Drawn[]): void => {
     graph.update(changed);
     container.dataset['flagged'] = String(items.filter((i) => (grades?.get(i.name) ?? 0) > 0).length);
-  });
+  };
+  const stop = choice.overlay.kind === 'state' ? liveStates(container, redrawGraph) : live(container, redrawGraph);
   setStatus(`Site view: ${items.length} items, ${graph.renderer}`);
   return () => {
     stop();
