@@ -431,7 +431,7 @@ TEST(AlarmsApi, AlertmanagerAwayIsRetriedAndAFullQueueCountsDrops) {
   std::vector<brain::AlarmChange> changes;
   for (int i = 0; i < 5; ++i) {
     brain::AlarmChange c;
-    c.id = brain::alarm_id(static_cast<std::uint64_t>(i + 1), 1'000);
+    c.id = brain::alarm_id(static_cast<std::uint64_t>(i) + 1, 1'000);
     c.type = "t";
     c.first_ms = 1'000;
     c.change = brain::AlarmChangeKind::raised;
