@@ -24,20 +24,27 @@ TopologyChangeNotifier::~TopologyChangeNotifier() {
 }
 
 std::int64_t TopologyChangeNotifier::revision() const {
-  auto snapshot = cache_->current();  // the cached model's record: no parse once the revision is cached
+  return revision_.load(std::memory_order_acquire);
+}
+
+std::int64_t TopologyChangeNotifier::read_revision() const {
+  auto snapshot =
+      cache_->current();  // the cached model's record (parsed here, off the I/O threads, if not yet)
   return snapshot ? snapshot->revision : 0;
 }
 
 void TopologyChangeNotifier::run() {
-  std::optional<std::int64_t> seen = cache_->change_mark();
+  std::optional<std::int64_t> seen = cache_->change_mark();  // taken before the read: see store/revision.h
+  revision_.store(read_revision(), std::memory_order_release);
   std::unique_lock lock(mutex_);
   while (!wake_.wait_for(lock, period_, [this] { return stopping_; })) {
     const std::optional<std::int64_t> mark = cache_->change_mark();  // an atomic load
     if (mark == seen) continue;
     seen = mark;
-    // Built only when someone listens.
-    if (hub_.subscribers(kTopologyTopic) > 0)
-      hub_.publish(kTopologyTopic, topology_change_message(revision()));
+    // Stored before it is published: a session opened meanwhile gets it at open or as a message.
+    const std::int64_t now = read_revision();
+    revision_.store(now, std::memory_order_release);
+    if (hub_.subscribers(kTopologyTopic) > 0) hub_.publish(kTopologyTopic, topology_change_message(now));
   }
 }
 
@@ -48,7 +55,8 @@ void register_topology_stream(http::Router& router, TopologyChangeNotifier& noti
       [&notifier, &hub](const http::RequestContext&, const std::shared_ptr<http::WebSocketChannel>& channel) {
         // Subscribed before the revision is read: a change in between reaches the session (possibly as a
         // second message with the same revision, or ahead of it); revisions never go back, so a reader
-        // that re-reads when a message names a revision newer than what it drew misses nothing.
+        // that re-reads when a message names a revision newer than what it drew misses nothing. The
+        // revision is the notifier's last reading (an atomic load: no model is read on an I/O thread).
         hub.subscribe(kTopologyTopic, channel);
         channel->send_text(topology_change_message(notifier.revision()));
       });

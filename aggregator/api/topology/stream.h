@@ -12,12 +12,15 @@
 // - TopologyChangeNotifier polls TopologyCache::change_mark() (the store's revision mirror: an atomic load,
 //   never a query) on a thread of its own while it exists, and publishes on the hub's topic
 //   kTopologyTopic only when the mark moved and someone listens; a store without a revision mirror gives
-//   no messages besides the one at open. Writes by another process are not seen (one aggregator per
+//   no messages besides the one at open. The model's revision is read on that thread too (the first read
+//   after a start may parse the stored document), never on an I/O thread: a session gets the notifier's
+//   last reading at open. Writes by another process are not seen (one aggregator per
 //   database, as for every revision mirror).
 // - Reads need role read, like GET /api/v1/topology/links. The notifier must outlive the router's sessions'
 //   handlers that use it; the hub must outlive the notifier.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -46,10 +49,11 @@ class TopologyChangeNotifier {
   TopologyChangeNotifier(const TopologyChangeNotifier&) = delete;
   TopologyChangeNotifier& operator=(const TopologyChangeNotifier&) = delete;
 
-  // The revision now (0 while there is no topology).
+  // The revision as the notifier last read it (0 while there is no topology, or before its first read).
   std::int64_t revision() const;
 
  private:
+  std::int64_t read_revision() const;
   void run();
 
   std::shared_ptr<services::TopologyCache> cache_;
@@ -58,6 +62,7 @@ class TopologyChangeNotifier {
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
+  std::atomic<std::int64_t> revision_{0};
   std::thread thread_;
 };
 
