@@ -73,11 +73,14 @@ std::uint32_t crc_of(std::uint32_t crc, const unsigned char* p, std::size_t n) {
   return crc32_update(crc, p, n);
 }
 
-// The record's checksum: its length field, the header after the crc field, the payload.
+// The start of a record's checksum: its length field and the header after the crc field.
+std::uint32_t header_crc(const unsigned char* header) {
+  return crc_of(crc_of(0, header + 4, 4), header + 12, kRecordHeader - 12);
+}
+
+// The record's checksum: the header's part, then the payload.
 std::uint32_t record_crc(const unsigned char* header, const unsigned char* payload, std::size_t len) {
-  std::uint32_t crc = crc_of(0, header + 4, 4);
-  crc = crc_of(crc, header + 12, kRecordHeader - 12);
-  return crc_of(crc, payload, len);
+  return crc_of(header_crc(header), payload, len);
 }
 
 Error io_error(const std::string& what, const std::string& path, int err) {
@@ -248,15 +251,25 @@ Result<std::size_t> SpoolPayload::read(std::uint64_t offset, char* buf, std::siz
   return k;
 }
 
+Result<std::uint32_t> SpoolPayload::check_header(const unsigned char* h) const {
+  if (get_u32(h) != kRecordMarker || get_u32(h + 4) != size_ || get_u64(h + 16) != seq_)
+    return tl::unexpected(Error::internal("the header of record " + std::to_string(seq_) + " in " + path_ +
+                                          " changed since the spool indexed it"));
+  return header_crc(h);
+}
+
+Error SpoolPayload::checksum_error() const {
+  return Error::internal("record " + std::to_string(seq_) + " in " + path_ +
+                         " fails its checksum (the segment changed on disk)");
+}
+
 Result<void> SpoolPayload::verify() const {
   unsigned char h[kRecordHeader];
   if (!pread_all(fd_->get(), h, kRecordHeader, record_offset_))
     return tl::unexpected(io_error("read", path_, errno));
-  if (get_u32(h) != kRecordMarker || get_u32(h + 4) != size_ || get_u64(h + 16) != seq_)
-    return tl::unexpected(Error::internal("the header of record " + std::to_string(seq_) + " in " + path_ +
-                                          " changed since the spool indexed it"));
-  std::uint32_t crc = crc_of(0, h + 4, 4);
-  crc = crc_of(crc, h + 12, kRecordHeader - 12);
+  auto start = check_header(h);
+  if (!start) return tl::unexpected(start.error());
+  std::uint32_t crc = *start;
   std::vector<unsigned char> chunk(static_cast<std::size_t>(std::min<std::uint64_t>(kReadChunk, size_)));
   for (std::uint64_t at = 0; at < size_;) {
     const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), size_ - at));
@@ -265,9 +278,7 @@ Result<void> SpoolPayload::verify() const {
     crc = crc_of(crc, chunk.data(), n);
     at += n;
   }
-  if (crc != get_u32(h + 8))
-    return tl::unexpected(Error::internal("record " + std::to_string(seq_) + " in " + path_ +
-                                          " fails its checksum (the segment changed on disk)"));
+  if (crc != get_u32(h + 8)) return tl::unexpected(checksum_error());
   return {};
 }
 
@@ -297,11 +308,9 @@ Result<std::size_t> SpoolPayloadStream::read(std::uint64_t offset, char* buf, st
     iovec iov[2] = {{h, kRecordHeader}, {out, k}};
     if (!preadv_all(p.fd_->get(), iov, 2, p.record_offset_))
       return fail_record(io_error("read", p.path_, errno));
-    if (get_u32(h) != kRecordMarker || get_u32(h + 4) != p.size_ || get_u64(h + 16) != p.seq_)
-      return fail_record(Error::internal("the header of record " + std::to_string(p.seq_) + " in " + p.path_ +
-                                         " changed since the spool indexed it"));
-    crc_ = crc_of(0, h + 4, 4);
-    crc_ = crc_of(crc_, h + 12, kRecordHeader - 12);
+    auto start = p.check_header(h);
+    if (!start) return fail_record(start.error());
+    crc_ = *start;
     stored_ = get_u32(h + 8);
     started_ = true;
   } else if (!pread_all(p.fd_->get(), out, k, p.record_offset_ + kRecordHeader + offset)) {
@@ -310,9 +319,7 @@ Result<std::size_t> SpoolPayloadStream::read(std::uint64_t offset, char* buf, st
   crc_ = crc_of(crc_, out, k);
   next_ = offset + k;
   // The last bytes go out only when the whole record holds: a receiver never gets a bad record complete.
-  if (next_ == p.size_ && crc_ != stored_)
-    return fail_record(Error::internal("record " + std::to_string(p.seq_) + " in " + p.path_ +
-                                       " fails its checksum (the segment changed on disk)"));
+  if (next_ == p.size_ && crc_ != stored_) return fail_record(p.checksum_error());
   return k;
 }
 
@@ -797,9 +804,7 @@ Result<std::uint64_t> Spool::append_parts(SpoolKind kind, std::uint64_t epoch, c
     put_u64(h + 24, epoch);
     put_u64(h + 32, static_cast<std::uint64_t>(now));
     // The payload streams in after the header's place; the header (with the checksum) is written last.
-    std::uint32_t crc = crc_of(0, h + 4, 4);
-    crc = crc_of(crc, h + 12, kRecordHeader - 12);
-    SpoolSink sink(seg.fd->get(), seg.path, seg.size + kRecordHeader, sizes[i], crc);
+    SpoolSink sink(seg.fd->get(), seg.path, seg.size + kRecordHeader, sizes[i], header_crc(h));
     Result<void> wrote = parts.write(seq, i, sink);
     if (wrote && sink.written_ != sizes[i])
       wrote =

@@ -114,6 +114,11 @@ class SpoolPayload {
   Result<std::string> read_all() const;
 
  private:
+  // The header as read against the spool's index (marker, length, seq): the checksum's start over the
+  // header fields, or the Error that the record changed on disk (verify() and SpoolPayloadStream alike).
+  Result<std::uint32_t> check_header(const unsigned char* header) const;
+  Error checksum_error() const;
+
   std::shared_ptr<const UniqueFd> fd_;
   std::string path_;
   std::uint64_t record_offset_;  // of the record's header in the file
