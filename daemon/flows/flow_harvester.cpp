@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 #include "config.h"
 #include "hsns/log.h"
@@ -81,6 +82,36 @@ std::size_t records_per_report_default() {
   char* end = nullptr;
   const unsigned long n = std::strtoul(v, &end, 10);
   return end != v && *end == '\0' && n > 0 ? n : kFlowRecordsPerReport;
+}
+
+// A harvested record as the report's row: its key's address bytes as they are (no text), no host.
+void fill_row(const FlowRecord& r, report::FlowRow& row) {
+  const auto& k = r.key;
+  const auto& s = r.stats;
+  row.ifindex = k.ifindex;
+  row.set_ifname(r.ifname);
+  row.direction = static_cast<proto::FlowDirection>(k.direction);
+  row.family = k.family;
+  static_assert(sizeof k.src == sizeof row.src && sizeof k.dst == sizeof row.dst);
+  std::memcpy(row.src.data(), k.src, sizeof k.src);
+  std::memcpy(row.dst.data(), k.dst, sizeof k.dst);
+  row.sport = k.sport;
+  row.dest_qp = k.dest_qp;
+  row.packets = s.packets;
+  row.bytes = s.bytes;
+  row.first_ns = r.first_unix_ns;
+  row.last_ns = r.last_unix_ns;
+  std::copy(std::begin(s.op), std::end(s.op), row.op.begin());
+  row.ect = s.ect;
+  row.ce = s.ce;
+  row.cnp = s.cnp;
+  std::copy(std::begin(s.nak), std::end(s.nak), row.nak.begin());
+  row.psn_regressions = s.psn_regressions;
+  if (s.has_psn) {
+    row.psn = proto::FlowPsn{s.first_psn, s.last_psn, s.max_psn};
+  } else {
+    row.psn.reset();
+  }
 }
 
 }  // namespace
@@ -338,10 +369,7 @@ tl::expected<void, std::string> FlowHarvester::write_batch(
     for (std::size_t from = 0; from < n; from += per) {
       encoders.emplace_back(
           ts_ms, batch.epoch, std::min(per, n - from),
-          [&batch, from, this](std::size_t i, proto::FlowRecord& record) {
-            fill_contract(batch.records[from + i], host_, record);
-            record.epoch = batch.epoch;
-          },
+          [&batch, from](std::size_t i, report::FlowRow& row) { fill_row(batch.records[from + i], row); },
           keep);
     }
     report::SpoolParts parts;

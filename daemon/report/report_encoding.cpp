@@ -1,5 +1,7 @@
 #include "report_encoding.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -14,9 +16,11 @@ namespace {
 // RFC 8949 major types used here.
 constexpr unsigned kUnsigned = 0;
 constexpr unsigned kNegative = 1;
+constexpr unsigned kBytes = 2;
 constexpr unsigned kText = 3;
 constexpr unsigned kArray = 4;
 constexpr unsigned kMap = 5;
+constexpr unsigned char kNull = 0xf6;
 
 // The writer: bytes stored through a raw pointer into room made beforehand (room_for), one store per byte
 // instead of a push_back and its capacity check.
@@ -81,130 +85,71 @@ template <std::size_t N>
   }
 }
 
-// The keys of a counts object already encoded, in byte order of the names: the order of an object's keys in
-// nlohmann's CBOR (its objects are sorted maps).
-template <std::size_t N>
-struct SortedKeys {
-  std::array<std::size_t, N> order{};
-  std::array<std::string, N> encoded{};  // in `order`
-};
+// The most a row's CBOR takes (32 values of at most 9 bytes, two addresses of 17, a name of 16, heads), with
+// room to spare: room_for() makes this room per row.
+constexpr std::size_t kRowMax = 512;
 
-template <std::size_t N>
-SortedKeys<N> sorted_keys(const std::array<const char*, N>& names) {
-  SortedKeys<N> k;
-  for (std::size_t i = 0; i < N; ++i) k.order[i] = i;
-  std::sort(k.order.begin(), k.order.end(), [&](std::size_t a, std::size_t b) {
-    return std::string_view(names[a]) < std::string_view(names[b]);
-  });
-  for (std::size_t i = 0; i < N; ++i) {
-    const std::string_view name = names[k.order[i]];
-    char buf[32];
-    PtrOut o{buf};
-    put_text(o, name);
-    k.encoded[i].assign(buf, static_cast<std::size_t>(o.p - buf));
-  }
-  return k;
+[[gnu::always_inline]] inline void put_address(PtrOut& out, int family,
+                                               const std::array<unsigned char, 16>& a) {
+  const std::size_t n = family == 4 ? 4 : 16;
+  put_head(out, kBytes, n);
+  out.append(reinterpret_cast<const char*>(a.data()), n);
 }
 
-template <std::size_t N>
-void put_counts(PtrOut& out, const SortedKeys<N>& keys, const std::array<std::uint64_t, N>& values) {
-  put_head(out, kMap, N);
-  for (std::size_t i = 0; i < N; ++i) {
-    out.append(keys.encoded[i].data(), keys.encoded[i].size());
-    put_head(out, kUnsigned, values[keys.order[i]]);
+// One row: the values of proto::kFlowRowFields in that order. `out` has kRowMax bytes of room.
+void put_flow_row(PtrOut& out, const FlowRow& r) {
+  put_head(out, kArray, proto::kFlowRowWidth);
+  put_head(out, kUnsigned, r.ifindex);
+  put_text(out, r.ifname());
+  put_head(out, kUnsigned, static_cast<std::uint64_t>(r.direction));
+  put_address(out, r.family, r.src);
+  put_address(out, r.family, r.dst);
+  put_head(out, kUnsigned, r.sport);
+  put_head(out, kUnsigned, r.dest_qp);
+  put_head(out, kUnsigned, r.packets);
+  put_head(out, kUnsigned, r.bytes);
+  put_int(out, r.first_ns);
+  put_int(out, r.last_ns);
+  for (const auto v : r.op) put_head(out, kUnsigned, v);
+  put_head(out, kUnsigned, r.ect);
+  put_head(out, kUnsigned, r.ce);
+  put_head(out, kUnsigned, r.cnp);
+  for (const auto v : r.nak) put_head(out, kUnsigned, v);
+  put_head(out, kUnsigned, r.psn_regressions);
+  if (r.psn) {
+    put_head(out, kUnsigned, r.psn->first);
+    put_head(out, kUnsigned, r.psn->last);
+    put_head(out, kUnsigned, r.psn->max);
+  } else {
+    for (int i = 0; i < 3; ++i) out.put(kNull);
   }
 }
 
-// The most a record's CBOR takes besides its four strings: 24 keys and their values, at most 9 bytes a
-// number, the counts objects' keys (short names), heads. Generous: room_for() makes this room per record.
-constexpr std::size_t kRecordFixedMax = 2048;
-
-std::size_t record_room(const proto::FlowRecord& f) {
-  return kRecordFixedMax + f.host.size() + f.ifname.size() + f.src.size() + f.dst.size();
-}
-
-// proto::to_json(FlowRecord) as CBOR: its keys in byte order (nlohmann's objects are sorted maps). `out`
-// has record_room(f) bytes of room.
-void put_flow_record(PtrOut& out, const proto::FlowRecord& f) {
-  static const auto op_keys = sorted_keys(proto::kOpClassNames);
-  static const auto nak_keys = sorted_keys(proto::kNakNames);
-  put_head(out, kMap, 20 + (f.psn ? 3 : 0) + (f.epoch ? 1 : 0));  // the 20 keys every record has
-  put_key(out, "bytes");
-  put_head(out, kUnsigned, f.bytes);
-  put_key(out, "ce");
-  put_head(out, kUnsigned, f.ce);
-  put_key(out, "cnp");
-  put_head(out, kUnsigned, f.cnp);
-  put_key(out, "dest_qp");
-  put_head(out, kUnsigned, f.dest_qp);
-  put_key(out, "direction");
-  put_text(out, proto::to_string(f.direction));
-  put_key(out, "dst");
-  put_text(out, f.dst);
-  put_key(out, "ect");
-  put_head(out, kUnsigned, f.ect);
-  if (f.epoch) {
-    put_key(out, "epoch");
-    put_head(out, kUnsigned, *f.epoch);
-  }
-  put_key(out, "family");
-  put_int(out, f.family);
-  put_key(out, "first_ns");
-  put_int(out, f.first_ns);
-  if (f.psn) {
-    put_key(out, "first_psn");
-    put_head(out, kUnsigned, f.psn->first);
-  }
-  put_key(out, "host");
-  put_text(out, f.host);
-  put_key(out, "ifindex");
-  put_head(out, kUnsigned, f.ifindex);
-  put_key(out, "ifname");
-  put_text(out, f.ifname);
-  put_key(out, "last_ns");
-  put_int(out, f.last_ns);
-  if (f.psn) {
-    put_key(out, "last_psn");
-    put_head(out, kUnsigned, f.psn->last);
-    put_key(out, "max_psn");
-    put_head(out, kUnsigned, f.psn->max);
-  }
-  put_key(out, "nak");
-  put_counts(out, nak_keys, f.nak);
-  put_key(out, "op");
-  put_counts(out, op_keys, f.op);
-  put_key(out, "packets");
-  put_head(out, kUnsigned, f.packets);
-  put_key(out, "psn_regressions");
-  put_head(out, kUnsigned, f.psn_regressions);
-  put_key(out, "sport");
-  put_head(out, kUnsigned, f.sport);
-  put_key(out, "src");
-  put_text(out, f.src);
-  put_key(out, "type");
-  put_key(out, "flow");
-}
-
-// Appends one record at `used` in `buf`; returns the new length.
-std::size_t append_record(std::string& buf, std::size_t used, const proto::FlowRecord& f) {
-  PtrOut o{room_for(buf, used, record_room(f))};
+// Appends one row at `used` in `buf`; returns the new length.
+std::size_t append_row(std::string& buf, std::size_t used, const FlowRow& r) {
+  PtrOut o{room_for(buf, used, kRowMax)};
   char* const start = o.p;
-  put_flow_record(o, f);
+  put_flow_row(o, r);
   return used + static_cast<std::size_t>(o.p - start);
 }
 
-// The report's bytes before the records, and after them (the seq's length varies with its value).
-constexpr std::size_t kAffixMax = 64;
+// The report's bytes before the rows (the field names included), and after them (the seq's length varies
+// with its value).
+constexpr std::size_t kPrefixMax = 1024;
+constexpr std::size_t kSuffixMax = 64;
 
 std::size_t put_prefix(char* buf, std::uint64_t epoch, std::size_t count) {
   PtrOut out{buf};
   put_head(out, kMap, 3);
   put_key(out, "flows");
   put_head(out, kArray, 1);
-  put_head(out, kMap, 2);
+  put_head(out, kMap, 3);
   put_key(out, "epoch");
   put_head(out, kUnsigned, epoch);
-  put_key(out, "records");
+  put_key(out, "fields");
+  put_head(out, kArray, proto::kFlowRowWidth);
+  for (const char* name : proto::kFlowRowFields) put_text(out, name);
+  put_key(out, "rows");
   put_head(out, kArray, count);
   return static_cast<std::size_t>(out.p - buf);
 }
@@ -230,8 +175,56 @@ std::string encode_telemetry_report(nlohmann::json& document, std::uint64_t seq)
   return proto::encode_document(document, proto::Encoding::cbor);
 }
 
-void append_flow_record_cbor(std::string& out, const proto::FlowRecord& record) {
-  out.resize(append_record(out, out.size(), record));
+FlowRow flow_row_of(const proto::FlowRecord& f) {
+  FlowRow r;
+  r.ifindex = f.ifindex;
+  r.set_ifname(f.ifname);
+  r.direction = f.direction;
+  r.family = f.family;
+  const int af = f.family == 4 ? AF_INET : AF_INET6;
+  if (inet_pton(af, f.src.c_str(), r.src.data()) != 1) r.src.fill(0);
+  if (inet_pton(af, f.dst.c_str(), r.dst.data()) != 1) r.dst.fill(0);
+  r.sport = f.sport;
+  r.dest_qp = f.dest_qp;
+  r.packets = f.packets;
+  r.bytes = f.bytes;
+  r.first_ns = f.first_ns;
+  r.last_ns = f.last_ns;
+  r.op = f.op;
+  r.ect = f.ect;
+  r.ce = f.ce;
+  r.cnp = f.cnp;
+  r.nak = f.nak;
+  r.psn_regressions = f.psn_regressions;
+  r.psn = f.psn;
+  return r;
+}
+
+proto::FlowRecord flow_record_of(const FlowRow& r, std::uint64_t epoch) {
+  proto::FlowRecord f;
+  f.ifindex = r.ifindex;
+  f.ifname = r.ifname();
+  f.direction = r.direction;
+  f.family = r.family;
+  char text[INET6_ADDRSTRLEN];
+  const int af = r.family == 4 ? AF_INET : AF_INET6;
+  f.src = inet_ntop(af, r.src.data(), text, sizeof text);
+  f.dst = inet_ntop(af, r.dst.data(), text, sizeof text);
+  f.sport = r.sport;
+  f.dest_qp = r.dest_qp;
+  f.packets = r.packets;
+  f.bytes = r.bytes;
+  f.first_ns = r.first_ns;
+  f.last_ns = r.last_ns;
+  f.op = r.op;
+  f.ect = r.ect;
+  f.ce = r.ce;
+  f.cnp = r.cnp;
+  f.nak = r.nak;
+  f.psn_regressions = r.psn_regressions;
+  f.psn = r.psn;
+  f.epoch = epoch;
+  return f;
 }
 
 FlowReportEncoder::FlowReportEncoder(std::int64_t ts_ms, std::uint64_t epoch, std::size_t count, Fill fill,
@@ -246,8 +239,8 @@ FlowReportEncoder::FlowReportEncoder(std::int64_t ts_ms, std::uint64_t epoch, st
 void FlowReportEncoder::encode_into(FlowReportBytes& bytes) {
   std::size_t used = 0;
   for (std::size_t i = 0; i < count_; ++i) {
-    fill_(i, record_);
-    used = append_record(bytes.buf_, used, record_);
+    fill_(i, row_);
+    used = append_row(bytes.buf_, used, row_);
   }
   bytes.used_ = used;
   bytes.owner_ = id_;
@@ -264,8 +257,8 @@ std::uint64_t FlowReportEncoder::size(std::uint64_t seq) {
       std::size_t used = 0;
       std::uint64_t total = 0;
       for (std::size_t i = 0; i < count_; ++i) {
-        fill_(i, record_);
-        used = append_record(piece, used, record_);
+        fill_(i, row_);
+        used = append_row(piece, used, row_);
         if (used >= kFlowReportChunk) {
           total += used;
           used = 0;
@@ -274,42 +267,44 @@ std::uint64_t FlowReportEncoder::size(std::uint64_t seq) {
       records_bytes_ = total + used;
     }
   }
-  char affix[kAffixMax];
-  return put_prefix(affix, epoch_, count_) + *records_bytes_ + put_suffix(affix, seq, ts_ms_);
+  char prefix[kPrefixMax];
+  char suffix[kSuffixMax];
+  return put_prefix(prefix, epoch_, count_) + *records_bytes_ + put_suffix(suffix, seq, ts_ms_);
 }
 
 Result<void> FlowReportEncoder::write(std::uint64_t seq,
                                       const std::function<Result<void>(std::string_view)>& out) {
-  char affix[kAffixMax];
   if (keep_ != nullptr) {
-    if (keep_->owner_ != id_) encode_into(*keep_);  // another encoder's records took the bytes since size()
-    if (auto r = out(std::string_view(affix, put_prefix(affix, epoch_, count_))); !r) return r;
+    if (keep_->owner_ != id_) encode_into(*keep_);  // another encoder's rows took the bytes since size()
+    char prefix[kPrefixMax];
+    if (auto r = out(std::string_view(prefix, put_prefix(prefix, epoch_, count_))); !r) return r;
     const std::string_view records(keep_->buf_.data(), keep_->used_);
     for (std::size_t at = 0; at < records.size(); at += kFlowReportChunk)
       if (auto r = out(records.substr(at, kFlowReportChunk)); !r) return r;
-    return out(std::string_view(affix, put_suffix(affix, seq, ts_ms_)));
+    char suffix[kSuffixMax];
+    return out(std::string_view(suffix, put_suffix(suffix, seq, ts_ms_)));
   }
   std::string buf;
   buf.reserve(kFlowReportChunk + 4096);
-  std::size_t used = put_prefix(room_for(buf, 0, kAffixMax), epoch_, count_);
+  std::size_t used = put_prefix(room_for(buf, 0, kPrefixMax), epoch_, count_);
   for (std::size_t i = 0; i < count_; ++i) {
-    fill_(i, record_);
-    used = append_record(buf, used, record_);
+    fill_(i, row_);
+    used = append_row(buf, used, row_);
     if (used >= kFlowReportChunk) {
       if (auto r = out(std::string_view(buf.data(), used)); !r) return r;
       used = 0;
     }
   }
-  used += put_suffix(room_for(buf, used, kAffixMax), seq, ts_ms_);
+  used += put_suffix(room_for(buf, used, kSuffixMax), seq, ts_ms_);
   return out(std::string_view(buf.data(), used));
 }
 
 std::string encode_flow_report(std::uint64_t seq, std::int64_t ts_ms, std::uint64_t epoch, std::size_t count,
-                               const std::function<proto::FlowRecord(std::size_t)>& record_at) {
+                               const std::function<FlowRow(std::size_t)>& row_at) {
   std::string out;
-  std::size_t used = put_prefix(room_for(out, 0, kAffixMax), epoch, count);
-  for (std::size_t i = 0; i < count; ++i) used = append_record(out, used, record_at(i));
-  used += put_suffix(room_for(out, used, kAffixMax), seq, ts_ms);
+  std::size_t used = put_prefix(room_for(out, 0, kPrefixMax), epoch, count);
+  for (std::size_t i = 0; i < count; ++i) used = append_row(out, used, row_at(i));
+  used += put_suffix(room_for(out, used, kSuffixMax), seq, ts_ms);
   out.resize(used);
   return out;
 }

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <iterator>
 #include <limits>
 #include <type_traits>
@@ -147,6 +148,161 @@ json to_json(const FlowRecord& f) {
   }
   if (f.epoch) j["epoch"] = *f.epoch;
   return j;
+}
+
+namespace {
+
+// The positions in kFlowRowFields of the values read alike.
+constexpr std::size_t kRowIfindex = 0, kRowIfname = 1, kRowDirection = 2, kRowSrc = 3, kRowDst = 4,
+                      kRowSport = 5, kRowDestQp = 6, kRowPackets = 7, kRowBytes = 8, kRowFirstNs = 9,
+                      kRowLastNs = 10, kRowOp = 11, kRowEct = kRowOp + kOpClasses, kRowCe = kRowEct + 1,
+                      kRowCnp = kRowCe + 1, kRowNak = kRowCnp + 1, kRowPsnRegressions = kRowNak + kNakKinds,
+                      kRowFirstPsn = kRowPsnRegressions + 1, kRowLastPsn = kRowFirstPsn + 1,
+                      kRowMaxPsn = kRowLastPsn + 1;
+static_assert(kRowMaxPsn + 1 == kFlowRowWidth);
+
+// One row's values, each checked where it is read; findings go to r under "<row>.<field>".
+class RowValues {
+ public:
+  RowValues(FieldReader& r, const std::string& name, const json& row, const FlowRowLayout& layout)
+      : r_(r), name_(name), row_(row), layout_(layout) {}
+
+  bool ok() const { return ok_; }
+  const json& at(std::size_t field) const { return row_[layout_.column[field]]; }
+  void fail(std::size_t field, std::string reason) {
+    r_.fail(name_ + "." + kFlowRowFields[field], std::move(reason));
+    ok_ = false;
+  }
+  std::uint64_t unsigned_value(std::size_t field, std::uint64_t max = UINT64_MAX) {
+    const json& v = at(field);
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() <= max) return v.get<std::uint64_t>();
+    if (v.is_number_integer() && v.get<std::int64_t>() >= 0 &&
+        static_cast<std::uint64_t>(v.get<std::int64_t>()) <= max)
+      return static_cast<std::uint64_t>(v.get<std::int64_t>());
+    fail(field, "must be an integer from 0 to " + std::to_string(max));
+    return 0;
+  }
+  std::int64_t signed_value(std::size_t field) {
+    const json& v = at(field);
+    if (v.is_number_integer() && !(v.is_number_unsigned() && v.get<std::uint64_t>() > kInt64Max))
+      return v.get<std::int64_t>();
+    fail(field, "must be an integer from " + std::to_string(kInt64Min) + " to " + std::to_string(kInt64Max));
+    return 0;
+  }
+  // An address: 4 or 16 bytes, or its text; the family it has (0 when it is not an address).
+  int address(std::size_t field, std::string& text) {
+    const json& v = at(field);
+    unsigned char bytes[16];
+    int family = 0;
+    if (v.is_binary() && (v.get_binary().size() == 4 || v.get_binary().size() == 16)) {
+      family = v.get_binary().size() == 4 ? 4 : 6;
+      std::copy(v.get_binary().begin(), v.get_binary().end(), bytes);
+    } else if (v.is_string() && v.get_ref<const std::string&>().size() <= 64) {
+      const std::string& t = v.get_ref<const std::string&>();
+      if (inet_pton(AF_INET, t.c_str(), bytes) == 1)
+        family = 4;
+      else if (inet_pton(AF_INET6, t.c_str(), bytes) == 1)
+        family = 6;
+    }
+    if (family == 0) {
+      fail(field, "must be an IPv4 or IPv6 address: 4 or 16 bytes, or its text");
+      return 0;
+    }
+    char buf[INET6_ADDRSTRLEN];
+    text = inet_ntop(family == 4 ? AF_INET : AF_INET6, bytes, buf, sizeof buf);
+    return family;
+  }
+
+ private:
+  FieldReader& r_;
+  const std::string& name_;
+  const json& row_;
+  const FlowRowLayout& layout_;
+  bool ok_ = true;
+};
+
+}  // namespace
+
+std::optional<FlowRowLayout> read_flow_row_layout(FieldReader& r) {
+  const auto names = r.strings("fields", true, kFlowRowWidth + 1, 64);
+  if (!names) return std::nullopt;
+  FlowRowLayout layout;
+  std::array<bool, kFlowRowWidth> seen{};
+  bool ok = true;
+  for (std::size_t i = 0; i < names->size(); ++i) {
+    const auto* at = std::find_if(kFlowRowFields.begin(), kFlowRowFields.end(),
+                                  [&](const char* f) { return (*names)[i] == f; });
+    const std::string element = "fields[" + std::to_string(i) + "]";
+    if (at == kFlowRowFields.end()) {
+      r.fail(element, "is not a flow row field: '" + (*names)[i] + "'");
+      ok = false;
+      continue;
+    }
+    const auto k = static_cast<std::size_t>(at - kFlowRowFields.begin());
+    if (seen[k]) {
+      r.fail(element, "repeats '" + (*names)[i] + "'");
+      ok = false;
+      continue;
+    }
+    seen[k] = true;
+    layout.column[k] = i;
+  }
+  for (std::size_t k = 0; k < kFlowRowWidth; ++k)
+    if (!seen[k] && ok) {
+      r.fail("fields", std::string("must name '") + kFlowRowFields[k] + "'");
+      ok = false;
+    }
+  if (!ok || !r.ok()) return std::nullopt;
+  return layout;
+}
+
+std::optional<FlowRecord> read_flow_row(FieldReader& r, const std::string& name, const json& row,
+                                        const FlowRowLayout& layout, std::uint64_t epoch) {
+  if (!row.is_array() || row.size() != kFlowRowWidth) {
+    r.fail(name, "must be an array of " + std::to_string(kFlowRowWidth) + " values (the batch's fields)");
+    return std::nullopt;
+  }
+  RowValues v(r, name, row, layout);
+  FlowRecord f;
+  f.ifindex = static_cast<std::uint32_t>(v.unsigned_value(kRowIfindex, UINT32_MAX));
+  if (const json& ifname = v.at(kRowIfname);
+      ifname.is_string() && ifname.get_ref<const std::string&>().size() <= 15)
+    f.ifname = ifname.get<std::string>();
+  else
+    v.fail(kRowIfname, "must be a text of at most 15 bytes");
+  f.direction = static_cast<FlowDirection>(v.unsigned_value(kRowDirection, std::size(kDirections) - 1));
+  const int src_family = v.address(kRowSrc, f.src);
+  const int dst_family = v.address(kRowDst, f.dst);
+  if (src_family != 0 && dst_family != 0 && src_family != dst_family)
+    v.fail(kRowDst, "must be of the family of src (IPv" + std::to_string(src_family) + ")");
+  f.family = src_family;
+  f.sport = static_cast<std::uint16_t>(v.unsigned_value(kRowSport, UINT16_MAX));
+  f.dest_qp = static_cast<std::uint32_t>(v.unsigned_value(kRowDestQp, UINT32_MAX));
+  f.packets = v.unsigned_value(kRowPackets);
+  f.bytes = v.unsigned_value(kRowBytes);
+  f.first_ns = v.signed_value(kRowFirstNs);
+  f.last_ns = v.signed_value(kRowLastNs);
+  for (std::size_t i = 0; i < kOpClasses; ++i) f.op[i] = v.unsigned_value(kRowOp + i);
+  f.ect = v.unsigned_value(kRowEct);
+  f.ce = v.unsigned_value(kRowCe);
+  f.cnp = v.unsigned_value(kRowCnp);
+  for (std::size_t i = 0; i < kNakKinds; ++i) f.nak[i] = v.unsigned_value(kRowNak + i);
+  f.psn_regressions = v.unsigned_value(kRowPsnRegressions);
+  const std::size_t nulls = static_cast<std::size_t>(v.at(kRowFirstPsn).is_null()) +
+                            static_cast<std::size_t>(v.at(kRowLastPsn).is_null()) +
+                            static_cast<std::size_t>(v.at(kRowMaxPsn).is_null());
+  if (nulls == 0) {
+    const auto first = v.unsigned_value(kRowFirstPsn, UINT32_MAX);
+    const auto last = v.unsigned_value(kRowLastPsn, UINT32_MAX);
+    const auto max = v.unsigned_value(kRowMaxPsn, UINT32_MAX);
+    f.psn = FlowPsn{static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(last),
+                    static_cast<std::uint32_t>(max)};
+  } else if (nulls != 3) {
+    v.fail(kRowFirstPsn, "first_psn, last_psn and max_psn must be all null or all set");
+  }
+  f.epoch = epoch;
+  if (!v.ok()) return std::nullopt;
+  return f;
 }
 
 Result<FlowBatch> read_flow_batch(const json& document) {

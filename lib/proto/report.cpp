@@ -55,8 +55,10 @@ std::size_t flow_records_in(const json& document) {
   if (flows == document.end() || !flows->is_array()) return 0;
   for (const auto& batch : *flows) {
     if (!batch.is_object()) continue;
-    const auto records = batch.find("records");
-    if (records != batch.end() && records->is_array()) total += records->size();
+    for (const char* form : {"records", "rows"}) {
+      const auto records = batch.find(form);
+      if (records != batch.end() && records->is_array()) total += records->size();
+    }
   }
   return total;
 }
@@ -69,14 +71,31 @@ void read_flow_batches(const json& document, FieldReader& r, Report& report) {
                         std::to_string(kMaxReportFlowRecords) + " are accepted in one report");
     return;
   }
-  r.objects("flows", false, kMaxReportFlowBatches, [&](FieldReader& br, std::size_t) {
+  r.objects("flows", false, kMaxReportFlowBatches, [&](FieldReader& br, std::size_t index) {
     ReportFlowBatch batch;
     const auto epoch = br.unsigned_integer("epoch", true);
-    const json* records = br.array("records", true, kMaxFlowBatchRecords);
-    if (records != nullptr && records->empty()) br.fail("records", "must not be empty (omit an empty batch)");
-    if (records == nullptr || records->empty()) return;
+    // Two forms of the records: rows (what hsnsd sends) or one document per record (earlier hsnsd).
+    const json& batch_json = (*document.find("flows"))[index];
+    const bool rows_form = batch_json.contains("rows");
+    const char* member = rows_form ? "rows" : "records";
+    std::optional<FlowRowLayout> layout;
+    if (rows_form) {
+      if (batch_json.contains("records"))
+        br.fail("records", "must not be given with rows (one form per batch)");
+      layout = read_flow_row_layout(br);
+    }
+    const json* records = br.array(member, true, kMaxFlowBatchRecords);
+    if (records != nullptr && records->empty()) br.fail(member, "must not be empty (omit an empty batch)");
+    if (records == nullptr || records->empty() || (rows_form && !layout)) return;
     batch.records.reserve(records->size());
-    for (std::size_t i = 0; i < records->size(); ++i) {
+    if (rows_form) {
+      for (std::size_t i = 0; i < records->size(); ++i) {
+        auto record =
+            read_flow_row(br, "rows[" + std::to_string(i) + "]", (*records)[i], *layout, epoch.value_or(0));
+        if (record) batch.records.push_back(std::move(*record));
+      }
+    }
+    for (std::size_t i = 0; !rows_form && i < records->size(); ++i) {
       const std::string name = "records[" + std::to_string(i) + "]";
       auto record = read_flow_record((*records)[i]);
       if (!record) {

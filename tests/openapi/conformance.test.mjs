@@ -658,6 +658,24 @@ const CUSTOM = {
     const bad = await call(o, 'a bad flow record', 400, {
       role: 'agent', body: { ...example, seq: example.seq + 2, flows: [{ ...example.flows[0], records: [record] }] } });
     assertNamesField(o, 'a bad flow record', bad.value, 'flows[0].records[0].sport');
+    // The rows form of the same batch (what hsnsd sends, here in JSON with the addresses as text): the
+    // documented field names once, a row of values per record; accepted, and a bad value named by field.
+    const fields = DOC.components.schemas.TelemetryFlowBatchReport.properties.fields.example;
+    const source = example.flows[0].records[0];
+    const value_of = (name) => {
+      if (name === 'direction') return ['ingress', 'egress', 'xdp'].indexOf(source.direction);
+      if (name.startsWith('op_')) return source.op[name.slice(3)];
+      if (name.startsWith('nak_')) return source.nak[name.slice(4)];
+      return source[name] ?? null;
+    };
+    const row = fields.map(value_of);
+    const rows = await call(o, 'a batch in the rows form', 200, {
+      role: 'agent', body: { ...example, seq: example.seq + 3, flows: [{ epoch: example.flows[0].epoch, fields, rows: [row] }] } });
+    assert.deepEqual(rows.value, { acked_seq: example.seq + 3 }, `${o.label}: the rows form's acknowledgement`);
+    const badRow = fields.map((name) => (name === 'sport' ? 70000 : value_of(name)));
+    const badRows = await call(o, 'a bad row', 400, {
+      role: 'agent', body: { ...example, seq: example.seq + 4, flows: [{ epoch: example.flows[0].epoch, fields, rows: [badRow] }] } });
+    assertNamesField(o, 'a bad row', badRows.value, 'flows[0].rows[0].sport');
   },
   // Before the first topology every topology read and merge answers 404; then the documented cluster is
   // generated (the same parameters give the same cluster) and its summary matches the parameters.

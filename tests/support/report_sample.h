@@ -2,12 +2,19 @@
 // contract's round-trip tests, the ingest route's tests and bench/report_ingest.
 //
 // Contract: sample_report(seq, flow_records, ports) is valid for read_report (every section's own rules);
-// records and ports are numbered so that no two are equal. Header-only; values only.
+// records and ports are numbered so that no two are equal. rows_form(document, bytes) rewrites a report
+// document's flow batches from a document per record into the rows form of hsns/proto/flows.h (addresses as
+// byte strings when `bytes`, else as text): the tests' own writer of that form, independent of hsnsd's
+// encoder; rows_form_report(r) is the Report such a document reads to (no host, the batch's epoch).
+// Header-only; values only.
 #pragma once
+
+#include <arpa/inet.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "hsns/proto/report.h"
 
@@ -134,6 +141,52 @@ inline proto::Report sample_report(std::uint64_t seq, std::size_t flow_records =
     for (std::size_t i = 0; i < flow_records; ++i) b.records.push_back(sample_report_flow(seq, i));
     r.flows.push_back(std::move(b));
   }
+  return r;
+}
+
+inline nlohmann::json rows_form(nlohmann::json document, bool bytes) {
+  using nlohmann::json;
+  const auto address = [bytes](const json& record, const char* name) -> json {
+    const std::string text = record[name];
+    if (!bytes) return text;
+    const bool v4 = record["family"] == 4;
+    std::vector<std::uint8_t> raw(v4 ? 4 : 16);
+    inet_pton(v4 ? AF_INET : AF_INET6, text.c_str(), raw.data());
+    return json::binary(raw);
+  };
+  for (auto& batch : document["flows"]) {
+    json rows = json::array();
+    for (const auto& f : batch["records"]) {
+      json row = json::array();
+      for (const char* name : proto::kFlowRowFields) {
+        const std::string n = name;
+        if (n == "src" || n == "dst") {
+          row.push_back(address(f, name));
+        } else if (n == "direction") {
+          row.push_back(f[name] == "ingress" ? 0 : f[name] == "egress" ? 1 : 2);
+        } else if (n.rfind("op_", 0) == 0) {
+          row.push_back(f["op"][n.substr(3)]);
+        } else if (n.rfind("nak_", 0) == 0) {
+          row.push_back(f["nak"][n.substr(4)]);
+        } else {
+          row.push_back(f.contains(n) ? f[n] : json(nullptr));
+        }
+      }
+      rows.push_back(std::move(row));
+    }
+    batch.erase("records");
+    batch["fields"] = proto::kFlowRowFields;
+    batch["rows"] = std::move(rows);
+  }
+  return document;
+}
+
+inline proto::Report rows_form_report(proto::Report r) {
+  for (auto& b : r.flows)
+    for (auto& f : b.records) {
+      f.host.clear();
+      f.epoch = b.epoch;
+    }
   return r;
 }
 

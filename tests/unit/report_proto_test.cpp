@@ -3,6 +3,7 @@
 // section, and the report's own limits.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -119,6 +120,94 @@ TEST(ProtoReport, FindingsInsideSectionsAreNamedUnderTheSection) {
   EXPECT_TRUE(names(r.error(), "qp", "object"));
 }
 
+// The rows form of a flow batch (flows.h): fields named once, a row of values per record; addresses as
+// bytes (CBOR) or text (JSON); read into the same records as a document per record, without host.
+TEST(ProtoReport, FlowRowsReadToTheSameRecordsInJsonAndCbor) {
+  const Report sample = sample_report(5, 40, 1);
+  const Report want = testing::rows_form_report(sample);
+  auto text = read_text(testing::rows_form(to_json(sample), false));
+  ASSERT_TRUE(text) << text.error().message();
+  EXPECT_EQ(*text, want);
+  auto cbor = decode<Report>(encode_document(testing::rows_form(to_json(sample), true), Encoding::cbor),
+                             Encoding::cbor);
+  ASSERT_TRUE(cbor) << cbor.error().message();
+  EXPECT_EQ(*cbor, want);
+
+  // IPv6, no PSN, negative times, extremes; the fields in another order.
+  Report r;
+  r.seq = 3;
+  FlowRecord f = testing::sample_report_flow(3, 0);
+  f.family = 6;
+  f.src = "2001:db8::1";
+  f.dst = "::ffff:198.18.0.1";
+  f.psn.reset();
+  f.first_ns = -5;
+  f.op[7] = UINT64_MAX;
+  f.direction = FlowDirection::xdp;
+  r.flows.push_back({3, {f}});
+  json doc = testing::rows_form(to_json(r), true);
+  json& batch = doc["flows"][0];
+  std::reverse(batch["fields"].begin(), batch["fields"].end());
+  std::reverse(batch["rows"][0].begin(), batch["rows"][0].end());
+  auto six = decode<Report>(encode_document(doc, Encoding::cbor), Encoding::cbor);
+  ASSERT_TRUE(six) << six.error().message();
+  EXPECT_EQ(*six, testing::rows_form_report(r));
+}
+
+TEST(ProtoReport, FlowRowFindingsNameTheRowAndTheField) {
+  const json good = testing::rows_form(to_json(sample_report(1, 4, 1)), true);
+  const auto column = [&](const std::string& name) {
+    const auto& fields = good["flows"][0]["fields"];
+    return static_cast<std::size_t>(std::find(fields.begin(), fields.end(), name) - fields.begin());
+  };
+  // The findings of a document that must be refused (none when it was accepted).
+  const auto refused = [](const json& doc) {
+    auto r = decode<Report>(encode_document(doc, Encoding::cbor), Encoding::cbor);
+    return r ? Error{} : r.error();
+  };
+
+  json doc = good;
+  auto& rows = doc["flows"][0]["rows"];
+  rows[1][column("sport")] = 70000;
+  rows[2][column("src")] = json::binary({1, 2, 3});
+  rows[3][column("dst")] = json::binary(std::vector<std::uint8_t>(16, 1));  // IPv6 beside an IPv4 src
+  rows[0][column("last_psn")] = nullptr;                                    // one of three PSNs
+  rows[0][column("direction")] = 3;
+  rows[0][column("first_ns")] = "soon";
+  rows[0][column("ifname")] = std::string(16, 'n');
+  Error r = refused(doc);
+  EXPECT_TRUE(names(r, "flows[0].rows[1].sport", "65535"));
+  EXPECT_TRUE(names(r, "flows[0].rows[2].src", "4 or 16 bytes"));
+  EXPECT_TRUE(names(r, "flows[0].rows[3].dst", "family of src"));
+  EXPECT_TRUE(names(r, "flows[0].rows[0].first_psn", "all null or all set"));
+  EXPECT_TRUE(names(r, "flows[0].rows[0].direction"));
+  EXPECT_TRUE(names(r, "flows[0].rows[0].first_ns"));
+  EXPECT_TRUE(names(r, "flows[0].rows[0].ifname", "15 bytes"));
+
+  doc = good;
+  doc["flows"][0]["rows"][2].erase(0);
+  EXPECT_TRUE(names(refused(doc), "flows[0].rows[2]", "32 values"));
+
+  doc = good;
+  doc["flows"][0]["fields"][4] = "hops";
+  doc["flows"][0]["fields"][5] = "ifindex";
+  r = refused(doc);
+  EXPECT_TRUE(names(r, "flows[0].fields[4]", "not a flow row field"));
+  EXPECT_TRUE(names(r, "flows[0].fields[5]", "repeats"));
+
+  doc = good;
+  doc["flows"][0]["fields"].erase(31);
+  EXPECT_TRUE(names(refused(doc), "flows[0].fields", "must name"));
+
+  doc = good;
+  doc["flows"][0]["records"] = to_json(sample_report(1, 4, 1))["flows"][0]["records"];
+  EXPECT_TRUE(names(refused(doc), "flows[0].records", "one form per batch"));
+
+  doc = good;
+  doc["flows"][0]["rows"] = json::array();
+  EXPECT_TRUE(names(refused(doc), "flows[0].rows", "must not be empty"));
+}
+
 TEST(ProtoReport, PortNamesAreNetdevsAndUnique) {
   json doc = to_json(sample_report(1, 1, 2));
   doc["ports"][1]["name"] = doc["ports"][0]["name"];
@@ -175,14 +264,25 @@ TEST(ProtoReport, FuzzSeedsAreTheRoundTripSamples) {
       {"heartbeat_json", Encoding::json, heartbeat},
       {"ports_only_cbor", Encoding::cbor, ports_only},
   };
+  // The rows form as hsnsd sends it (CBOR, addresses as bytes) and in JSON.
+  const std::vector<std::tuple<std::string, Encoding, Report>> row_seeds = {
+      {"flow_rows_cbor", Encoding::cbor, sample_report(3, 5, 1)},
+      {"flow_rows_json", Encoding::json, sample_report(4, 2, 0)},
+  };
   const auto dir = hsns::testing::source_path("tests/fuzz/corpus_report");
   const char* write = std::getenv("HSNS_WRITE_REPORT_SEEDS");
-  for (const auto& [name, encoding, report] : seeds) {
+  std::vector<std::tuple<std::string, Encoding, Report, std::string>> all;
+  for (const auto& [name, encoding, report] : seeds)
+    all.emplace_back(name, encoding, report, encode(report, encoding));
+  for (const auto& [name, encoding, report] : row_seeds)
+    all.emplace_back(
+        name, encoding, testing::rows_form_report(report),
+        encode_document(testing::rows_form(to_json(report), encoding == Encoding::cbor), encoding));
+  for (const auto& [name, encoding, report, document] : all) {
     const auto path = dir / name;
     if (write != nullptr && std::string(write) == "1") {
       std::filesystem::create_directories(dir);
-      std::ofstream(path, std::ios::binary)
-          << (encoding == Encoding::cbor ? 'c' : 'j') << encode(report, encoding);
+      std::ofstream(path, std::ios::binary) << (encoding == Encoding::cbor ? 'c' : 'j') << document;
     }
     std::ifstream in(path, std::ios::binary);
     ASSERT_TRUE(in) << path << " is missing: run with HSNS_WRITE_REPORT_SEEDS=1";

@@ -5,8 +5,9 @@
 // - the JSON-lines sink: one harvest batch (epoch E) is an opening marker {"type":"batch",...}, its flow
 //   lines {"type":"flow",...,"epoch":E} and a closing {"type":"counters",...} line; read_sink_batches()
 //   is the one reader of that framing (a batch counts only when complete, see its comment);
-// - FlowBatch, one document of kind "flow-batch": {"host","epoch","ts_ms","records":[...],"counters":{}},
-//   the form in which batches will travel to the aggregator (sequence-numbered by epoch, CBOR).
+// - FlowBatch, one document of kind "flow-batch": {"host","epoch","ts_ms","records":[...],"counters":{}}
+//   (no sender writes it today: harvests travel to the aggregator inside reports, report.h);
+// - the rows form below: how a report's flow batch carries its records (names once, values per record).
 // Contract: the rules of hsns/proto/codec.h. A flow record is read strictly (unknown members refused);
 // members that sink files of earlier versions lacked (host, ifname, first_ns, last_ns, epoch) are
 // optional. Addresses are checked against the record's family. Values only; thread-safe.
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "hsns/error.h"
+#include "hsns/json_fields.h"
 #include "hsns/proto/codec.h"
 
 namespace hsns::proto {
@@ -71,6 +73,64 @@ struct FlowRecord {
 
 Result<FlowRecord> read_flow_record(const nlohmann::json& document);
 nlohmann::json to_json(const FlowRecord& record);
+
+// The rows form of a batch's records (a report's flow batch, report.h): the names of the values once, in
+// "fields", then one array of values per record in "rows", so that no record repeats its keys, host or
+// type (a row's CBOR is about a quarter of a record's). kFlowRowFields are the names; a batch lists each
+// exactly once, in any order, and every row holds exactly as many values, in that order:
+// - ifindex (unsigned, 32 bits), ifname (text, at most 15 bytes, may be empty), direction (unsigned: the
+//   position in ingress, egress, xdp);
+// - src, dst: a byte string of 4 (IPv4) or 16 (IPv6) bytes in network order, or the address's text (JSON
+//   has no byte strings); both of one family, which is the record's;
+// - sport (16 bits), dest_qp (32 bits), packets, bytes, first_ns and last_ns (signed), op_<class> for each
+//   kOpClassNames, ect, ce, cnp, nak_<kind> for each kNakNames, psn_regressions: integers;
+// - first_psn, last_psn, max_psn: unsigned 32 bits, or all three null (no PSN seen).
+// A row reads into the FlowRecord the records form would carry, without host (the report's host is the
+// URL's) and with the batch's epoch; addresses in inet_ntop's text.
+inline constexpr std::size_t kFlowRowWidth = 11 + kOpClasses + 3 + kNakKinds + 1 + 3;
+inline constexpr std::array<const char*, kFlowRowWidth> kFlowRowFields = {"ifindex",
+                                                                          "ifname",
+                                                                          "direction",
+                                                                          "src",
+                                                                          "dst",
+                                                                          "sport",
+                                                                          "dest_qp",
+                                                                          "packets",
+                                                                          "bytes",
+                                                                          "first_ns",
+                                                                          "last_ns",
+                                                                          "op_send",
+                                                                          "op_write",
+                                                                          "op_read_req",
+                                                                          "op_read_resp",
+                                                                          "op_ack",
+                                                                          "op_atomic",
+                                                                          "op_cnp",
+                                                                          "op_other",
+                                                                          "ect",
+                                                                          "ce",
+                                                                          "cnp",
+                                                                          "nak_psn_seq",
+                                                                          "nak_inv_req",
+                                                                          "nak_rem_access",
+                                                                          "nak_rem_op",
+                                                                          "nak_rnr",
+                                                                          "nak_other",
+                                                                          "psn_regressions",
+                                                                          "first_psn",
+                                                                          "last_psn",
+                                                                          "max_psn"};
+
+// Where each of kFlowRowFields stands in a batch's rows.
+struct FlowRowLayout {
+  std::array<std::size_t, kFlowRowWidth> column{};  // column[k]: the position of kFlowRowFields[k]
+};
+// Member "fields" of the batch `r` reads: every name of kFlowRowFields once, nothing else.
+std::optional<FlowRowLayout> read_flow_row_layout(FieldReader& r);
+// Row `row` of the batch `r` reads (named `name`, e.g. "rows[12]"; findings name the value:
+// "rows[12].sport"); nullopt after recording the findings in r.
+std::optional<FlowRecord> read_flow_row(FieldReader& r, const std::string& name, const nlohmann::json& row,
+                                        const FlowRowLayout& layout, std::uint64_t epoch);
 
 inline constexpr std::size_t kMaxFlowBatchRecords = 1 << 18;
 inline constexpr std::size_t kMaxFlowCounters = 64;

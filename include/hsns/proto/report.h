@@ -7,7 +7,7 @@
 //    "qp":       {...qp-inventory document (hsns/proto/qp.h)...},
 //    "optics":   {...optics-report document (hsns/proto/optics.h)...},
 //    "lldp":     {...lldp-neighbors document (hsns/proto/lldp.h)...},
-//    "flows":    [{"epoch": 7, "records": [{...flow record (hsns/proto/flows.h)...}, ...]}, ...],
+//    "flows":    [{"epoch": 7, "fields": [...], "rows": [[...values of one flow record...], ...]}, ...],
 //    "ports":    [{"name": "ens1f0np0", "oper_state": "up", "speed_mbps": 100000}, ...]}
 //
 // Contract: the rules of hsns/proto/codec.h (strict: unknown members refused, JSON and CBOR, limits
@@ -19,9 +19,12 @@
 //   with no section at all is valid (a heartbeat).
 // - Each section is read by that section's own reader (read_counters_snapshot, read_qp_inventory,
 //   read_optics_report, read_lldp_neighbors, read_flow_record); a finding inside a section is named
-//   with the section's member as prefix ("qp.qps[3].lqpn", "flows[0].records[12].sport").
-// - A flow batch is one harvest of the flow probe: its epoch and its records (the records' own "epoch"
-//   member, when present, must equal the batch's). Records per batch at most kMaxFlowBatchRecords
+//   with the section's member as prefix ("qp.qps[3].lqpn", "flows[0].rows[12].sport").
+// - A flow batch is one harvest of the flow probe: its epoch and its records, in one of two forms: "rows"
+//   with "fields" (the rows form of flows.h: what hsnsd sends) or "records", a flow record document each
+//   (what earlier hsnsd sent, still in their spools; the records' own "epoch" member, when present, must
+//   equal the batch's). Both read into the same ReportFlowBatch; to_json writes "records" (the
+//   canonical, readable form). Records per batch at most kMaxFlowBatchRecords
 //   (flows.h), batches per report at most kMaxReportFlowBatches, records per report at most
 //   kMaxReportFlowRecords.
 // - ports: one entry per parameter-plane netdev, names unique, oper_state one of kPortOperStates (the
