@@ -60,7 +60,8 @@ async function startServer() {
   assert.ok(fs.existsSync(path.join(WEB_ROOT, 'app.js')), `${WEB_ROOT}/app.js does not exist: build hsns_web`);
   server.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsns-browser-'));
   const file = (name) => path.join(server.dir, name);
-  fs.writeFileSync(file('config.yaml'), `brain:\n  patterns_dir: "${PATTERNS}"\n`);
+  // FEC graded against thresholds of the configuration (the default: warning above 0, bad above 1/s).
+  fs.writeFileSync(file('config.yaml'), `brain:\n  patterns_dir: "${PATTERNS}"\noverlays:\n  fec: {warn: 5, bad: 50}\n`);
   fs.writeFileSync(file('tokens.yaml'), `tokens:\n  - {name: ops, role: operator, token: "${OPERATOR}"}\n`, { mode: 0o600 });
   const proc = spawn(AGGREGATOR, ['run', '--config', file('config.yaml'), '--listen', '127.0.0.1:0', '--database', file('a.db'),
     '--tokens-file', file('tokens.yaml'), '--ready-file', file('ready'), '--web-root', WEB_ROOT, '--threads', '2'],
@@ -110,7 +111,8 @@ async function seed() {
 
 // Overlay readings: host003's eth1 (SU 0, rail 1) idle two hours ago and at 95 % of its link now
 // (utilisation: bad now, ok at the replayed time), host005's eth2 (SU 1, rail 2) pausing 5,000 frames/s on
-// priority 3 (PFC: bad), host006's eth0 (SU 1, rail 0) receiving -13 dBm on lane 0 (optics: bad).
+// priority 3 (PFC: bad), host006's eth0 (SU 1, rail 0) receiving -13 dBm on lane 0 (optics: bad),
+// host004's eth2 with 20 symbol errors/s (FEC: a warning under the configured thresholds).
 const overlay = { gbps: 0, past: 0 };
 async function seedOverlays(now) {
   const graph = await api('GET', '/api/v1/topology/export?format=json');
@@ -125,6 +127,9 @@ async function seedOverlays(now) {
     { entity: 'host005/eth2', metric: 'pfc_prio3_rx_pause_per_s', ts: now - 30_000, value: 5000 },
     { entity: 'host006/eth0', metric: 'lane0_rx_power_watts', ts: now - 30_000, value: 0.00005 },
     { entity: 'host006/eth0', metric: 'lane1_rx_power_watts', ts: now - 30_000, value: 0.0008 },
+    // host004's eth2 (SU 1, rail 2): 20 symbol errors/s, bad by the default FEC thresholds, a warning by
+    // the configured ones.
+    { entity: 'host004/eth2', metric: 'symbol_error_per_s', ts: now - 30_000, value: 20 },
     // host001's eth0 (the incident's alarm): drops rising over the last 15 minutes (its sparkline).
     ...[...Array(15).keys()].map((i) => ({ entity: 'host001/eth0', metric: 'rx_dropped_per_s', ts: now - (15 - i) * 60_000, value: i * i })),
   ] });
@@ -326,6 +331,21 @@ test('matrices show every link under each overlay, with the cells not ok named',
     await open(page, `#/matrix?overlay=${o}`, 'Matrix');
     assert.ok(await paintedPixels(page, '#matrix-chart canvas') > 0, `leaf × spine (${o}): nothing drawn`);
   }
+  assert.deepEqual(problems, []);
+});
+
+test('overlays grade and describe with the thresholds of the aggregator\'s configuration', async () => {
+  const fec = (await api('GET', '/api/v1/overlays')).items.find((o) => o.id === 'fec');
+  assert.deepEqual(fec.thresholds, { warn: 5, bad: 50 });
+  // 20 symbol errors/s: bad by the defaults (above 1/s), a warning by the configured 5 and 50.
+  await open(page, '#/matrix?view=host-port&overlay=fec', 'Matrix');
+  const rows = await flaggedRows(page);
+  assert.equal(rows.length, 1, `FEC: ${rows.join(' | ')}`);
+  assert.match(rows[0], /host004.*NPU 2.*warning.*host004\/eth2.*20\.0 symbol errors/);
+  assert.doesNotMatch(rows[0], /bad/);
+  // The note under the chooser states the configured numbers.
+  assert.match(await page.locator('#overlay-controls .note').textContent(), /warning above 5\/s, bad above 50\/s/);
+  await shot(page, 'matrix-host-port-fec');
   assert.deepEqual(problems, []);
 });
 
