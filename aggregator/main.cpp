@@ -213,8 +213,9 @@ int run(const AggregatorConfig& c) {
     return found;
   };
   hsns::diagnose_api::register_diagnose_routes(
-      service.router(), std::make_shared<hsns::services::DiagnosisService>(topology_cache, backend.jobs(),
-                                                                           backend.kpis(), active_alarms));
+      service.router(), std::make_shared<hsns::services::DiagnosisService>(
+                            topology_cache, backend.jobs(), backend.kpis(), active_alarms,
+                            hsns::services::TrafficSource{&backend.telemetry(), &store}));
   hsns::overlays::register_overlay_routes(service.router(), c.overlays);
   // The dashboard (docs/dashboard.md): its assets, and browser sessions with a Secure cookie under TLS.
   service.configure_sessions(c.sessions, !c.tls_certificate.empty());
