@@ -352,7 +352,8 @@ TEST(DiagnoseApi, JobPairsCarryTheBytesTheirReportedFlowsCarried) {
   // one flow; rank 0 to an address outside the job: not a pair's; rank 1 -> 5: two hours ago only.
   const auto now = now_ms();
   using D = proto::FlowDirection;
-  report(agent, "host001", 1, now - 2 * 3'600'000, {flow("host001", D::egress, ip[1], ip[5], 0xC001, 7777)});
+  report(agent, "host001", 1, now - std::int64_t{2} * 3'600'000,
+         {flow("host001", D::egress, ip[1], ip[5], 0xC001, 7777)});
   report(agent, "host001", 2, now - 60'000,
          {flow("host001", D::egress, ip[0], ip[4], 0xC000, 1'000'000),
           flow("host001", D::egress, ip[0], ip[4], 0xC002, 500),

@@ -98,7 +98,8 @@ Response get_job(services::DiagnosisService& s, RequestContext& ctx) {
 
 }  // namespace
 
-void register_diagnose_routes(http::Router& router, std::shared_ptr<services::DiagnosisService> service) {
+void register_diagnose_routes(http::Router& router,
+                              const std::shared_ptr<services::DiagnosisService>& service) {
   using http::Permission;
   using V = bhttp::verb;
   router.add(

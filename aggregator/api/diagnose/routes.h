@@ -31,6 +31,7 @@ inline constexpr std::size_t kDefaultJobMaxPaths = 16;
 inline constexpr long long kDefaultTrafficWindowS = 900;       // the dashboard's overlays look 15 min back
 inline constexpr long long kMaxTrafficWindowS = 7LL * 86'400;  // the flow records' default retention
 
-void register_diagnose_routes(http::Router& router, std::shared_ptr<services::DiagnosisService> service);
+void register_diagnose_routes(http::Router& router,
+                              const std::shared_ptr<services::DiagnosisService>& service);
 
 }  // namespace hsns::diagnose_api

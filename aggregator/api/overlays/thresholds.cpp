@@ -67,7 +67,8 @@ void apply_entry(const YAML::Node& node, Overlay& o, const std::string& where) {
   const bool band = o.grading == Grading::outside;
   for (const auto& kv : node) {
     const auto key = kv.first.as<std::string>();
-    const std::string field = where + "." + key;
+    std::string field = where;
+    field.append(".").append(key);
     double* target = nullptr;
     if (!band && key == "warn") target = &o.warn;
     if (!band && key == "bad") target = &o.bad;
