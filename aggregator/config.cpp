@@ -184,6 +184,8 @@ tl::expected<AggregatorConfig, std::string> load_config_yaml(const std::string& 
         brain_pipeline::apply_brain_yaml(v, c.brain);
       } else if (key == "prometheus_sources") {
         ingest::apply_prometheus_sources_yaml(v, c.prometheus);
+      } else if (key == "overlays") {
+        overlays::apply_overlays_yaml(v, c.overlays);
       } else if (key == "web_root") {
         c.web_root = v.as<std::string>();
       } else if (key == "shutdown_grace_ms") {

@@ -18,6 +18,7 @@
 #include <string>
 #include <tl/expected.hpp>
 
+#include "api/overlays/thresholds.h"
 #include "brain/alarm_config.h"
 #include "brain/pipeline_settings.h"
 #include "hsns/log.h"
@@ -75,6 +76,8 @@ struct AggregatorConfig {
   // The dashboard's built assets (web_root, --web-root); "" = default_web_root().
   std::string web_root;
   http::SessionLimits sessions;  // browser sessions: http.session_ttl_s, http.max_sessions
+  // The dashboard's overlays and the thresholds they grade by (overlays.*; GET /api/v1/overlays).
+  overlays::OverlaySettings overlays = overlays::default_overlays();
 };
 
 // The dashboard's assets when web_root is not set: the build tree's web output for a binary run from its

@@ -21,6 +21,7 @@
 #include "api/kpis/routes.h"
 #include "api/logs/routes.h"
 #include "api/network/routes.h"
+#include "api/overlays/routes.h"
 #include "api/scheduling/routes.h"
 #include "api/telemetry/routes.h"
 #include "api/topology/layout.h"
@@ -212,8 +213,10 @@ int run(const AggregatorConfig& c) {
     return found;
   };
   hsns::diagnose_api::register_diagnose_routes(
-      service.router(), std::make_shared<hsns::services::DiagnosisService>(topology_cache, backend.jobs(),
-                                                                           backend.kpis(), active_alarms));
+      service.router(), std::make_shared<hsns::services::DiagnosisService>(
+                            topology_cache, backend.jobs(), backend.kpis(), active_alarms,
+                            hsns::services::TrafficSource{&backend.telemetry(), &store}));
+  hsns::overlays::register_overlay_routes(service.router(), c.overlays);
   // The dashboard (docs/dashboard.md): its assets, and browser sessions with a Secure cookie under TLS.
   service.configure_sessions(c.sessions, !c.tls_certificate.empty());
   const auto web_root = c.web_root.empty() ? hsns::default_web_root() : c.web_root;

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "hsns/time.h"
+#include "services/job_traffic.h"
 #include "services/store_errors.h"
 
 namespace hsns::services {
@@ -270,6 +271,56 @@ std::optional<placement::Schedule> reproduce(const AllocatedSnapshot& snap, cons
   return std::move(*schedule);
 }
 
+json pair_traffic_json(const std::map<RankPair, PairTraffic>& traffic, const RankPair& pair) {
+  const auto it = traffic.find(pair);
+  if (it == traffic.end()) return nullptr;  // no flow data (not zero: nothing was reported)
+  return {{"bytes", it->second.bytes}, {"packets", it->second.packets}, {"flows", it->second.flows}};
+}
+
+// The job's pair volumes over the window (see the contract): per pair, and the "traffic" summary.
+struct TrafficAnswer {
+  json summary;
+  std::map<RankPair, PairTraffic> pairs;
+};
+
+Result<TrafficAnswer> job_traffic(const TrafficSource& source, const store::JobRecord& job,
+                                  const std::set<RankPair>& pairs, std::int64_t now,
+                                  std::chrono::seconds window, std::size_t max_flows) {
+  const std::int64_t since = now - std::chrono::duration_cast<std::chrono::milliseconds>(window).count();
+  TrafficAnswer out;
+  out.summary = {{"window_s", window.count()},
+                 {"since", rfc3339(since)},
+                 {"since_ms", since},
+                 {"available", false},
+                 {"flows", 0},
+                 {"note", ""}};
+  if (source.telemetry == nullptr || source.network == nullptr) {
+    out.summary["note"] = "no flow records are kept by this aggregator";
+    return out;
+  }
+  auto addresses = rank_addresses(*source.network, job);
+  if (!addresses) return tl::unexpected(from_store(std::move(addresses.error())));
+  std::set<std::string> all;
+  for (const auto& [rank, set] : *addresses) all.insert(set.begin(), set.end());
+  store::FlowQuery query;
+  query.addresses = std::vector<std::string>(all.begin(), all.end());
+  query.range.since_ms = since;
+  query.max_keys = max_flows;
+  auto directions = source.telemetry->flow_directions(query);
+  if (!directions) return tl::unexpected(from_store(std::move(directions.error())));
+  if (directions->size() > max_flows) {
+    out.summary["note"] = "the window holds more than " + std::to_string(max_flows) +
+                          " flows of the job's addresses: narrow traffic_window_s";
+    return out;
+  }
+  out.pairs = pair_traffic(*directions, *addresses, pairs);
+  std::size_t flows = 0;
+  for (const auto& [pair, t] : out.pairs) flows += t.flows;
+  out.summary["available"] = true;
+  out.summary["flows"] = flows;
+  return out;
+}
+
 }  // namespace
 
 Result<json> DiagnosisService::diagnose_path(const std::string& src, const std::string& dst,
@@ -347,7 +398,8 @@ Result<json> DiagnosisService::diagnose_path(const std::string& src, const std::
 }
 
 Result<json> DiagnosisService::diagnose_job(const std::string& name, std::size_t max_paths,
-                                            const RequestParser& parse_request) {
+                                            const RequestParser& parse_request,
+                                            std::chrono::seconds traffic_window) {
   auto job = jobs_.get_job(name);
   if (!job) {
     if (job.error().kind == Error::Kind::not_found)
@@ -403,6 +455,11 @@ Result<json> DiagnosisService::diagnose_job(const std::string& name, std::size_t
   }
 
   Judge judge(t, kpis_, alarms_, rules_, limits_);
+  std::set<RankPair> pair_set;
+  for (const auto& p : pairs.pairs) pair_set.insert({p.src, p.dst});
+  auto traffic =
+      job_traffic(traffic_, *job, pair_set, judge.now(), traffic_window, limits_.max_traffic_flows);
+  if (!traffic) return tl::unexpected(std::move(traffic.error()));
   struct PairRow {
     json row;
     VerdictLevel level;
@@ -423,7 +480,8 @@ Result<json> DiagnosisService::diagnose_job(const std::string& name, std::size_t
                          {"truncated", p.paths.truncated},
                          {"note", p.paths.note},
                          {"verdict", std::string(diagnose::to_string(outcome->level))},
-                         {"worst_hops", outcome->worst}},
+                         {"worst_hops", outcome->worst},
+                         {"traffic", pair_traffic_json(traffic->pairs, {p.src, p.dst})}},
                     outcome->level, rows.size()});
   }
   std::stable_sort(rows.begin(), rows.end(),
@@ -475,6 +533,7 @@ Result<json> DiagnosisService::diagnose_job(const std::string& name, std::size_t
                 {"hops", hops.size()},
                 {"hop_verdicts", std::move(hop_counts)},
                 {"worst", std::move(worst)}}},
+              {"traffic", std::move(traffic->summary)},
               {"pairs", std::move(pair_rows)},
               {"hops", std::move(hop_rows)}};
 }

@@ -24,9 +24,18 @@
 //   modules "<port>/module" and the link "link:<a>|<b>"; a switch's name). Verdicts by diagnose::judge.
 // - Answers JSON documents (openapi.json schemas DiagnosePath and DiagnoseJob); hops
 //   of a job worst first (verdict, then the number of pairs crossing them, then id).
+// - Traffic (job diagnosis): per pair the bytes, packets and flow directions sent from the source rank's
+//   NPU addresses to the destination rank's in the flow records the hosts reported over the last
+//   `traffic_window` (batches with ts_ms at or after now - window), one direction only, a direction
+//   reported by several hosts counted once (services/job_traffic.h); one telemetry read for the job, the
+//   answer sized by its pairs. A pair without any is null ("no flow data"). "traffic" at the top says the
+//   window and whether volumes are available: not without a telemetry store (TrafficSource), nor when the
+//   window holds more than limits.max_traffic_flows directions of the job's addresses (then every pair is
+//   null and the note says why).
 // - Thread-safe as the stores and the lookup are; the cache and stores must outlive the service.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -41,6 +50,8 @@
 #include "services/topology_cache.h"
 #include "store/job_store.h"
 #include "store/kpi_store.h"
+#include "store/network_store.h"
+#include "store/telemetry_store.h"
 
 namespace hsns::services {
 
@@ -51,17 +62,26 @@ struct DiagnosisLimits {
   std::size_t max_job_ranks = 4096;
   std::size_t max_expanded_paths = 65'536;  // pairs x max_paths of one job diagnosis
   std::size_t max_kpis_per_entity = 1000;
+  std::size_t max_traffic_flows = 100'000;  // flow directions of a job's addresses read for its volumes
+};
+
+// Where a job's pair volumes come from: the stored flow records and the ports' addresses. Null: none.
+struct TrafficSource {
+  store::TelemetryStore* telemetry = nullptr;
+  store::NetworkStore* network = nullptr;
 };
 
 class DiagnosisService {
  public:
   DiagnosisService(std::shared_ptr<TopologyCache> topology, store::JobStore& jobs, store::KpiStore& kpis,
-                   AlarmLookup alarms, diagnose::VerdictRules rules = diagnose::default_verdict_rules(),
+                   AlarmLookup alarms, TrafficSource traffic = {},
+                   diagnose::VerdictRules rules = diagnose::default_verdict_rules(),
                    DiagnosisLimits limits = {})
       : topology_(std::move(topology)),
         jobs_(jobs),
         kpis_(kpis),
         alarms_(std::move(alarms)),
+        traffic_(traffic),
         rules_(std::move(rules)),
         limits_(limits) {}
 
@@ -73,13 +93,15 @@ class DiagnosisService {
   Result<nlohmann::json> diagnose_path(const std::string& src, const std::string& dst, std::size_t max_paths,
                                        const RequestParser& parse_request);
   Result<nlohmann::json> diagnose_job(const std::string& name, std::size_t max_paths,
-                                      const RequestParser& parse_request);
+                                      const RequestParser& parse_request,
+                                      std::chrono::seconds traffic_window = std::chrono::minutes(15));
 
  private:
   std::shared_ptr<TopologyCache> topology_;
   store::JobStore& jobs_;
   store::KpiStore& kpis_;
   AlarmLookup alarms_;
+  TrafficSource traffic_;
   diagnose::VerdictRules rules_;
   DiagnosisLimits limits_;
 };

@@ -10,6 +10,8 @@
 // - GET /api/v1/topology/layout: groups, expansion, located hosts, bad input named, 404 before a topology.
 // - GET /api/v1/topology/links: the export's devices and links in compact columns, the upper filter, bad
 //   input named.
+// - GET /api/v1/overlays: the overlays with the thresholds of the configuration's `overlays:` section and
+//   describe texts stating them, to any role; a bad section stops the aggregator before it listens.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -410,6 +412,53 @@ TEST_F(Dashboard, TheTopologyStreamNamesEachNewRevision) {
 }
 
 // In-process: under TLS the cookie is marked Secure (the service is told so by main.cpp).
+TEST_F(Dashboard, TheOverlaysCarryTheConfiguredThresholds) {
+  start("overlays:\n  util: {warn: 40, bad: 60}\n  optics: {bad_low: -12}\n");
+  auto viewer = server_->client(kViewerToken);
+  const auto r = ok(viewer.get("/api/v1/overlays"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const auto items = json::parse(r.body)["items"];
+  std::map<std::string, json> by_id;
+  std::vector<std::string> order;
+  for (const auto& o : items) {
+    order.push_back(o["id"]);
+    by_id[o["id"]] = o;
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"state", "alarms", "util", "pfc", "ecn", "drops", "fec",
+                                             "optics", "flaps"}));
+  EXPECT_EQ(by_id["util"]["thresholds"], json({{"warn", 40}, {"bad", 60}}));
+  EXPECT_EQ(by_id["util"]["unit"], "%");
+  EXPECT_EQ(by_id["util"]["grading"], "at_least");
+  EXPECT_NE(by_id["util"]["describe"].get<std::string>().find("warning from 40 %, bad from 60 %"),
+            std::string::npos)
+      << by_id["util"]["describe"];
+  // The others keep their defaults; optics keeps the fields not set.
+  EXPECT_EQ(by_id["pfc"]["thresholds"], json({{"warn", 1}, {"bad", 1000}}));
+  EXPECT_EQ(by_id["optics"]["thresholds"],
+            json({{"warn_low", -8}, {"bad_low", -12}, {"warn_high", 3}, {"bad_high", 4}}));
+  EXPECT_TRUE(by_id["state"]["thresholds"].is_null());
+  EXPECT_EQ(by_id["alarms"]["kind"], "alarms");
+  // Read access like every other read; a query parameter is refused by name.
+  EXPECT_EQ(ok(anonymous().get("/api/v1/overlays")).status, 401);
+  const auto bad = ok(viewer.get("/api/v1/overlays?id=util"));
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.body.find("\"id\""), std::string::npos) << bad.body;
+}
+
+TEST(DashboardOverlays, ABadOverlaySectionStopsTheAggregator) {
+  TempDir dir;
+  const auto bin = build_path("aggregator/hsns-aggregator").string();
+  std::ofstream(dir.path() / "a.yaml") << "overlays:\n  pfc: {warn: 2000}\n";
+  auto r = run_command({bin, "check-config", "--config", (dir.path() / "a.yaml").string()});
+  EXPECT_EQ(r.status, 64);
+  EXPECT_NE(r.output.find("overlays.pfc.warn (2,000) and overlays.pfc.bad (1,000)"), std::string::npos)
+      << r.output;
+  std::ofstream(dir.path() / "b.yaml") << "overlays:\n  util: {warn: 50, worse: 60}\n";
+  r = run_command({bin, "check-config", "--config", (dir.path() / "b.yaml").string()});
+  EXPECT_EQ(r.status, 64);
+  EXPECT_NE(r.output.find("unknown key 'overlays.util.worse'"), std::string::npos) << r.output;
+}
+
 TEST(DashboardSessions, TheCookieIsSecureUnderTls) {
   Metrics metrics;
   auto auth =

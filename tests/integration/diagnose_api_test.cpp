@@ -2,17 +2,20 @@
 // a job registered through the scheduling API, KPIs pushed with POST /api/v1/kpis so that one hop of the
 // job's paths is degraded and another faulty; GET /api/v1/diagnose/path and /diagnose/job/{id} answer every
 // hop with its KPIs and the verdicts the rules give, the planned paths of the job's pairs, ECMP candidates
-// for NPUs outside it, and problems naming the parameter.
+// for NPUs outside it, and problems naming the parameter. The job's pairs carry the bytes of the flows its
+// ranks' hosts reported (report batches posted through POST /api/v1/agents/{host}/reports) in the window.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "hsns/proto/report.h"
 #include "support/aggregator_process.h"
 
 namespace hsns::testing {
@@ -288,6 +291,104 @@ TEST(DiagnoseApi, JobAndPathVerdictsFollowPushedKpis) {
   EXPECT_EQ(bad_id.status, 400);
   EXPECT_EQ(problem_field(bad_id), "id");
   EXPECT_EQ(must(agg.client("").get("/api/v1/diagnose/job/train-d")).status, 401);
+}
+
+// A flow record of `host` from src to dst, `bytes` in 1,000 packets.
+proto::FlowRecord flow(const std::string& host, proto::FlowDirection direction, const std::string& src,
+                       const std::string& dst, std::uint16_t sport, std::uint64_t bytes) {
+  proto::FlowRecord f;
+  f.host = host;
+  f.ifindex = 2;
+  f.ifname = "eth0";
+  f.direction = direction;
+  f.src = src;
+  f.dst = dst;
+  f.sport = sport;
+  f.dest_qp = 0x101;
+  f.packets = 1000;
+  f.bytes = bytes;
+  f.first_ns = now_ms() * 1'000'000;
+  f.last_ns = f.first_ns + 1000;
+  return f;
+}
+
+void report(HttpClient& agent, const std::string& host, std::uint64_t seq, std::int64_t ts,
+            std::vector<proto::FlowRecord> flows) {
+  proto::Report r;
+  r.seq = seq;
+  r.ts_ms = ts;
+  for (auto& f : flows) f.epoch = seq;
+  r.flows.push_back({seq, std::move(flows)});
+  auto res = agent.request("POST", "/api/v1/agents/" + host + "/reports",
+                           proto::encode(r, proto::Encoding::cbor), "application/vnd.hsns.report.v1+cbor");
+  ASSERT_TRUE(res.has_value()) << res.error();
+  ASSERT_EQ(res->status, 200) << res->body;
+}
+
+TEST(DiagnoseApi, JobPairsCarryTheBytesTheirReportedFlowsCarried) {
+  TempDir dir;
+  AggregatorProcess agg(dir.path());
+  agg.start();
+  auto ops = agg.client();
+  auto sched = agg.client(kSchedulerToken);
+  auto agent = agg.client(kAgentToken);
+  auto viewer = agg.client(kViewerToken);
+  set_up(ops, sched);
+  if (HasFatalFailure()) return;
+
+  // Without any flow record: every pair "no flow data" (null), volumes available.
+  json job = get_json(viewer, "/api/v1/diagnose/job/train-d");
+  EXPECT_TRUE(job["traffic"]["available"].get<bool>()) << job["traffic"].dump();
+  EXPECT_EQ(job["traffic"]["window_s"], 900);
+  EXPECT_EQ(job["traffic"]["flows"], 0);
+  for (const auto& p : job["pairs"]) EXPECT_TRUE(p["traffic"].is_null()) << p.dump();
+
+  std::map<int, std::string> ip;  // rank -> the address it was scheduled with
+  const json registered = get_json(viewer, "/api/v1/jobs/train-d");
+  for (const auto& r : registered["ranks"]) ip[r["rank"]] = r["ip"];
+  ASSERT_EQ(ip.size(), 8U);
+  // The DP pairs: rank i on host001 <-> rank i + 4 on host005. Rank 0 -> 4: one flow seen by both ends
+  // (host001's egress, host005's ingress: counted once, the larger report) and a second flow; rank 4 -> 0:
+  // one flow; rank 0 to an address outside the job: not a pair's; rank 1 -> 5: two hours ago only.
+  const auto now = now_ms();
+  using D = proto::FlowDirection;
+  report(agent, "host001", 1, now - std::int64_t{2} * 3'600'000,
+         {flow("host001", D::egress, ip[1], ip[5], 0xC001, 7777)});
+  report(agent, "host001", 2, now - 60'000,
+         {flow("host001", D::egress, ip[0], ip[4], 0xC000, 1'000'000),
+          flow("host001", D::egress, ip[0], ip[4], 0xC002, 500),
+          flow("host001", D::egress, ip[0], "198.18.0.250", 0xC003, 123'456)});
+  report(agent, "host005", 1, now - 50'000,
+         {flow("host005", D::ingress, ip[0], ip[4], 0xC000, 990'000),
+          flow("host005", D::egress, ip[4], ip[0], 0xC004, 2000)});
+  if (HasFatalFailure()) return;
+
+  const auto traffic_of = [](const json& answer, int src, int dst) {
+    for (const auto& p : answer["pairs"])
+      if (p["src_rank"] == src && p["dst_rank"] == dst) return p["traffic"];
+    ADD_FAILURE() << "no pair " << src << " -> " << dst;
+    return json();
+  };
+  job = get_json(viewer, "/api/v1/diagnose/job/train-d");
+  EXPECT_TRUE(job["traffic"]["available"].get<bool>());
+  EXPECT_EQ(job["traffic"]["flows"], 3);
+  EXPECT_EQ(traffic_of(job, 0, 4), json({{"bytes", 1'000'500}, {"packets", 2000}, {"flows", 2}}));
+  EXPECT_EQ(traffic_of(job, 4, 0), json({{"bytes", 2000}, {"packets", 1000}, {"flows", 1}}));
+  EXPECT_TRUE(traffic_of(job, 1, 5).is_null());  // before the window
+  EXPECT_TRUE(traffic_of(job, 5, 1).is_null());
+  EXPECT_TRUE(traffic_of(job, 2, 6).is_null());
+
+  // A window of three hours reaches the old batch.
+  job = get_json(viewer, "/api/v1/diagnose/job/train-d?traffic_window_s=10800");
+  EXPECT_EQ(job["traffic"]["window_s"], 10800);
+  EXPECT_EQ(traffic_of(job, 1, 5), json({{"bytes", 7777}, {"packets", 1000}, {"flows", 1}}));
+  EXPECT_EQ(traffic_of(job, 0, 4)["bytes"], 1'000'500);
+
+  for (const char* bad : {"0", "604801", "15m"}) {
+    auto r = must(viewer.get(std::string("/api/v1/diagnose/job/train-d?traffic_window_s=") + bad));
+    EXPECT_EQ(r.status, 400) << bad;
+    EXPECT_EQ(problem_field(r), "traffic_window_s") << r.body;
+  }
 }
 
 TEST(DiagnoseApi, AJobWhoseTopologyChangedFallsBackToTheRingWithTheReason) {

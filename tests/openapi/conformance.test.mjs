@@ -482,8 +482,8 @@ SCENARIO_MAIN.push('GET /api/v1/diagnose/path', 'GET /api/v1/diagnose/job/{id}')
 NOT_FOUND_WITHOUT_TOPOLOGY.push('GET /api/v1/diagnose/path', 'GET /api/v1/diagnose/job/{id}');
 // The dashboard (aggregator/http/static_files.h, http/service.h, api/topology/layout.h, links.h): its assets
 // (from the build tree's web output, the default web_root of a binary run from its build tree), the browser
-// session (created by the POST, ended by the DELETE after everything else), the site view's layout and the
-// compact devices and links of the matrices.
+// session (created by the POST, ended by the DELETE after everything else), the site view's layout, the
+// compact devices and links of the matrices and the overlays' thresholds.
 // The session routes' 403 (an agent token at login; the CSRF token missing at logout) and 404 (no cookie)
 // are checked by their own scenarios, not by the generic role and unknown-id checks.
 const COOKIE_ONLY = new Set(['POST /api/v1/session', 'DELETE /api/v1/session']);
@@ -491,6 +491,8 @@ SCENARIO_MAIN.push('GET /', 'GET /ui/{file}', 'POST /api/v1/session', 'GET /api/
   'GET /api/v1/topology/links', 'GET /api/v1/topology/stream');
 NOT_FOUND_WITHOUT_TOPOLOGY.push('GET /api/v1/topology/layout', 'GET /api/v1/topology/links');
 SCENARIO_DELETES.push('DELETE /api/v1/session');
+// The overlays' definitions and thresholds (aggregator/api/overlays/routes.h): the configuration's defaults.
+SCENARIO_MAIN.push('GET /api/v1/overlays');
 
 test('the aggregator starts and serves the document it was built from', async () => {
   await startServer();

@@ -1,7 +1,9 @@
 // The dashboard's entry point: the session check, the hash router (the URL holds each page's state, so a
 // view is bookmarkable) and the page lifecycle (each page may return a cleanup that frees its renderers).
+// Once signed in, the overlays' definitions (GET /api/v1/overlays) are read before the first page.
 import { ApiError, get, del, setCsrf, type Session } from './api';
 import { clearError, el, setStatus, showError } from './dom';
+import { loadOverlays } from './overlay';
 import { renderLogin } from './pages/login';
 import { renderSite } from './pages/site';
 import { renderMatrix } from './pages/matrix';
@@ -118,6 +120,7 @@ async function route(): Promise<void> {
     return;
   }
   try {
+    await loadOverlays(); // once: the overlays' thresholds before any page grades
     const c = await page({ main, params, path, session });
     if (mine !== generation) {
       if (c) c();

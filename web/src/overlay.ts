@@ -3,7 +3,9 @@
 // slider), folds them per entity, and grades each link (its two port entities) and each device (its port
 // entities) against the overlay's thresholds. The alarm overlay grades by the worst severity of the
 // active alarms of the link's ports and devices; the state overlay by the topology's link state. Every
-// grade has a word (tooltips, tables), so colour is never the only carrier.
+// grade has a word (tooltips, tables), so colour is never the only carrier. The overlays' labels,
+// thresholds and notes are the aggregator's (GET /api/v1/overlays, its configuration's `overlays:`),
+// read once by loadOverlays() before the first grade.
 import { get, query } from './api';
 import type { Alarm } from './brain';
 import { severityLevel } from './brain';
@@ -39,6 +41,26 @@ const ALARM_PIECES: Piece[] = [
   { value: 5, label: 'critical', color: '#b42318' },
 ];
 
+// What GET /api/v1/overlays answers per overlay: the thresholds the aggregator's configuration set
+// (docs/configuration.md, `overlays:`), in the overlay's unit, and the note that states them.
+export interface OverlayThresholds {
+  warn?: number;
+  bad?: number;
+  warn_low?: number;
+  bad_low?: number;
+  warn_high?: number;
+  bad_high?: number;
+}
+export interface OverlayConfig {
+  id: string;
+  label: string;
+  kind: 'state' | 'alarms' | 'metric';
+  unit: string;
+  grading: 'state' | 'severity' | 'at_least' | 'above' | 'outside';
+  thresholds: OverlayThresholds | null;
+  describe: string;
+}
+
 export interface OverlayDef {
   id: string;
   label: string;
@@ -47,51 +69,89 @@ export interface OverlayDef {
   // How an entity's metrics fold into one number, and how a link's two ends fold (worse end wins).
   fold: 'sum' | 'max' | 'min-dbm';
   unit: string;
-  // The grade of a value (a link's capacity for utilisation).
+  // The grade of a value (a link's capacity for utilisation), against the configured thresholds.
   grade: (value: number, gbps: number) => number;
   format: (value: number, gbps: number) => string;
   describe: string;
 }
 
 const rate = (v: number): string => (v >= 100 ? v.toFixed(0) : v >= 1 ? v.toFixed(1) : v.toPrecision(2));
-const above = (warn: number, bad: number) => (v: number): number => (v >= bad ? 2 : v >= warn ? 1 : 0);
 const lanes = (name: string): string[] => [0, 1, 2, 3, 4, 5, 6, 7].map((n) => `lane${n}_${name}`);
 const priorities = (dir: string): string[] => [0, 1, 2, 3, 4, 5, 6, 7].map((n) => `pfc_prio${n}_${dir}_pause_per_s`);
 const utilisation = (v: number, gbps: number): number => (gbps > 0 ? (v * 8) / (gbps * 1e9) : 0);
 
-export const OVERLAYS: OverlayDef[] = [
-  { id: 'state', label: 'Link state (topology)', kind: 'state', metrics: [], fold: 'max', unit: '',
-    grade: (v) => v, format: (v) => STATE_PIECES[v]?.label ?? '', describe: 'the worst topology state of the links and of the devices at their ends' },
-  { id: 'alarms', label: 'Active alarms (worst severity)', kind: 'alarms', metrics: [], fold: 'max', unit: '',
-    grade: (v) => v, format: (v) => ALARM_PIECES[v]?.label ?? '', describe: 'the worst severity of the active alarms of the ports and devices' },
-  { id: 'util', label: 'Utilisation', kind: 'metric',
-    metrics: ['rx_bytes_per_s', 'tx_bytes_per_s', 'if_in_octets_per_s', 'if_out_octets_per_s'], fold: 'max', unit: '%',
-    grade: (v, gbps) => above(0.7, 0.9)(utilisation(v, gbps)),
-    format: (v, gbps) => `${(utilisation(v, gbps) * 100).toFixed(1)} % of ${gbps} Gb/s`,
-    describe: 'the busier direction of the busier end against the link capacity (warning at 70 %, bad at 90 %)' },
-  { id: 'pfc', label: 'PFC pauses', kind: 'metric', metrics: [...priorities('rx'), ...priorities('tx')], fold: 'sum', unit: '/s',
-    grade: above(1, 1000), format: (v) => `${rate(v)} pause frames/s`,
-    describe: 'PFC pause frames per second, every priority, both directions (warning from 1/s, bad from 1,000/s)' },
-  { id: 'ecn', label: 'ECN / CNP', kind: 'metric', metrics: ['np_ecn_marked_roce_packets_per_s', 'np_cnp_sent_per_s', 'rp_cnp_handled_per_s'],
-    fold: 'sum', unit: '/s', grade: above(1, 10000), format: (v) => `${rate(v)} ECN-marked packets + CNPs/s`,
-    describe: 'ECN-marked RoCE packets and CNPs sent and handled per second (warning from 1/s, bad from 10,000/s)' },
-  { id: 'drops', label: 'Drops and errors', kind: 'metric',
-    metrics: ['rx_errors_per_s', 'tx_errors_per_s', 'rx_dropped_per_s', 'tx_dropped_per_s', 'port_rcv_errors_per_s',
-      'port_xmit_discards_per_s', 'if_in_errors_per_s', 'if_out_errors_per_s', 'if_in_discards_per_s', 'if_out_discards_per_s'],
-    fold: 'sum', unit: '/s', grade: (v) => (v > 10 ? 2 : v > 0 ? 1 : 0), format: (v) => `${rate(v)} drops + errors/s`,
-    describe: 'dropped, discarded and errored packets per second (warning above 0, bad above 10/s)' },
-  { id: 'fec', label: 'FEC / BER', kind: 'metric', metrics: ['symbol_error_per_s', 'fec_uncorrectable_per_s'], fold: 'sum', unit: '/s',
-    grade: (v) => (v > 1 ? 2 : v > 0 ? 1 : 0), format: (v) => `${rate(v)} symbol errors + uncorrectable FEC blocks/s`,
-    describe: 'symbol errors (the bit errors the port sees) and uncorrectable FEC blocks per second (warning above 0, bad above 1/s)' },
-  { id: 'optics', label: 'Optics (receive power)', kind: 'metric', metrics: [...lanes('rx_power_watts'), 'rx_power_dbm'], fold: 'min-dbm', unit: 'dBm',
-    grade: (v) => (v < -10 || v > 4 ? 2 : v < -8 || v > 3 ? 1 : 0), format: (v) => `${v.toFixed(1)} dBm (weakest lane)`,
-    describe: 'the weakest lane\'s receive power against the module thresholds (bad below −10 or above +4 dBm, warning within 2 dB of low / 1 dB of high)' },
-  { id: 'flaps', label: 'Flaps', kind: 'metric', metrics: ['link_downed_per_s', 'link_error_recovery_per_s'], fold: 'sum', unit: '/s',
-    grade: (v) => (v > 0.01 ? 2 : v > 0 ? 1 : 0), format: (v) => `${(v * 3600).toFixed(1)} link downs + recoveries/h`,
-    describe: 'link downs and link error recoveries (warning above 0, bad above 36 an hour)' },
+// What the dashboard itself knows of each overlay: the metrics it reads, how it folds them, how it words a
+// value, and the value in the unit of the overlay's thresholds (utilisation: % of the link capacity,
+// flaps: per hour). Label, thresholds and note come from the aggregator (loadOverlays).
+interface Local {
+  id: string;
+  metrics: string[];
+  fold: OverlayDef['fold'];
+  graded: (value: number, gbps: number) => number;
+  format: OverlayDef['format'];
+}
+const same = (v: number): number => v;
+const LOCAL: Local[] = [
+  { id: 'state', metrics: [], fold: 'max', graded: same, format: (v) => STATE_PIECES[v]?.label ?? '' },
+  { id: 'alarms', metrics: [], fold: 'max', graded: same, format: (v) => ALARM_PIECES[v]?.label ?? '' },
+  { id: 'util', metrics: ['rx_bytes_per_s', 'tx_bytes_per_s', 'if_in_octets_per_s', 'if_out_octets_per_s'], fold: 'max',
+    graded: (v, gbps) => utilisation(v, gbps) * 100, format: (v, gbps) => `${(utilisation(v, gbps) * 100).toFixed(1)} % of ${gbps} Gb/s` },
+  { id: 'pfc', metrics: [...priorities('rx'), ...priorities('tx')], fold: 'sum', graded: same, format: (v) => `${rate(v)} pause frames/s` },
+  { id: 'ecn', metrics: ['np_ecn_marked_roce_packets_per_s', 'np_cnp_sent_per_s', 'rp_cnp_handled_per_s'], fold: 'sum', graded: same,
+    format: (v) => `${rate(v)} ECN-marked packets + CNPs/s` },
+  { id: 'drops', metrics: ['rx_errors_per_s', 'tx_errors_per_s', 'rx_dropped_per_s', 'tx_dropped_per_s', 'port_rcv_errors_per_s',
+    'port_xmit_discards_per_s', 'if_in_errors_per_s', 'if_out_errors_per_s', 'if_in_discards_per_s', 'if_out_discards_per_s'],
+  fold: 'sum', graded: same, format: (v) => `${rate(v)} drops + errors/s` },
+  { id: 'fec', metrics: ['symbol_error_per_s', 'fec_uncorrectable_per_s'], fold: 'sum', graded: same,
+    format: (v) => `${rate(v)} symbol errors + uncorrectable FEC blocks/s` },
+  { id: 'optics', metrics: [...lanes('rx_power_watts'), 'rx_power_dbm'], fold: 'min-dbm', graded: same, format: (v) => `${v.toFixed(1)} dBm (weakest lane)` },
+  { id: 'flaps', metrics: ['link_downed_per_s', 'link_error_recovery_per_s'], fold: 'sum', graded: (v) => v * 3600,
+    format: (v) => `${(v * 3600).toFixed(1)} link downs + recoveries/h` },
 ];
 
-export const overlayOf = (id: string | null): OverlayDef => OVERLAYS.find((o) => o.id === id) ?? OVERLAYS[0]!;
+// A metric overlay's grade (0 ok, 1 warning, 2 bad) of a value in its thresholds' unit.
+export function gradeBy(c: OverlayConfig, v: number): number {
+  const t = c.thresholds ?? {};
+  const num = (x: number | undefined): number => x ?? NaN; // a missing threshold never matches
+  switch (c.grading) {
+    case 'at_least':
+      return v >= num(t.bad) ? 2 : v >= num(t.warn) ? 1 : 0;
+    case 'above':
+      return v > num(t.bad) ? 2 : v > num(t.warn) ? 1 : 0;
+    case 'outside':
+      return v < num(t.bad_low) || v > num(t.bad_high) ? 2 : v < num(t.warn_low) || v > num(t.warn_high) ? 1 : 0;
+    default:
+      return v;
+  }
+}
+
+// The overlays the dashboard offers, in the aggregator's order, once loadOverlays() has run.
+export const OVERLAYS: OverlayDef[] = [];
+let loading: Promise<void> | null = null;
+
+// Reads GET /api/v1/overlays once (the page router awaits it before a page grades anything); an overlay
+// the aggregator lists but this dashboard does not know is left out, and so is one it does not list.
+export function loadOverlays(): Promise<void> {
+  loading ??= get<{ items: OverlayConfig[] }>('/api/v1/overlays').then((answer) => {
+    OVERLAYS.length = 0;
+    for (const c of answer.items) {
+      const l = LOCAL.find((x) => x.id === c.id);
+      if (!l) continue;
+      OVERLAYS.push({ id: c.id, label: c.label, kind: c.kind, metrics: l.metrics, fold: l.fold, unit: c.unit, describe: c.describe,
+        format: l.format, grade: c.kind === 'metric' ? (v, gbps) => gradeBy(c, l.graded(v, gbps)) : (v) => v });
+    }
+  }).catch((e: unknown) => {
+    loading = null; // a later page load tries again
+    throw e;
+  });
+  return loading;
+}
+
+export const overlayOf = (id: string | null): OverlayDef => {
+  const found = OVERLAYS.find((o) => o.id === id) ?? OVERLAYS[0];
+  if (!found) throw new Error('the overlays are not loaded (GET /api/v1/overlays)');
+  return found;
+};
 export const piecesOf = (o: OverlayDef): Piece[] => (o.kind === 'state' ? STATE_PIECES : o.kind === 'alarms' ? ALARM_PIECES : METRIC_PIECES);
 export const levelWord = (o: OverlayDef, level: number): string => piecesOf(o).find((p) => p.value === level)?.label ?? String(level);
 export const worstLevel = (o: OverlayDef): number => Math.max(...piecesOf(o).map((p) => p.value));

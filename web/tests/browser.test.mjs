@@ -18,10 +18,12 @@
 //   - the root-cause page of the incident shows its ranked causes, the affected job and ranks, the
 //     recommended action, and its blast-radius link marks the devices on the site view;
 //   - path diagnosis of a pair (through the form) and of the job shows every hop with its verdict, and the
-//     job's rank × rank matrix one cell per communicating pair;
+//     job's rank × rank matrix one cell per communicating pair; a flow reported for one pair (a report batch
+//     of its source host) shows as that pair's volume once the matrix is switched to traffic (keyboard),
+//     the other pairs as "no flow data";
 //   - overlays on the matrices (leaf × spine, rail × SU, host × NPU port) and the site view, from KPI
-//     samples pushed for them (a busy port, a pausing port, a weak receiver) and the brain's alarms; the
-//     time slider replays an older reading; the incident page's sparklines; the job's schedule view;
+//     samples pushed for them (a busy port, a pausing port, a weak receiver) and the brain's alarms; FEC
+//     graded by the thresholds of the test aggregator's configuration; the time slider replays an older reading; the incident page's sparklines; the job's schedule view;
 //   - live deltas: an alarm raised while the site view and the host × NPU port matrix are open recolours
 //     its SU and its cell in place (the same elements, no reload), and its clear restores them; a host set
 //     isolated (PATCH) while the site view or the matrix shows link states recolours its SU and its cells
@@ -60,7 +62,8 @@ async function startServer() {
   assert.ok(fs.existsSync(path.join(WEB_ROOT, 'app.js')), `${WEB_ROOT}/app.js does not exist: build hsns_web`);
   server.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsns-browser-'));
   const file = (name) => path.join(server.dir, name);
-  fs.writeFileSync(file('config.yaml'), `brain:\n  patterns_dir: "${PATTERNS}"\n`);
+  // FEC graded against thresholds of the configuration (the default: warning above 0, bad above 1/s).
+  fs.writeFileSync(file('config.yaml'), `brain:\n  patterns_dir: "${PATTERNS}"\noverlays:\n  fec: {warn: 5, bad: 50}\n`);
   fs.writeFileSync(file('tokens.yaml'), `tokens:\n  - {name: ops, role: operator, token: "${OPERATOR}"}\n`, { mode: 0o600 });
   const proc = spawn(AGGREGATOR, ['run', '--config', file('config.yaml'), '--listen', '127.0.0.1:0', '--database', file('a.db'),
     '--tokens-file', file('tokens.yaml'), '--ready-file', file('ready'), '--web-root', WEB_ROOT, '--threads', '2'],
@@ -110,7 +113,8 @@ async function seed() {
 
 // Overlay readings: host003's eth1 (SU 0, rail 1) idle two hours ago and at 95 % of its link now
 // (utilisation: bad now, ok at the replayed time), host005's eth2 (SU 1, rail 2) pausing 5,000 frames/s on
-// priority 3 (PFC: bad), host006's eth0 (SU 1, rail 0) receiving -13 dBm on lane 0 (optics: bad).
+// priority 3 (PFC: bad), host006's eth0 (SU 1, rail 0) receiving -13 dBm on lane 0 (optics: bad),
+// host004's eth2 with 20 symbol errors/s (FEC: a warning under the configured thresholds).
 const overlay = { gbps: 0, past: 0 };
 async function seedOverlays(now) {
   const graph = await api('GET', '/api/v1/topology/export?format=json');
@@ -125,6 +129,9 @@ async function seedOverlays(now) {
     { entity: 'host005/eth2', metric: 'pfc_prio3_rx_pause_per_s', ts: now - 30_000, value: 5000 },
     { entity: 'host006/eth0', metric: 'lane0_rx_power_watts', ts: now - 30_000, value: 0.00005 },
     { entity: 'host006/eth0', metric: 'lane1_rx_power_watts', ts: now - 30_000, value: 0.0008 },
+    // host004's eth2 (SU 1, rail 2): 20 symbol errors/s, bad by the default FEC thresholds, a warning by
+    // the configured ones.
+    { entity: 'host004/eth2', metric: 'symbol_error_per_s', ts: now - 30_000, value: 20 },
     // host001's eth0 (the incident's alarm): drops rising over the last 15 minutes (its sparkline).
     ...[...Array(15).keys()].map((i) => ({ entity: 'host001/eth0', metric: 'rx_dropped_per_s', ts: now - (15 - i) * 60_000, value: i * i })),
   ] });
@@ -326,6 +333,21 @@ test('matrices show every link under each overlay, with the cells not ok named',
     await open(page, `#/matrix?overlay=${o}`, 'Matrix');
     assert.ok(await paintedPixels(page, '#matrix-chart canvas') > 0, `leaf × spine (${o}): nothing drawn`);
   }
+  assert.deepEqual(problems, []);
+});
+
+test('overlays grade and describe with the thresholds of the aggregator\'s configuration', async () => {
+  const fec = (await api('GET', '/api/v1/overlays')).items.find((o) => o.id === 'fec');
+  assert.deepEqual(fec.thresholds, { warn: 5, bad: 50 });
+  // 20 symbol errors/s: bad by the defaults (above 1/s), a warning by the configured 5 and 50.
+  await open(page, '#/matrix?view=host-port&overlay=fec', 'Matrix');
+  const rows = await flaggedRows(page);
+  assert.equal(rows.length, 1, `FEC: ${rows.join(' | ')}`);
+  assert.match(rows[0], /host004.*NPU 2.*warning.*host004\/eth2.*20\.0 symbol errors/);
+  assert.doesNotMatch(rows[0], /bad/);
+  // The note under the chooser states the configured numbers.
+  assert.match(await page.locator('#overlay-controls .note').textContent(), /warning above 5\/s, bad above 50\/s/);
+  await shot(page, 'matrix-host-port-fec');
   assert.deepEqual(problems, []);
 });
 
@@ -618,6 +640,50 @@ test('path diagnosis shows every hop of a pair (form) and of a job with verdicts
   assert.match(await page.locator('#diag-title').textContent(), new RegExp(job.verdict));
   await axe(page, 'diagnose (job)');
   await shot(page, 'diagnose-job');
+  assert.deepEqual(problems, []);
+});
+
+// One flow record of `host`'s probe (the report kind's JSON form, hsns/proto/flows.h).
+const flowRecord = (host, src, dst, bytes) => ({ type: 'flow', host, ifindex: 2, ifname: 'eth0', direction: 'egress', family: 4,
+  src, dst, sport: 49152, dest_qp: 257, packets: Math.ceil(bytes / 4096), bytes, first_ns: Date.now() * 1e6, last_ns: Date.now() * 1e6,
+  op: { send: 0, write: Math.ceil(bytes / 4096), read_req: 0, read_resp: 0, ack: 0, atomic: 0, cnp: 0, other: 0 },
+  ect: 0, ce: 0, cnp: 0, nak: { psn_seq: 0, inv_req: 0, rem_access: 0, rem_op: 0, rnr: 0, other: 0 }, psn_regressions: 0 });
+
+test('the job\'s rank matrix shows the traffic volume of a pair whose flows were reported', async () => {
+  // A flow of the first pair's ranks (one direction, as its source host's probe reports it).
+  const diag = await api('GET', '/api/v1/diagnose/job/train-ui');
+  const pair = diag.pairs[0];
+  const ranks = new Map((await api('GET', '/api/v1/jobs/train-ui')).ranks.map((r) => [r.rank, r]));
+  const src = ranks.get(pair.src_rank);
+  const dst = ranks.get(pair.dst_rank);
+  await api('POST', `/api/v1/agents/${src.host}/reports`, { seq: 1, ts_ms: Date.now() - 30_000,
+    flows: [{ epoch: 1, records: [flowRecord(src.host, src.ip, dst.ip, 123_456_789)] }] });
+
+  await open(page, '#/diagnose?job=train-ui', 'Diagnosis: job');
+  const matrix = page.locator('#rank-matrix');
+  assert.equal(await matrix.getAttribute('data-measure'), 'verdict');
+  assert.equal(await matrix.getAttribute('data-traffic-cells'), '1', 'not exactly one pair with flow data');
+  // The choice from the keyboard: the select's next option is the traffic.
+  await page.locator('#matrix-measure').focus();
+  await page.keyboard.press('ArrowDown');
+  await page.waitForFunction(() => document.getElementById('rank-matrix')?.dataset['measure'] === 'traffic', null, { timeout: 10_000 });
+  assert.ok(page.url().includes('matrix=traffic'), `the URL does not hold the choice: ${page.url()}`);
+  const legend = await page.locator('#rank-matrix-legend').textContent();
+  assert.match(legend, new RegExp(`1 of ${diag.pairs.length} pairs have flow data, 123 MB in all`));
+  assert.match(legend, /“no flow data”/);
+  assert.match(await matrix.getAttribute('aria-label'), /coloured by the bytes sent in the last 15 min, 1 with flow data/);
+  assert.ok(await paintedPixels(page, '#rank-matrix canvas') > 0, 'the traffic matrix drew nothing');
+  // The pairs' table says each pair's volume in words: this pair's bytes, the others no flow data.
+  const rows = (await page.locator('table', { hasText: 'Rank pairs' }).locator('tbody tr').allTextContents()).map((t) => t.replace(/\s+/g, ' '));
+  const row = rows.find((r) => r.startsWith(`${pair.src_rank} → ${pair.dst_rank}`));
+  assert.match(row, /123 MB \(1 flow\)/);
+  assert.equal(rows.filter((r) => r.includes('no flow data')).length, rows.length - 1);
+  await axe(page, 'diagnose (job, traffic)');
+  await shot(page, 'diagnose-job-traffic');
+  // A bookmark of the choice opens with it.
+  await open(page, '#/diagnose?job=train-ui&matrix=traffic', 'Diagnosis: job');
+  assert.equal(await page.locator('#rank-matrix').getAttribute('data-measure'), 'traffic');
+  assert.equal(await page.locator('#matrix-measure').inputValue(), 'traffic');
   assert.deepEqual(problems, []);
 });
 

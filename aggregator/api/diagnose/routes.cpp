@@ -1,6 +1,7 @@
 #include "api/diagnose/routes.h"
 
 #include <charconv>
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -63,23 +64,42 @@ Response get_path(services::DiagnosisService& s, RequestContext& ctx) {
   return http::json_ok(ctx, *out);
 }
 
+// traffic_window_s of the query into `out` (1..kMaxTrafficWindowS), a finding otherwise.
+void read_traffic_window(const RequestContext& ctx, std::chrono::seconds& out,
+                         std::vector<InvalidParam>& errors) {
+  const auto text = ctx.query("traffic_window_s");
+  if (!text) return;
+  long long n = 0;
+  const auto* end = text->data() + text->size();
+  const auto [ptr, ec] = std::from_chars(text->data(), end, n);
+  if (ec != std::errc() || ptr != end || n < 1 || n > kMaxTrafficWindowS) {
+    errors.push_back(
+        {"traffic_window_s", "must be an integer from 1 to " + std::to_string(kMaxTrafficWindowS)});
+  } else {
+    out = std::chrono::seconds(n);
+  }
+}
+
 Response get_job(services::DiagnosisService& s, RequestContext& ctx) {
-  if (auto p = http::check_query(ctx, {"max_paths"})) return http::problem(ctx, *p);
+  if (auto p = http::check_query(ctx, {"max_paths", "traffic_window_s"})) return http::problem(ctx, *p);
   std::vector<InvalidParam> errors;
   const std::string id(ctx.path_param("id"));
   if (!scheduling_api::valid_job_name(id))
     errors.push_back({"id", "must be 1 to 63 characters of [A-Za-z0-9._-], starting with a letter or digit"});
   std::size_t max_paths = kDefaultJobMaxPaths;
   read_max_paths(ctx, max_paths, errors);
+  std::chrono::seconds window{kDefaultTrafficWindowS};
+  read_traffic_window(ctx, window, errors);
   if (!errors.empty()) return http::problem(ctx, Problem::invalid(std::move(errors)));
-  auto out = s.diagnose_job(id, max_paths, parse_stored_request);
+  auto out = s.diagnose_job(id, max_paths, parse_stored_request, window);
   if (!out) return http::problem(ctx, out.error());
   return http::json_ok(ctx, *out);
 }
 
 }  // namespace
 
-void register_diagnose_routes(http::Router& router, std::shared_ptr<services::DiagnosisService> service) {
+void register_diagnose_routes(http::Router& router,
+                              const std::shared_ptr<services::DiagnosisService>& service) {
   using http::Permission;
   using V = bhttp::verb;
   router.add(

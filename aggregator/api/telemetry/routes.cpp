@@ -14,6 +14,7 @@
 #include "hsns/time.h"
 #include "http/json_io.h"
 #include "ingest/syslog_parser.h"
+#include "services/job_traffic.h"
 #include "services/store_errors.h"
 
 namespace hsns::telemetry_api {
@@ -131,22 +132,14 @@ struct FlowRoute {
 };
 
 // The addresses of the job's NPUs: every port of each (host, NPU) it holds, and the address it was
-// scheduled with.
+// scheduled with (services/job_traffic.h, per rank).
 store::StoreResult<std::set<std::string>> job_addresses(FlowRoute& r, const std::string& name) {
   auto job = r.jobs.get_job(name);
   if (!job) return tl::unexpected(job.error());
+  auto ranks = services::rank_addresses(r.network, *job);
+  if (!ranks) return tl::unexpected(ranks.error());
   std::set<std::string> out;
-  for (const auto& host : job->hosts()) {
-    auto ports = r.network.list_ports(network::PortFilter{host, std::nullopt, std::nullopt});
-    if (!ports) return tl::unexpected(ports.error());
-    for (const auto& rank : job->ranks) {
-      if (rank.host != host) continue;
-      if (!rank.ip.empty()) out.insert(rank.ip);
-      for (const auto& p : *ports) {
-        if (static_cast<std::uint32_t>(p.npu) == rank.npu) out.insert(p.ip_address.to_string());
-      }
-    }
-  }
+  for (auto& [rank, addresses] : *ranks) out.merge(addresses);
   return out;
 }
 
