@@ -168,6 +168,27 @@ std::uint64_t next_encoder_id() {
   return next.fetch_add(1, std::memory_order_relaxed);
 }
 
+// The values a row and a contract record hold alike (same names, same types), from one to the other.
+template <typename From, typename To>
+void copy_flow_values(const From& a, To& b) {
+  b.ifindex = a.ifindex;
+  b.direction = a.direction;
+  b.family = a.family;
+  b.sport = a.sport;
+  b.dest_qp = a.dest_qp;
+  b.packets = a.packets;
+  b.bytes = a.bytes;
+  b.first_ns = a.first_ns;
+  b.last_ns = a.last_ns;
+  b.op = a.op;
+  b.ect = a.ect;
+  b.ce = a.ce;
+  b.cnp = a.cnp;
+  b.nak = a.nak;
+  b.psn_regressions = a.psn_regressions;
+  b.psn = a.psn;
+}
+
 }  // namespace
 
 std::string encode_telemetry_report(nlohmann::json& document, std::uint64_t seq) {
@@ -177,52 +198,22 @@ std::string encode_telemetry_report(nlohmann::json& document, std::uint64_t seq)
 
 FlowRow flow_row_of(const proto::FlowRecord& f) {
   FlowRow r;
-  r.ifindex = f.ifindex;
+  copy_flow_values(f, r);
   r.set_ifname(f.ifname);
-  r.direction = f.direction;
-  r.family = f.family;
   const int af = f.family == 4 ? AF_INET : AF_INET6;
   if (inet_pton(af, f.src.c_str(), r.src.data()) != 1) r.src.fill(0);
   if (inet_pton(af, f.dst.c_str(), r.dst.data()) != 1) r.dst.fill(0);
-  r.sport = f.sport;
-  r.dest_qp = f.dest_qp;
-  r.packets = f.packets;
-  r.bytes = f.bytes;
-  r.first_ns = f.first_ns;
-  r.last_ns = f.last_ns;
-  r.op = f.op;
-  r.ect = f.ect;
-  r.ce = f.ce;
-  r.cnp = f.cnp;
-  r.nak = f.nak;
-  r.psn_regressions = f.psn_regressions;
-  r.psn = f.psn;
   return r;
 }
 
 proto::FlowRecord flow_record_of(const FlowRow& r, std::uint64_t epoch) {
   proto::FlowRecord f;
-  f.ifindex = r.ifindex;
+  copy_flow_values(r, f);
   f.ifname = r.ifname();
-  f.direction = r.direction;
-  f.family = r.family;
   char text[INET6_ADDRSTRLEN];
   const int af = r.family == 4 ? AF_INET : AF_INET6;
   f.src = inet_ntop(af, r.src.data(), text, sizeof text);
   f.dst = inet_ntop(af, r.dst.data(), text, sizeof text);
-  f.sport = r.sport;
-  f.dest_qp = r.dest_qp;
-  f.packets = r.packets;
-  f.bytes = r.bytes;
-  f.first_ns = r.first_ns;
-  f.last_ns = r.last_ns;
-  f.op = r.op;
-  f.ect = r.ect;
-  f.ce = r.ce;
-  f.cnp = r.cnp;
-  f.nak = r.nak;
-  f.psn_regressions = r.psn_regressions;
-  f.psn = r.psn;
   f.epoch = epoch;
   return f;
 }

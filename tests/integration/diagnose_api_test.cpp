@@ -17,6 +17,7 @@
 
 #include "hsns/proto/report.h"
 #include "support/aggregator_process.h"
+#include "support/report_sample.h"
 
 namespace hsns::testing {
 namespace {
@@ -296,14 +297,7 @@ TEST(DiagnoseApi, JobAndPathVerdictsFollowPushedKpis) {
 // A flow record of `host` from src to dst, `bytes` in 1,000 packets.
 proto::FlowRecord flow(const std::string& host, proto::FlowDirection direction, const std::string& src,
                        const std::string& dst, std::uint16_t sport, std::uint64_t bytes) {
-  proto::FlowRecord f;
-  f.host = host;
-  f.ifindex = 2;
-  f.ifname = "eth0";
-  f.direction = direction;
-  f.src = src;
-  f.dst = dst;
-  f.sport = sport;
+  proto::FlowRecord f = hsns::testing::flow_between(host, direction, src, dst, sport);
   f.dest_qp = 0x101;
   f.packets = 1000;
   f.bytes = bytes;

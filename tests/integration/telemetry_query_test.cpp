@@ -64,14 +64,7 @@ std::set<std::string> problem_fields(const HttpClient::Response& r) {
 proto::FlowRecord flow(const std::string& host, proto::FlowDirection direction, const std::string& src,
                        const std::string& dst, std::uint16_t sport, std::uint32_t dest_qp,
                        std::uint64_t packets) {
-  proto::FlowRecord f;
-  f.host = host;
-  f.ifindex = 2;
-  f.ifname = "eth0";
-  f.direction = direction;
-  f.src = src;
-  f.dst = dst;
-  f.sport = sport;
+  proto::FlowRecord f = hsns::testing::flow_between(host, direction, src, dst, sport);
   f.dest_qp = dest_qp;
   f.packets = packets;
   f.bytes = packets * 100;

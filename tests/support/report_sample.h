@@ -2,7 +2,8 @@
 // contract's round-trip tests, the ingest route's tests and bench/report_ingest.
 //
 // Contract: sample_report(seq, flow_records, ports) is valid for read_report (every section's own rules);
-// records and ports are numbered so that no two are equal. rows_form(document, bytes) rewrites a report
+// records and ports are numbered so that no two are equal. flow_between() is a flow record's key for the
+// tests that set its counts themselves. rows_form(document, bytes) rewrites a report
 // document's flow batches from a document per record into the rows form of hsns/proto/flows.h (addresses as
 // byte strings when `bytes`, else as text): the tests' own writer of that form, independent of hsnsd's
 // encoder; rows_form_report(r) is the Report such a document reads to (no host, the batch's epoch).
@@ -42,6 +43,20 @@ inline proto::FlowRecord sample_report_flow(std::uint64_t epoch, std::size_t i) 
   f.cnp = i % 2;
   f.psn = proto::FlowPsn{1, 1000, 1000};
   f.epoch = epoch;
+  return f;
+}
+
+// A flow record of `host` on eth0 (ifindex 2) from src to dst (IPv4): the key; the tests set the counts.
+inline proto::FlowRecord flow_between(const std::string& host, proto::FlowDirection direction,
+                                      const std::string& src, const std::string& dst, std::uint16_t sport) {
+  proto::FlowRecord f;
+  f.host = host;
+  f.ifindex = 2;
+  f.ifname = "eth0";
+  f.direction = direction;
+  f.src = src;
+  f.dst = dst;
+  f.sport = sport;
   return f;
 }
 
