@@ -272,6 +272,7 @@ TEST(ProtoReport, FuzzSeedsAreTheRoundTripSamples) {
   const auto dir = hsns::testing::source_path("tests/fuzz/corpus_report");
   const char* write = std::getenv("HSNS_WRITE_REPORT_SEEDS");
   std::vector<std::tuple<std::string, Encoding, Report, std::string>> all;
+  all.reserve(seeds.size() + row_seeds.size());
   for (const auto& [name, encoding, report] : seeds)
     all.emplace_back(name, encoding, report, encode(report, encoding));
   for (const auto& [name, encoding, report] : row_seeds)
