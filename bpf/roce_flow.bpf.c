@@ -413,11 +413,25 @@ static __always_inline long roce_harvest_slot(struct roce_flow_slot* s, __u32 j,
   return 0;
 }
 
+/* The bpf_loop callbacks of one walk, one per table (the verifier must know which map a callback reads):
+ * name##_a runs step(roce_flows_a, roce_flows_b, i, l), name##_b the same with the tables swapped; `other`
+ * is the table not walked (the active one). ROCE_TABLE_LOOP runs name's callback of table `table` (0: a,
+ * 1: b) n times. */
+#define ROCE_TABLE_CALLBACKS(name, step)                       \
+  static long name##_a(__u32 i, struct roce_harvest_loop* l) { \
+    return step(&roce_flows_a, &roce_flows_b, i, l);           \
+  }                                                            \
+  static long name##_b(__u32 i, struct roce_harvest_loop* l) { \
+    return step(&roce_flows_b, &roce_flows_a, i, l);           \
+  }
+#define ROCE_TABLE_LOOP(name, table, n, l) \
+  ((table) ? bpf_loop((n), name##_b, (l), 0) : bpf_loop((n), name##_a, (l), 0))
+
 /* Slots per bpf_loop callback: a callback invocation costs about as much as a helper call, so each one
  * walks a run of slots. */
 #define ROCE_HARVEST_STEP 32
 
-static __always_inline long roce_harvest_run(void* table, __u32 i, struct roce_harvest_loop* l) {
+static __always_inline long roce_harvest_run(void* table, void* other, __u32 i, struct roce_harvest_loop* l) {
   __u32 base = l->start + i * ROCE_HARVEST_STEP;
   for (__u32 n = 0; n < ROCE_HARVEST_STEP; n++) {
     __u32 j = base + n;
@@ -426,13 +440,7 @@ static __always_inline long roce_harvest_run(void* table, __u32 i, struct roce_h
   return 0;
 }
 
-static long roce_harvest_a(__u32 i, struct roce_harvest_loop* l) {
-  return roce_harvest_run(&roce_flows_a, i, l);
-}
-
-static long roce_harvest_b(__u32 i, struct roce_harvest_loop* l) {
-  return roce_harvest_run(&roce_flows_b, i, l);
-}
+ROCE_TABLE_CALLBACKS(roce_harvest, roce_harvest_run)
 
 /* Index of the lowest set bit of x (x != 0), without a loop (the verifier walks loops per iteration). */
 static __always_inline __u32 roce_lowest_bit(__u64 x) {
@@ -466,7 +474,7 @@ static __always_inline __u32 roce_lowest_bit(__u64 x) {
  * move to the next word. A set bit whose slot is free in `table` is cleared unless `other` (the active
  * table) holds that slot (see roce_occupied). Returns 1 past the last word or when the staging array is
  * full. */
-static __always_inline long roce_harvest_bit(void* table, void* other, struct roce_harvest_loop* l) {
+static __always_inline long roce_harvest_bit(void* table, void* other, __u32 i, struct roce_harvest_loop* l) {
   __u32 w = l->w;
   __u64* bits = bpf_map_lookup_elem(&roce_occupied, &w);
   if (!bits) return 1;
@@ -500,13 +508,7 @@ static __always_inline long roce_harvest_bit(void* table, void* other, struct ro
   return 0;
 }
 
-static long roce_harvest_word_a(__u32 i, struct roce_harvest_loop* l) {
-  return roce_harvest_bit(&roce_flows_a, &roce_flows_b, l);
-}
-
-static long roce_harvest_word_b(__u32 i, struct roce_harvest_loop* l) {
-  return roce_harvest_bit(&roce_flows_b, &roce_flows_a, l);
-}
+ROCE_TABLE_CALLBACKS(roce_harvest_word, roce_harvest_bit)
 
 SEC("syscall")
 int roce_harvest(struct roce_harvest_ctx* ctx) {
@@ -517,16 +519,10 @@ int roce_harvest(struct roce_harvest_ctx* ctx) {
       /* Steps: a load and a move per word, one per set bit at most. */
       __u32 words = (slots + 63) / 64 - l.start / 64;
       l.w = l.start / 64;
-      if (ctx->table)
-        bpf_loop(2 * words + (slots - l.start), roce_harvest_word_b, &l, 0);
-      else
-        bpf_loop(2 * words + (slots - l.start), roce_harvest_word_a, &l, 0);
+      ROCE_TABLE_LOOP(roce_harvest_word, ctx->table, 2 * words + (slots - l.start), &l);
     } else {
       __u32 runs = (slots - l.start + ROCE_HARVEST_STEP - 1) / ROCE_HARVEST_STEP;
-      if (ctx->table)
-        bpf_loop(runs, roce_harvest_b, &l, 0);
-      else
-        bpf_loop(runs, roce_harvest_a, &l, 0);
+      ROCE_TABLE_LOOP(roce_harvest, ctx->table, runs, &l);
       l.visited = (l.full ? l.next : slots) - l.start;
     }
   }
@@ -547,7 +543,7 @@ static __always_inline void roce_clear_slot(struct roce_flow_slot* s, struct roc
   }
 }
 
-static __always_inline long roce_clear_run(void* table, __u32 i, struct roce_harvest_loop* l) {
+static __always_inline long roce_clear_run(void* table, void* other, __u32 i, struct roce_harvest_loop* l) {
   __u32 base = l->start + i * ROCE_HARVEST_STEP;
   for (__u32 n = 0; n < ROCE_HARVEST_STEP; n++) {
     __u32 j = base + n;
@@ -558,13 +554,7 @@ static __always_inline long roce_clear_run(void* table, __u32 i, struct roce_har
   return 0;
 }
 
-static long roce_clear_a(__u32 i, struct roce_harvest_loop* l) {
-  return roce_clear_run(&roce_flows_a, i, l);
-}
-
-static long roce_clear_b(__u32 i, struct roce_harvest_loop* l) {
-  return roce_clear_run(&roce_flows_b, i, l);
-}
+ROCE_TABLE_CALLBACKS(roce_clear, roce_clear_run)
 
 SEC("syscall")
 int roce_clear(struct roce_harvest_ctx* ctx) {
@@ -572,10 +562,7 @@ int roce_clear(struct roce_harvest_ctx* ctx) {
   struct roce_harvest_loop l = {.start = ctx->start, .next = ctx->start};
   if (l.start < slots) {
     __u32 runs = (slots - l.start + ROCE_HARVEST_STEP - 1) / ROCE_HARVEST_STEP;
-    if (ctx->table)
-      bpf_loop(runs, roce_clear_b, &l, 0);
-    else
-      bpf_loop(runs, roce_clear_a, &l, 0);
+    ROCE_TABLE_LOOP(roce_clear, ctx->table, runs, &l);
   }
   ctx->start = slots;
   ctx->records = l.records;
@@ -596,7 +583,8 @@ struct {
 
 /* One listed slot per callback: a harvest lists about as many slots as it has flows, far fewer than the
  * table's slots that roce_clear walks. */
-static __always_inline long roce_clear_listed_run(void* table, __u32 i, struct roce_harvest_loop* l) {
+static __always_inline long roce_clear_listed_run(void* table, void* other, __u32 i,
+                                                  struct roce_harvest_loop* l) {
   __u64* listed = bpf_map_lookup_elem(&roce_clear_list, &i);
   if (!listed) return 1;
   if (*listed > 0xFFFFFFFFULL) return 0; /* past any table */
@@ -606,13 +594,7 @@ static __always_inline long roce_clear_listed_run(void* table, __u32 i, struct r
   return 0;
 }
 
-static long roce_clear_listed_a(__u32 i, struct roce_harvest_loop* l) {
-  return roce_clear_listed_run(&roce_flows_a, i, l);
-}
-
-static long roce_clear_listed_b(__u32 i, struct roce_harvest_loop* l) {
-  return roce_clear_listed_run(&roce_flows_b, i, l);
-}
+ROCE_TABLE_CALLBACKS(roce_clear_listed, roce_clear_listed_run)
 
 SEC("syscall")
 int roce_clear_listed(struct roce_harvest_ctx* ctx) {
@@ -621,10 +603,7 @@ int roce_clear_listed(struct roce_harvest_ctx* ctx) {
   __u32 n = ctx->listed;
   if (n > slots) n = slots;
   if (n > 0) {
-    if (ctx->table)
-      bpf_loop(n, roce_clear_listed_b, &l, 0);
-    else
-      bpf_loop(n, roce_clear_listed_a, &l, 0);
+    ROCE_TABLE_LOOP(roce_clear_listed, ctx->table, n, &l);
   }
   ctx->start = slots;
   ctx->records = l.records;
