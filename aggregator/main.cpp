@@ -216,7 +216,7 @@ int run(const AggregatorConfig& c) {
       service.router(), std::make_shared<hsns::services::DiagnosisService>(
                             topology_cache, backend.jobs(), backend.kpis(), active_alarms,
                             hsns::services::TrafficSource{&backend.telemetry(), &store}));
-  hsns::overlays::register_overlay_routes(service.router(), c.overlays);
+  hsns::overlays::register_overlay_routes(service.router(), c.overlays, kpis, topology_cache);
   // The dashboard (docs/dashboard.md): its assets, and browser sessions with a Secure cookie under TLS.
   service.configure_sessions(c.sessions, !c.tls_certificate.empty());
   const auto web_root = c.web_root.empty() ? hsns::default_web_root() : c.web_root;

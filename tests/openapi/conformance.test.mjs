@@ -491,8 +491,10 @@ SCENARIO_MAIN.push('GET /', 'GET /ui/{file}', 'POST /api/v1/session', 'GET /api/
   'GET /api/v1/topology/links', 'GET /api/v1/topology/stream');
 NOT_FOUND_WITHOUT_TOPOLOGY.push('GET /api/v1/topology/layout', 'GET /api/v1/topology/links');
 SCENARIO_DELETES.push('DELETE /api/v1/session');
-// The overlays' definitions and thresholds (aggregator/api/overlays/routes.h): the configuration's defaults.
-SCENARIO_MAIN.push('GET /api/v1/overlays');
+// The overlays' definitions and thresholds (aggregator/api/overlays/routes.h): the configuration's defaults;
+// a metric overlay's grades (404 while no topology exists).
+SCENARIO_MAIN.push('GET /api/v1/overlays', 'GET /api/v1/overlays/{id}/grades');
+NOT_FOUND_WITHOUT_TOPOLOGY.push('GET /api/v1/overlays/{id}/grades');
 
 test('the aggregator starts and serves the document it was built from', async () => {
   await startServer();
