@@ -12,8 +12,9 @@
 //   input named.
 // - GET /api/v1/overlays: the overlays with the thresholds of the configuration's `overlays:` section and
 //   describe texts stating them, to any role; a bad section stops the aggregator before it listens.
-// - GET /api/v1/overlays/{id}/grades: the metric overlays graded by the aggregator from the KPIs pushed,
-//   index-aligned with /topology/links, at a past time, bad input named.
+// - GET /api/v1/overlays/{id}/grades and its stream: the metric overlays graded by the aggregator from the
+//   KPIs pushed, index-aligned with /topology/links, at a past time, bad input named; the stream's full
+//   set at open, then a delta naming only the link a KPI changed, and nothing when nothing changed.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -538,6 +539,50 @@ TEST_F(Dashboard, TheAggregatorGradesTheMetricOverlays) {
         << bad.body;
   }
   EXPECT_EQ(ok(anonymous().get("/api/v1/overlays/pfc/grades")).status, 401);
+}
+
+// GET /api/v1/overlays/{id}/stream: the groups and the full grade set at open, then a delta naming only
+// the link whose KPI changed its grade; a KPI write that changes no grade or value sends nothing.
+TEST_F(Dashboard, TheGradeStreamSendsOnlyWhatAKpiChanged) {
+  start();
+  const auto links = npu_links(*server_);
+  const auto [index, entity] = link_of(links, "host003", 0);
+  const auto now = wall_ms();
+  push_kpi(*server_, entity, "symbol_error_per_s", now - 20'000, 0);
+  WebSocketTestClient stream;
+  ASSERT_EQ(stream.open(server_->port(), "/api/v1/overlays/fec/stream?upper=leaf", kViewerToken), 101);
+  const json groups = stream.next();
+  ASSERT_EQ(groups.value("kind", ""), "groups") << groups.dump();
+  EXPECT_EQ(groups["revision"], links["revision"]);
+  const json full = stream.next();
+  ASSERT_EQ(full.value("kind", ""), "grades") << full.dump();
+  ASSERT_EQ(full["links"]["grade"].size(), links["links"]["lower"].size());
+  EXPECT_EQ(full["links"]["grade"][index], 0);
+  // 20 symbol errors/s: bad (above 1/s).
+  push_kpi(*server_, entity, "symbol_error_per_s", now - 10'000, 20);
+  const json delta = stream.next();
+  ASSERT_EQ(delta.value("kind", ""), "changes") << delta.dump();
+  EXPECT_EQ(delta["links"]["index"], json::array({index}));
+  EXPECT_EQ(delta["links"]["grade"], json::array({2}));
+  EXPECT_EQ(delta["links"]["value"], json::array({20.0}));
+  EXPECT_EQ(delta["groups"]["id"], json::array({"su:0"}));
+  // The REST answer agrees.
+  const auto now_graded =
+      json::parse(ok(server_->client(kViewerToken).get("/api/v1/overlays/fec/grades?upper=leaf")).body);
+  EXPECT_EQ(now_graded["links"]["grade"][index], 2);
+  // The same reading again (a new sample, the same value), and another overlay's metric: nothing to send.
+  push_kpi(*server_, entity, "symbol_error_per_s", now - 5'000, 20);
+  push_kpi(*server_, entity, "rx_bytes_per_s", now - 5'000, 1e6);
+  EXPECT_TRUE(stream.next(std::chrono::milliseconds(2000)).is_null()) << "a message without a change";
+
+  // Not a metric overlay: the session is closed at once (1008), nothing sent. No token: 401.
+  WebSocketTestClient wrong;
+  ASSERT_EQ(wrong.open(server_->port(), "/api/v1/overlays/state/stream", kViewerToken), 101);
+  EXPECT_TRUE(wrong.next(std::chrono::milliseconds(2000)).is_null());
+  // The server lives on (a close before the handshake completed waits for it).
+  EXPECT_EQ(ok(server_->client(kViewerToken).get("/api/v1/overlays")).status, 200);
+  WebSocketTestClient anonymous_stream;
+  EXPECT_EQ(anonymous_stream.open(server_->port(), "/api/v1/overlays/fec/stream", ""), 401);
 }
 
 TEST(DashboardOverlays, ABadOverlaySectionStopsTheAggregator) {

@@ -1,5 +1,6 @@
 // Overlays: what colours the matrices and the site view. The metric overlays are graded by the aggregator
-// (GET /api/v1/overlays/{id}/grades, optionally at a past time: the time slider): per link, in the order of the compact topology read with the same `upper`, a grade and
+// (GET /api/v1/overlays/{id}/grades, optionally at a past time: the time slider; live: its stream,
+// overlay_live.ts): per link, in the order of the compact topology read with the same `upper`, a grade and
 // a value in the overlay's unit, per device and layout group the worst grade; the dashboard only paints
 // and words them. The alarm overlay grades by the worst severity of the active alarms of the link's ports
 // and devices; the state overlay by the topology's link state. Every grade has a word (tooltips, tables),

@@ -1,6 +1,6 @@
 // The metric overlays graded by the aggregator: each link's and each device's grade under a metric
 // overlay (api/overlays/thresholds.h: its metrics, fold, scale and thresholds) from the newest KPIs, so
-// that the dashboard only paints (GET /api/v1/overlays/{id}/grades, api/overlays/routes.h;
+// that the dashboard only paints (GET /api/v1/overlays/{id}/grades and its stream, api/overlays/routes.h;
 // docs/rest-api.md, "Overlays").
 //
 // Contract:
@@ -19,8 +19,8 @@
 //   "spines:none", "core") the worst of its devices'.
 // - link_positions(t, upper): per model link, its index among the links the `upper` filter keeps (what
 //   GET /api/v1/topology/links with that filter answers, index-aligned), -1 when left out.
-// - grades_json / groups_json / changes_json: the answer (schema OverlayGrades) and the messages of a live
-//   stream of the grades (the groups first, then only what changed). changes_json is nullopt when nothing a
+// - grades_json / groups_json / changes_json: the answers and messages (schema OverlayGrades; the stream's
+//   messages as GET /api/v1/overlays/{id}/stream describes them). changes_json is nullopt when nothing a
 //   message carries differs (the same revision assumed: a new topology revision is a new full grade set).
 // Pure functions but read_entity_values (thread-safe as the store).
 #pragma once

@@ -11,6 +11,7 @@
 //                                      grade (-1 no data, 0 ok, 1 warning, 2 bad) and value in the
 //                                      overlay's unit (null without data), per device (by id) and per
 //                                      layout group its worst grade, and the topology revision graded
+//   (the live stream of the grades is api/overlays/stream.h)
 // Contract: role read. /overlays takes no query parameters; its answer is built once at registration (the
 // configuration does not change while the aggregator runs). /grades takes `at` (a time as GET
 // /api/v1/kpis/latest takes it: the time slider; default now), `max_age_s` (1..kMaxKpiLatestAgeS, default

@@ -9,7 +9,9 @@
 // overlay shown now follows the alarm stream (alarm_live.ts): a change recolours the cells of the links it
 // touches in place, with the summary and the table, without re-reading the topology. The link-state overlay
 // shown now follows the topology stream (topology_live.ts): a new revision re-reads the compact links and
-// recolours the cells of the links whose state changed, the same way.
+// recolours the cells of the links whose state changed, the same way. A metric overlay shown now follows its
+// grade stream (overlay_live.ts: the aggregator grades; a KPI that changes a link's grade or reading
+// recolours that link's cell in place, the same way).
 import type { PageContext, Cleanup } from '../main';
 import { navigate } from '../main';
 import { ApiError } from '../api';
@@ -17,6 +19,7 @@ import { el, setStatus, table } from '../dom';
 import { domainsOf, type TopoGraph } from '../topology';
 import { makeChart, resizeAll } from '../charts';
 import { describeAt, emptyLevel, fetchGraded, gradeLinks, levelWord, piecesOf, type GradedLink, type OverlayData } from '../overlay';
+import { followGrades } from '../overlay_live';
 import { followAlarmOverlay } from '../alarm_live';
 import { followTopologyStates } from '../topology_live';
 import { choiceParams, overlayChoice, overlayControls, wireNow, type OverlayChoice } from '../overlay_controls';
@@ -200,11 +203,12 @@ export async function renderMatrix(ctx: PageContext): Promise<Cleanup | void> {
   }, `Heatmap of ${view.label}: ${m.cells.size} cells, ${container.dataset['flagged']} not ok under ${o.label} at ${describeAt(choice.at)} (listed in the table below)`);
   setStatus(`Matrix: ${view.label}, ${o.id}, ${m.cells.size} cells`);
   const release = resizeAll([chart]);
-  if ((o.kind !== 'alarms' && o.kind !== 'state') || choice.at !== null) return release;
+  if (choice.at !== null) return release;
 
-  // Live: the alarm overlay follows the alarm stream, the link-state overlay the topology stream. The cells of the links a delta regraded take their worst link again; the
+  // Live: the alarm overlay follows the alarm stream, the link-state overlay the topology stream, a metric
+  // overlay its grade stream. The cells of the links a delta regraded take their worst link again; the
   // heatmap's data, the summary and the table are replaced (positions never change).
-  const what = o.kind === 'alarms' ? 'Live alarm updates' : 'Live link-state updates';
+  const what = o.kind === 'alarms' ? 'Live alarm updates' : o.kind === 'state' ? 'Live link-state updates' : 'Live grade updates';
   const note = el('p', { class: 'note', id: 'matrix-live', 'aria-live': 'polite' }, `${what}: connecting…`);
   summary.after(note);
   let applied = 0;
@@ -240,6 +244,9 @@ export async function renderMatrix(ctx: PageContext): Promise<Cleanup | void> {
   const rebuild = (): void => navigate(matrixHash(view.id, choice));
   const stop = o.kind === 'alarms'
     ? followAlarmOverlay(data, graded, onDelta, onState)
+    : o.kind === 'metric'
+    // A grade set of another topology revision: the view is built again.
+    ? followGrades(data, graded, onDelta, rebuild, onState)
     // Another structure (devices or links added or removed): the view is built again.
     : followTopologyStates(graph, upper, data, graded, onDelta, rebuild, onState);
   return () => {
