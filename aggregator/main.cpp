@@ -22,6 +22,7 @@
 #include "api/logs/routes.h"
 #include "api/network/routes.h"
 #include "api/overlays/routes.h"
+#include "api/overlays/stream.h"
 #include "api/scheduling/routes.h"
 #include "api/telemetry/routes.h"
 #include "api/topology/layout.h"
@@ -45,6 +46,7 @@
 #include "ingest/topology_devices.h"
 #include "store/factory.h"
 #include "store/instrumented_network_store.h"
+#include "store/marked_kpi_store.h"
 
 namespace {
 
@@ -179,7 +181,9 @@ int run(const AggregatorConfig& c) {
     });
     brain->start();
   }
-  hsns::brain_pipeline::BrainKpiStore kpis(backend.kpis(), brain.get());
+  // Every KPI write moves the mark the overlay grade stream polls (store/marked_kpi_store.h).
+  hsns::store::MarkedKpiStore marked_kpis(backend.kpis());
+  hsns::brain_pipeline::BrainKpiStore kpis(marked_kpis, brain.get());
   hsns::brain_pipeline::register_brain_routes(service.router(), brain.get(),
                                               hsns::brain_pipeline::patterns_dir(c.brain));
   hsns::network::TelemetryMetrics telemetry_metrics(metrics.registry());
@@ -216,7 +220,9 @@ int run(const AggregatorConfig& c) {
       service.router(), std::make_shared<hsns::services::DiagnosisService>(
                             topology_cache, backend.jobs(), backend.kpis(), active_alarms,
                             hsns::services::TrafficSource{&backend.telemetry(), &store}));
-  hsns::overlays::register_overlay_routes(service.router(), c.overlays);
+  hsns::overlays::register_overlay_routes(service.router(), c.overlays, marked_kpis, topology_cache);
+  hsns::overlays::OverlayGradeNotifier overlay_grades(c.overlays, marked_kpis, topology_cache, service.hub());
+  hsns::overlays::register_overlay_stream(service.router(), overlay_grades);
   // The dashboard (docs/dashboard.md): its assets, and browser sessions with a Secure cookie under TLS.
   service.configure_sessions(c.sessions, !c.tls_certificate.empty());
   const auto web_root = c.web_root.empty() ? hsns::default_web_root() : c.web_root;

@@ -77,7 +77,8 @@ class WebSocketChannel {
   virtual void on_message(MessageHandler handler) = 0;
   // Runs once when the session has ended, on its strand (at once when it has ended already).
   virtual void on_closed(std::function<void()> handler) = 0;
-  // Closes the session with the given code (RFC 6455 §7.4) and reason; any thread.
+  // Closes the session with the given code (RFC 6455 §7.4) and reason; any thread (also in on_open: the
+  // close then follows the completed handshake).
   virtual void close(std::uint16_t code, std::string reason) = 0;
   // Unique per process, for bookkeeping.
   virtual std::uint64_t id() const = 0;

@@ -10,6 +10,8 @@
 #include <boost/beast/websocket/ssl.hpp>
 #include <deque>
 #include <mutex>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "hsns/log.h"
@@ -103,9 +105,16 @@ class WebSocketSession final : public WebSocketChannel,
   }
 
   void close(std::uint16_t code, std::string reason) override {
-    net::post(ws_.get_executor(), [self = this->shared_from_this(), code, reason = std::move(reason)] {
-      self->begin_close(code, close_reason::kEndpoint, reason);
-    });
+    net::post(ws_.get_executor(),
+              [self = this->shared_from_this(), code, reason = std::move(reason)]() mutable {
+                // An endpoint may close in its on_open, before the accept completed: no close may run beside
+                // the accept, so it waits for the handshake (as go_away does).
+                if (!self->opened_) {
+                  self->pending_close_.emplace(code, std::move(reason));
+                  return;
+                }
+                self->begin_close(code, close_reason::kEndpoint, reason);
+              });
   }
 
   std::uint64_t id() const override { return id_; }
@@ -152,6 +161,7 @@ class WebSocketSession final : public WebSocketChannel,
     if (go_away_requested_) {
       begin_close(websocket::close_code::going_away, close_reason::kShutdown, "server shutting down");
     }
+    if (pending_close_) begin_close(pending_close_->first, close_reason::kEndpoint, pending_close_->second);
     bool write = false;
     {
       std::lock_guard lock(mu_);
@@ -322,6 +332,7 @@ class WebSocketSession final : public WebSocketChannel,
   bool opened_ = false;
   bool start_failed_ = false;
   bool go_away_requested_ = false;
+  std::optional<std::pair<std::uint16_t, std::string>> pending_close_;  // close() before the handshake
   bool closing_ = false;
   const char* reason_ = nullptr;
   // Shared with publishers (send() on any thread) and on_closed().

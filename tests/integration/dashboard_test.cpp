@@ -12,6 +12,9 @@
 //   input named.
 // - GET /api/v1/overlays: the overlays with the thresholds of the configuration's `overlays:` section and
 //   describe texts stating them, to any role; a bad section stops the aggregator before it listens.
+// - GET /api/v1/overlays/{id}/grades and its stream: the metric overlays graded by the aggregator from the
+//   KPIs pushed, index-aligned with /topology/links, at a past time, bad input named; the stream's full
+//   set at open, then a delta naming only the link a KPI changed, and nothing when nothing changed.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -443,6 +446,143 @@ TEST_F(Dashboard, TheOverlaysCarryTheConfiguredThresholds) {
   const auto bad = ok(viewer.get("/api/v1/overlays?id=util"));
   EXPECT_EQ(bad.status, 400);
   EXPECT_NE(bad.body.find("\"id\""), std::string::npos) << bad.body;
+}
+
+// Generates a 4-host topology (one SU) and answers the compact NPU links (upper=leaf).
+json npu_links(AggregatorProcess& server) {
+  auto ops = server.client(kOperatorToken);
+  EXPECT_EQ(ok(ops.post("/api/v1/topology/generate",
+                        R"({"hosts":4,"npus_per_host":2,"hosts_per_su":4,"spines_per_plane":1,"name":"g"})"))
+                .status,
+            200);
+  return json::parse(ok(server.client(kViewerToken).get("/api/v1/topology/links?upper=leaf")).body);
+}
+
+// The index of `host`'s link of NPU `npu` in a compact links answer, and its host port's entity.
+std::pair<std::size_t, std::string> link_of(const json& links, const std::string& host, int npu) {
+  const auto& names = links["devices"]["name"];
+  for (std::size_t i = 0; i < links["links"]["lower"].size(); ++i) {
+    if (names[links["links"]["lower"][i].get<std::size_t>()] == host && links["links"]["npu"][i] == npu) {
+      return {i, host + "/" +
+                     links["ports"][links["links"]["lower_port"][i].get<std::size_t>()].get<std::string>()};
+    }
+  }
+  ADD_FAILURE() << "no link of " << host << " NPU " << npu;
+  return {0, ""};
+}
+
+std::int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void push_kpi(AggregatorProcess& server, const std::string& entity, const std::string& metric,
+              std::int64_t ts, double value) {
+  const auto r = ok(
+      server.client(kOperatorToken)
+          .post("/api/v1/kpis",
+                json{{"samples", json::array({json{
+                                     {"entity", entity}, {"metric", metric}, {"ts", ts}, {"value", value}}})}}
+                    .dump()));
+  ASSERT_EQ(r.status, 200) << r.body;
+}
+
+// GET /api/v1/overlays/{id}/grades: the aggregator folds and grades the KPIs; links in the order of
+// /topology/links with the same `upper`, of its revision; devices and groups their worst link; at a past
+// time the readings then; bad input named.
+TEST_F(Dashboard, TheAggregatorGradesTheMetricOverlays) {
+  start();
+  const auto links = npu_links(*server_);
+  const auto [index, entity] = link_of(links, "host002", 1);
+  const auto now = wall_ms();
+  push_kpi(*server_, entity, "pfc_prio3_rx_pause_per_s", now - 10'000, 4000);
+  push_kpi(*server_, entity, "pfc_prio5_tx_pause_per_s", now - 10'000, 1000);
+  auto viewer = server_->client(kViewerToken);
+  const auto r = ok(viewer.get("/api/v1/overlays/pfc/grades?upper=leaf"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const auto g = json::parse(r.body);
+  EXPECT_EQ(g["revision"], links["revision"]);
+  EXPECT_EQ(g["overlay"], "pfc");
+  EXPECT_EQ(g["unit"], "/s");
+  ASSERT_EQ(g["links"]["grade"].size(), links["links"]["lower"].size());
+  for (std::size_t i = 0; i < g["links"]["grade"].size(); ++i) {
+    if (i == index) continue;
+    EXPECT_EQ(g["links"]["grade"][i], -1) << i;
+    EXPECT_TRUE(g["links"]["value"][i].is_null()) << i;
+  }
+  EXPECT_EQ(g["links"]["grade"][index], 2);  // 5,000 pause frames/s: bad from 1,000
+  EXPECT_EQ(g["links"]["value"][index], 5000.0);
+  const auto& names = links["devices"]["name"];
+  const auto host =
+      static_cast<std::size_t>(std::find(names.begin(), names.end(), "host002") - names.begin());
+  EXPECT_EQ(g["devices"]["grade"][host], 2);
+  EXPECT_EQ(g["groups"]["id"][0], "su:0");
+  EXPECT_EQ(g["groups"]["grade"][0], 2);
+  // Other overlays see nothing of it; a past time (before the samples) has no data.
+  const auto util = json::parse(ok(viewer.get("/api/v1/overlays/util/grades?upper=leaf")).body);
+  EXPECT_EQ(util["links"]["grade"][index], -1);
+  const auto past = json::parse(
+      ok(viewer.get("/api/v1/overlays/pfc/grades?upper=leaf&at=" + std::to_string(now - 60'000))).body);
+  EXPECT_EQ(past["links"]["grade"][index], -1);
+  EXPECT_EQ(past["at_ms"], now - 60'000);
+  // Every link (no upper): more links, the same grade for the NPU link at its place in that order.
+  const auto all = json::parse(ok(viewer.get("/api/v1/overlays/pfc/grades")).body);
+  EXPECT_GT(all["links"]["grade"].size(), g["links"]["grade"].size());
+  // Bad input named; not a metric overlay: 404; no token: 401.
+  EXPECT_EQ(ok(viewer.get("/api/v1/overlays/state/grades")).status, 404);
+  EXPECT_EQ(ok(viewer.get("/api/v1/overlays/nope/grades")).status, 404);
+  for (const auto* q : {"upper=host", "max_age_s=0", "at=yesterday", "metric=x"}) {
+    const auto bad = ok(viewer.get(std::string("/api/v1/overlays/pfc/grades?") + q));
+    EXPECT_EQ(bad.status, 400) << q;
+    EXPECT_NE(bad.body.find(std::string(q).substr(0, std::string(q).find('='))), std::string::npos)
+        << bad.body;
+  }
+  EXPECT_EQ(ok(anonymous().get("/api/v1/overlays/pfc/grades")).status, 401);
+}
+
+// GET /api/v1/overlays/{id}/stream: the groups and the full grade set at open, then a delta naming only
+// the link whose KPI changed its grade; a KPI write that changes no grade or value sends nothing.
+TEST_F(Dashboard, TheGradeStreamSendsOnlyWhatAKpiChanged) {
+  start();
+  const auto links = npu_links(*server_);
+  const auto [index, entity] = link_of(links, "host003", 0);
+  const auto now = wall_ms();
+  push_kpi(*server_, entity, "symbol_error_per_s", now - 20'000, 0);
+  WebSocketTestClient stream;
+  ASSERT_EQ(stream.open(server_->port(), "/api/v1/overlays/fec/stream?upper=leaf", kViewerToken), 101);
+  const json groups = stream.next();
+  ASSERT_EQ(groups.value("kind", ""), "groups") << groups.dump();
+  EXPECT_EQ(groups["revision"], links["revision"]);
+  const json full = stream.next();
+  ASSERT_EQ(full.value("kind", ""), "grades") << full.dump();
+  ASSERT_EQ(full["links"]["grade"].size(), links["links"]["lower"].size());
+  EXPECT_EQ(full["links"]["grade"][index], 0);
+  // 20 symbol errors/s: bad (above 1/s).
+  push_kpi(*server_, entity, "symbol_error_per_s", now - 10'000, 20);
+  const json delta = stream.next();
+  ASSERT_EQ(delta.value("kind", ""), "changes") << delta.dump();
+  EXPECT_EQ(delta["links"]["index"], json::array({index}));
+  EXPECT_EQ(delta["links"]["grade"], json::array({2}));
+  EXPECT_EQ(delta["links"]["value"], json::array({20.0}));
+  EXPECT_EQ(delta["groups"]["id"], json::array({"su:0"}));
+  // The REST answer agrees.
+  const auto now_graded =
+      json::parse(ok(server_->client(kViewerToken).get("/api/v1/overlays/fec/grades?upper=leaf")).body);
+  EXPECT_EQ(now_graded["links"]["grade"][index], 2);
+  // The same reading again (a new sample, the same value), and another overlay's metric: nothing to send.
+  push_kpi(*server_, entity, "symbol_error_per_s", now - 5'000, 20);
+  push_kpi(*server_, entity, "rx_bytes_per_s", now - 5'000, 1e6);
+  EXPECT_TRUE(stream.next(std::chrono::milliseconds(2000)).is_null()) << "a message without a change";
+
+  // Not a metric overlay: the session is closed at once (1008), nothing sent. No token: 401.
+  WebSocketTestClient wrong;
+  ASSERT_EQ(wrong.open(server_->port(), "/api/v1/overlays/state/stream", kViewerToken), 101);
+  EXPECT_TRUE(wrong.next(std::chrono::milliseconds(2000)).is_null());
+  // The server lives on (a close before the handshake completed waits for it).
+  EXPECT_EQ(ok(server_->client(kViewerToken).get("/api/v1/overlays")).status, 200);
+  WebSocketTestClient anonymous_stream;
+  EXPECT_EQ(anonymous_stream.open(server_->port(), "/api/v1/overlays/fec/stream", ""), 401);
 }
 
 TEST(DashboardOverlays, ABadOverlaySectionStopsTheAggregator) {

@@ -491,8 +491,10 @@ SCENARIO_MAIN.push('GET /', 'GET /ui/{file}', 'POST /api/v1/session', 'GET /api/
   'GET /api/v1/topology/links', 'GET /api/v1/topology/stream');
 NOT_FOUND_WITHOUT_TOPOLOGY.push('GET /api/v1/topology/layout', 'GET /api/v1/topology/links');
 SCENARIO_DELETES.push('DELETE /api/v1/session');
-// The overlays' definitions and thresholds (aggregator/api/overlays/routes.h): the configuration's defaults.
-SCENARIO_MAIN.push('GET /api/v1/overlays');
+// The overlays' definitions and thresholds (aggregator/api/overlays/routes.h): the configuration's defaults;
+// a metric overlay's grades (404 while no topology exists) and their stream, which upgrades like the change feed.
+SCENARIO_MAIN.push('GET /api/v1/overlays', 'GET /api/v1/overlays/{id}/grades', 'GET /api/v1/overlays/{id}/stream');
+NOT_FOUND_WITHOUT_TOPOLOGY.push('GET /api/v1/overlays/{id}/grades');
 
 test('the aggregator starts and serves the document it was built from', async () => {
   await startServer();
@@ -512,10 +514,11 @@ test('the scenario covers every operation of the document', () => {
 
 const CUSTOM = {
   // The change feed is a WebSocket endpoint: a plain GET answers 426; the upgrade answers 101.
-  'GET /api/v1/events': async (o) => {
+  // `path`: the operation's template with its path parameters' examples (a stream of one overlay).
+  'GET /api/v1/events': async (o, path = o.tmpl) => {
     await call(o, 'a plain GET', 426, { role: 'viewer' });
     const status = await new Promise((resolve, reject) => {
-      const req = http.request({ host: server.address, port: server.port, path: o.tmpl, agent: false, timeout: 15_000,
+      const req = http.request({ host: server.address, port: server.port, path, agent: false, timeout: 15_000,
         headers: { Authorization: `Bearer ${TOKENS.viewer}`, Connection: 'Upgrade', Upgrade: 'websocket',
           'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': Buffer.from(randomUUID().replaceAll('-', ''), 'hex').toString('base64') } });
       req.on('upgrade', (res, socket) => { socket.destroy(); resolve(res.statusCode); });
@@ -970,6 +973,7 @@ Object.assign(CUSTOM, {
   'GET /api/v1/incidents/stream': async (o) => CUSTOM['GET /api/v1/events'](o),
   // The topology's revisions (aggregator/api/topology/stream.h): upgrades like the change feed.
   'GET /api/v1/topology/stream': async (o) => CUSTOM['GET /api/v1/events'](o),
+  'GET /api/v1/overlays/{id}/stream': async (o) => CUSTOM['GET /api/v1/events'](o, '/api/v1/overlays/pfc/stream'),
 });
 
 Object.assign(CUSTOM, {

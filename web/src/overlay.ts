@@ -1,16 +1,17 @@
-// Overlays: what colours the matrices and the site view. Each metric overlay reads the newest value per
-// entity of its metrics from the KPI store (GET /api/v1/kpis/latest, optionally at a past time: the time
-// slider), folds them per entity, and grades each link (its two port entities) and each device (its port
-// entities) against the overlay's thresholds. The alarm overlay grades by the worst severity of the
-// active alarms of the link's ports and devices; the state overlay by the topology's link state. Every
-// grade has a word (tooltips, tables), so colour is never the only carrier. The overlays' labels,
-// thresholds and notes are the aggregator's (GET /api/v1/overlays, its configuration's `overlays:`),
-// read once by loadOverlays() before the first grade.
+// Overlays: what colours the matrices and the site view. The metric overlays are graded by the aggregator
+// (GET /api/v1/overlays/{id}/grades, optionally at a past time: the time slider; live: its stream,
+// overlay_live.ts): per link, in the order of the compact topology read with the same `upper`, a grade and
+// a value in the overlay's unit, per device and layout group the worst grade; the dashboard only paints
+// and words them. The alarm overlay grades by the worst severity of the active alarms of the link's ports
+// and devices; the state overlay by the topology's link state. Every grade has a word (tooltips, tables),
+// so colour is never the only carrier. The overlays' labels, thresholds, notes and readings are the
+// aggregator's (GET /api/v1/overlays, its configuration's `overlays:`), read once by loadOverlays() before
+// the first grade.
 import { get, query } from './api';
 import type { Alarm } from './brain';
 import { severityLevel } from './brain';
 import type { TopoGraph, TopoLink, TopoNode } from './topology';
-import { STATE_LEVEL } from './topology';
+import { STATE_LEVEL, fetchGraph } from './topology';
 
 export interface Piece {
   value: number;
@@ -59,70 +60,25 @@ export interface OverlayConfig {
   grading: 'state' | 'severity' | 'at_least' | 'above' | 'outside';
   thresholds: OverlayThresholds | null;
   describe: string;
+  reading?: string; // metric overlays: the words after a value ("pause frames/s")
 }
 
 export interface OverlayDef {
   id: string;
   label: string;
   kind: 'state' | 'alarms' | 'metric';
-  metrics: string[];
-  // How an entity's metrics fold into one number, and how a link's two ends fold (worse end wins).
-  fold: 'sum' | 'max' | 'min-dbm';
   unit: string;
-  // The grade of a value (a link's capacity for utilisation), against the configured thresholds.
-  grade: (value: number, gbps: number) => number;
+  // A value in words (a metric overlay's value is in its unit; a link's capacity for utilisation).
   format: (value: number, gbps: number) => string;
   describe: string;
 }
 
 const rate = (v: number): string => (v >= 100 ? v.toFixed(0) : v >= 1 ? v.toFixed(1) : v.toPrecision(2));
-const lanes = (name: string): string[] => [0, 1, 2, 3, 4, 5, 6, 7].map((n) => `lane${n}_${name}`);
-const priorities = (dir: string): string[] => [0, 1, 2, 3, 4, 5, 6, 7].map((n) => `pfc_prio${n}_${dir}_pause_per_s`);
-const utilisation = (v: number, gbps: number): number => (gbps > 0 ? (v * 8) / (gbps * 1e9) : 0);
 
-// What the dashboard itself knows of each overlay: the metrics it reads, how it folds them, how it words a
-// value, and the value in the unit of the overlay's thresholds (utilisation: % of the link capacity,
-// flaps: per hour). Label, thresholds and note come from the aggregator (loadOverlays).
-interface Local {
-  id: string;
-  metrics: string[];
-  fold: OverlayDef['fold'];
-  graded: (value: number, gbps: number) => number;
-  format: OverlayDef['format'];
-}
-const same = (v: number): number => v;
-const LOCAL: Local[] = [
-  { id: 'state', metrics: [], fold: 'max', graded: same, format: (v) => STATE_PIECES[v]?.label ?? '' },
-  { id: 'alarms', metrics: [], fold: 'max', graded: same, format: (v) => ALARM_PIECES[v]?.label ?? '' },
-  { id: 'util', metrics: ['rx_bytes_per_s', 'tx_bytes_per_s', 'if_in_octets_per_s', 'if_out_octets_per_s'], fold: 'max',
-    graded: (v, gbps) => utilisation(v, gbps) * 100, format: (v, gbps) => `${(utilisation(v, gbps) * 100).toFixed(1)} % of ${gbps} Gb/s` },
-  { id: 'pfc', metrics: [...priorities('rx'), ...priorities('tx')], fold: 'sum', graded: same, format: (v) => `${rate(v)} pause frames/s` },
-  { id: 'ecn', metrics: ['np_ecn_marked_roce_packets_per_s', 'np_cnp_sent_per_s', 'rp_cnp_handled_per_s'], fold: 'sum', graded: same,
-    format: (v) => `${rate(v)} ECN-marked packets + CNPs/s` },
-  { id: 'drops', metrics: ['rx_errors_per_s', 'tx_errors_per_s', 'rx_dropped_per_s', 'tx_dropped_per_s', 'port_rcv_errors_per_s',
-    'port_xmit_discards_per_s', 'if_in_errors_per_s', 'if_out_errors_per_s', 'if_in_discards_per_s', 'if_out_discards_per_s'],
-  fold: 'sum', graded: same, format: (v) => `${rate(v)} drops + errors/s` },
-  { id: 'fec', metrics: ['symbol_error_per_s', 'fec_uncorrectable_per_s'], fold: 'sum', graded: same,
-    format: (v) => `${rate(v)} symbol errors + uncorrectable FEC blocks/s` },
-  { id: 'optics', metrics: [...lanes('rx_power_watts'), 'rx_power_dbm'], fold: 'min-dbm', graded: same, format: (v) => `${v.toFixed(1)} dBm (weakest lane)` },
-  { id: 'flaps', metrics: ['link_downed_per_s', 'link_error_recovery_per_s'], fold: 'sum', graded: (v) => v * 3600,
-    format: (v) => `${(v * 3600).toFixed(1)} link downs + recoveries/h` },
-];
-
-// A metric overlay's grade (0 ok, 1 warning, 2 bad) of a value in its thresholds' unit.
-export function gradeBy(c: OverlayConfig, v: number): number {
-  const t = c.thresholds ?? {};
-  const num = (x: number | undefined): number => x ?? NaN; // a missing threshold never matches
-  switch (c.grading) {
-    case 'at_least':
-      return v >= num(t.bad) ? 2 : v >= num(t.warn) ? 1 : 0;
-    case 'above':
-      return v > num(t.bad) ? 2 : v > num(t.warn) ? 1 : 0;
-    case 'outside':
-      return v < num(t.bad_low) || v > num(t.bad_high) ? 2 : v < num(t.warn_low) || v > num(t.warn_high) ? 1 : 0;
-    default:
-      return v;
-  }
+// A metric overlay's value in words: rates as rates, the rest with one decimal, then the reading.
+function metricFormat(c: OverlayConfig): OverlayDef['format'] {
+  if (c.unit === '%') return (v, gbps) => `${v.toFixed(1)} % of ${gbps} Gb/s`;
+  return (v) => `${c.unit === '/s' ? rate(v) : v.toFixed(1)} ${c.reading ?? c.unit}`;
 }
 
 // The overlays the dashboard offers, in the aggregator's order, once loadOverlays() has run.
@@ -130,15 +86,15 @@ export const OVERLAYS: OverlayDef[] = [];
 let loading: Promise<void> | null = null;
 
 // Reads GET /api/v1/overlays once (the page router awaits it before a page grades anything); an overlay
-// the aggregator lists but this dashboard does not know is left out, and so is one it does not list.
+// of a kind this dashboard does not know is left out.
 export function loadOverlays(): Promise<void> {
   loading ??= get<{ items: OverlayConfig[] }>('/api/v1/overlays').then((answer) => {
     OVERLAYS.length = 0;
     for (const c of answer.items) {
-      const l = LOCAL.find((x) => x.id === c.id);
-      if (!l) continue;
-      OVERLAYS.push({ id: c.id, label: c.label, kind: c.kind, metrics: l.metrics, fold: l.fold, unit: c.unit, describe: c.describe,
-        format: l.format, grade: c.kind === 'metric' ? (v, gbps) => gradeBy(c, l.graded(v, gbps)) : (v) => v });
+      const format: OverlayDef['format'] | null = c.kind === 'metric' ? metricFormat(c)
+        : c.kind === 'state' ? (v) => STATE_PIECES[v]?.label ?? '' : c.kind === 'alarms' ? (v) => ALARM_PIECES[v]?.label ?? '' : null;
+      if (!format) continue;
+      OVERLAYS.push({ id: c.id, label: c.label, kind: c.kind, unit: c.unit, describe: c.describe, format });
     }
   }).catch((e: unknown) => {
     loading = null; // a later page load tries again
@@ -158,29 +114,31 @@ export const worstLevel = (o: OverlayDef): number => Math.max(...piecesOf(o).map
 // The level a cell/item without anything to show has.
 export const emptyLevel = (o: OverlayDef): number => (o.kind === 'metric' ? -1 : 0);
 
-interface Latest {
-  metric: string;
-  at_ms: number | null;
-  entities: string[];
-  ts_ms: number[];
-  values: number[];
+// What GET /api/v1/overlays/{id}/grades answers (and the stream's "grades" message): index-aligned with
+// the compact topology read with the same `upper` at `revision`.
+export interface GradeSet {
+  revision: number;
+  links: { grade: number[]; value: (number | null)[] };
+  devices: { grade: number[] };
+  groups: { id: string[]; grade: number[] };
   truncated: boolean;
 }
 
 export interface OverlayData {
   overlay: OverlayDef;
   at: number | null;
-  values: Map<string, number>; // entity -> folded value (metric overlays)
+  upper: ('leaf' | 'spine' | 'core')[]; // the links graded (as fetchGraph's)
+  grades: GradeSet | null; // metric overlays
   alarms: Map<string, number>; // entity or device -> worst alarm level (alarm overlay)
   alarmList: Alarm[]; // the alarms read (alarm overlay): what alarm_live.ts follows from
   truncated: boolean;
 }
 
-const dbm = (metric: string, v: number): number => (metric.endsWith('_watts') ? (v > 0 ? 10 * Math.log10(v * 1000) : -40) : v);
-
-// Reads what an overlay needs: the newest values (at `at`, Unix ms, when given), or the active alarms.
-export async function fetchOverlay(overlay: OverlayDef, at: number | null, maxAgeS = 900): Promise<OverlayData> {
-  const data: OverlayData = { overlay, at, values: new Map(), alarms: new Map(), alarmList: [], truncated: false };
+// Reads what an overlay needs: a metric overlay's grades (at `at`, Unix ms, when given) of the links read
+// with `upper`, or the active alarms.
+export async function fetchOverlay(overlay: OverlayDef, at: number | null, upper: ('leaf' | 'spine' | 'core')[] = [],
+  maxAgeS = 900): Promise<OverlayData> {
+  const data: OverlayData = { overlay, at, upper, grades: null, alarms: new Map(), alarmList: [], truncated: false };
   if (overlay.kind === 'alarms') {
     // Active now: raised or acknowledged; at a past time: first seen by then and not cleared by then. Never
     // the silenced ones (suppressed alarms are the alarm view's business). The newest 1,000 alarms.
@@ -195,24 +153,19 @@ export async function fetchOverlay(overlay: OverlayDef, at: number | null, maxAg
     return data;
   }
   if (overlay.kind !== 'metric') return data;
-  const answers = await Promise.all(overlay.metrics.map((metric) =>
-    get<Latest>(`/api/v1/kpis/latest${query({ metric, at: at ?? undefined, max_age_s: maxAgeS })}`)));
-  for (const a of answers) {
-    data.truncated ||= a.truncated;
-    a.entities.forEach((entity, i) => {
-      const raw = a.values[i] ?? 0;
-      const prev = data.values.get(entity);
-      if (overlay.fold === 'min-dbm') {
-        const v = dbm(a.metric, raw);
-        data.values.set(entity, prev === undefined ? v : Math.min(prev, v));
-      } else if (overlay.fold === 'sum') {
-        data.values.set(entity, (prev ?? 0) + raw);
-      } else {
-        data.values.set(entity, prev === undefined ? raw : Math.max(prev, raw));
-      }
-    });
-  }
+  data.grades = await get<GradeSet>(`/api/v1/overlays/${encodeURIComponent(overlay.id)}/grades${query({
+    upper: upper.length ? upper.join(',') : undefined, at: at ?? undefined, max_age_s: maxAgeS })}`);
+  data.truncated = data.grades.truncated;
   return data;
+}
+
+// The topology and an overlay's grades of the same revision (a write between the two reads is read again).
+export async function fetchGraded(overlay: OverlayDef, at: number | null, upper: ('leaf' | 'spine' | 'core')[] = []):
+  Promise<{ graph: TopoGraph; data: OverlayData }> {
+  for (let attempt = 0; ; ++attempt) {
+    const [graph, data] = await Promise.all([fetchGraph(upper), fetchOverlay(overlay, at, upper)]);
+    if (!data.grades || data.grades.revision === graph.revision || attempt >= 2) return { graph, data };
+  }
 }
 
 export interface Graded {
@@ -242,10 +195,9 @@ export function gradeLink(data: OverlayData, link: TopoLink, lower: TopoNode, up
     const level = Math.max(0, ...[...ends, lower.name, upper.name].map((k) => data.alarms.get(k) ?? 0));
     return { level, text: levelWord(o, level) };
   }
-  const values = ends.map((e) => data.values.get(e)).filter((v): v is number => v !== undefined);
-  if (!values.length) return { level: -1, text: 'no data' };
-  const v = o.fold === 'min-dbm' ? Math.min(...values) : Math.max(...values);
-  const level = o.grade(v, link.bandwidth_gbps);
+  const level = data.grades?.links.grade[link.id] ?? -1;
+  const v = data.grades?.links.value[link.id];
+  if (level < 0 || v === null || v === undefined) return { level: -1, text: 'no data' };
   return { level, text: `${levelWord(o, level)}: ${o.format(v, link.bandwidth_gbps)}` };
 }
 

@@ -27,7 +27,9 @@
 //   - live deltas: an alarm raised while the site view and the host × NPU port matrix are open recolours
 //     its SU and its cell in place (the same elements, no reload), and its clear restores them; a host set
 //     isolated (PATCH) while the site view or the matrix shows link states recolours its SU and its cells
-//     in place, and healthy again restores them.
+//     in place, and healthy again restores them; a KPI pushed for a port while a matrix or the site view
+//     shows a metric overlay (graded by the aggregator, followed over its grade stream) recolours that
+//     port's cell and its SU in place.
 // And in a second chromium launched with --disable-webgl --disable-gpu: the site view falls back to the
 // Canvas 2D renderer (ECharts) and draws. Screenshots of every page go to HSNS_ARTIFACTS.
 //
@@ -462,6 +464,37 @@ test('the matrix under the link-state overlay follows the topology stream withou
   await page.locator('#matrix-table tr', { hasText: 'host012' }).first().waitFor({ state: 'detached', timeout: 10_000 });
   await kept();
   await axe(page, 'matrix (live link states)');
+  assert.deepEqual(problems, []);
+});
+
+test('the matrix and the site view under a metric overlay follow the grade stream without a reload', async () => {
+  // Host × NPU port under drops and errors: host013's eth1 (NPU 1) has no reading, then 50 drops/s (bad).
+  await open(page, '#/matrix?view=host-port&overlay=drops', 'Matrix');
+  await waitText(page, '#matrix-live', 'Live grade updates: connected');
+  const kept = await markElement(page, '#matrix-chart');
+  const before = await flaggedRows(page);
+  assert.ok(!before.some((r) => r.includes('host013')), 'host013 is flagged before its drops');
+  await api('POST', '/api/v1/kpis', { samples: [{ entity: 'host013/eth1', metric: 'rx_dropped_per_s', ts: Date.now(), value: 50 }] });
+  await page.locator('#matrix-table tr', { hasText: 'host013/eth1' }).waitFor({ timeout: 10_000 });
+  const rows = await flaggedRows(page);
+  assert.match(rows.find((r) => r.includes('host013')) ?? '', /host013.*NPU 1.*bad.*host013\/eth1.*50\.0 drops \+ errors\/s/);
+  assert.equal(rows.length, before.length + 1, 'other cells changed');
+  await kept();
+  assert.ok(Number(await page.locator('#matrix-chart').getAttribute('data-deltas')) >= 1, 'no grade change counted');
+  await shot(page, 'matrix-live-drops');
+  // The site view under FEC: SU 3 (host012..host015) turns bad in place when host015's eth0 reports 100
+  // symbol errors/s (bad above the configured 50).
+  await open(page, '#/site?overlay=fec', 'Site view');
+  await waitText(page, '#site-live', 'Live grade updates: connected');
+  const su3 = page.locator('button[data-group="su:3"]');
+  assert.doesNotMatch(await su3.textContent(), /FEC \/ BER: bad/);
+  const keptGraph = await markElement(page, '#site-graph');
+  await api('POST', '/api/v1/kpis', { samples: [{ entity: 'host015/eth0', metric: 'symbol_error_per_s', ts: Date.now(), value: 100 }] });
+  await page.waitForFunction(() => /FEC \/ BER: bad/.test(document.querySelector('button[data-group="su:3"]')?.textContent ?? ''), null, { timeout: 10_000 });
+  await keptGraph();
+  assert.doesNotMatch(await page.locator('button[data-group="su:2"]').textContent(), /FEC \/ BER: bad/, 'another SU changed');
+  assert.ok(Number(await page.locator('#site-graph').getAttribute('data-deltas')) >= 1, 'no grade change counted');
+  await shot(page, 'site-live-fec');
   assert.deepEqual(problems, []);
 });
 

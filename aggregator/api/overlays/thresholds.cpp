@@ -3,12 +3,13 @@
 #include <charconv>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 namespace hsns::overlays {
 namespace {
 
 Overlay metric(std::string id, std::string label, std::string unit, Grading grading, double warn, double bad,
-               std::string what) {
+               std::string what, std::vector<std::string> metrics, Fold fold, std::string reading) {
   Overlay o;
   o.id = std::move(id);
   o.label = std::move(label);
@@ -18,7 +19,27 @@ Overlay metric(std::string id, std::string label, std::string unit, Grading grad
   o.warn = warn;
   o.bad = bad;
   o.what = std::move(what);
+  o.metrics = std::move(metrics);
+  o.fold = fold;
+  o.reading = std::move(reading);
   return o;
+}
+
+// "<prefix>0<suffix>" .. "<prefix>7<suffix>": the eight priorities or lanes.
+std::vector<std::string> eight(const std::string& prefix, const std::string& suffix) {
+  std::vector<std::string> out;
+  out.reserve(8);
+  for (int n = 0; n < 8; ++n) {
+    std::string name = prefix;
+    name.append(std::to_string(n)).append(suffix);
+    out.push_back(std::move(name));
+  }
+  return out;
+}
+
+std::vector<std::string> joined(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
 }
 
 // The shortest text that reads back as `v`, integers grouped by thousands ("10,000") as the notes
@@ -117,6 +138,18 @@ const char* to_string(Grading g) {
   return "state";
 }
 
+const char* to_string(Fold f) {
+  switch (f) {
+    case Fold::sum:
+      return "sum";
+    case Fold::max:
+      return "max";
+    case Fold::min_dbm:
+      return "min_dbm";
+  }
+  return "sum";
+}
+
 OverlaySettings default_overlays() {
   OverlaySettings out;
   Overlay state;
@@ -133,25 +166,43 @@ OverlaySettings default_overlays() {
   alarms.grading = Grading::severity;
   alarms.what = "the worst severity of the active alarms of the ports and devices";
   out.push_back(alarms);
-  out.push_back(metric("util", "Utilisation", "%", Grading::at_least, 70, 90,
-                       "the busier direction of the busier end against the link capacity"));
+  auto util = metric("util", "Utilisation", "%", Grading::at_least, 70, 90,
+                     "the busier direction of the busier end against the link capacity",
+                     {"rx_bytes_per_s", "tx_bytes_per_s", "if_in_octets_per_s", "if_out_octets_per_s"},
+                     Fold::max, "% of the link capacity");
+  util.scale = Scale::capacity_percent;
+  out.push_back(util);
   out.push_back(metric("pfc", "PFC pauses", "/s", Grading::at_least, 1, 1000,
-                       "PFC pause frames per second, every priority, both directions"));
+                       "PFC pause frames per second, every priority, both directions",
+                       joined(eight("pfc_prio", "_rx_pause_per_s"), eight("pfc_prio", "_tx_pause_per_s")),
+                       Fold::sum, "pause frames/s"));
   out.push_back(metric("ecn", "ECN / CNP", "/s", Grading::at_least, 1, 10000,
-                       "ECN-marked RoCE packets and CNPs sent and handled per second"));
+                       "ECN-marked RoCE packets and CNPs sent and handled per second",
+                       {"np_ecn_marked_roce_packets_per_s", "np_cnp_sent_per_s", "rp_cnp_handled_per_s"},
+                       Fold::sum, "ECN-marked packets + CNPs/s"));
   out.push_back(metric("drops", "Drops and errors", "/s", Grading::above, 0, 10,
-                       "dropped, discarded and errored packets per second"));
-  out.push_back(
-      metric("fec", "FEC / BER", "/s", Grading::above, 0, 1,
-             "symbol errors (the bit errors the port sees) and uncorrectable FEC blocks per second"));
-  auto optics = metric("optics", "Optics (receive power)", "dBm", Grading::outside, -8, -10,
-                       "the weakest lane's receive power");
+                       "dropped, discarded and errored packets per second",
+                       {"rx_errors_per_s", "tx_errors_per_s", "rx_dropped_per_s", "tx_dropped_per_s",
+                        "port_rcv_errors_per_s", "port_xmit_discards_per_s", "if_in_errors_per_s",
+                        "if_out_errors_per_s", "if_in_discards_per_s", "if_out_discards_per_s"},
+                       Fold::sum, "drops + errors/s"));
+  out.push_back(metric("fec", "FEC / BER", "/s", Grading::above, 0, 1,
+                       "symbol errors (the bit errors the port sees) and uncorrectable FEC blocks per second",
+                       {"symbol_error_per_s", "fec_uncorrectable_per_s"}, Fold::sum,
+                       "symbol errors + uncorrectable FEC blocks/s"));
+  auto optics =
+      metric("optics", "Optics (receive power)", "dBm", Grading::outside, -8, -10,
+             "the weakest lane's receive power", joined(eight("lane", "_rx_power_watts"), {"rx_power_dbm"}),
+             Fold::min_dbm, "dBm (weakest lane)");
   optics.warn_high = 3;
   optics.bad_high = 4;
   out.push_back(optics);
   // Graded per hour (what an operator counts flaps in); 0.01/s before the thresholds were configurable.
-  out.push_back(
-      metric("flaps", "Flaps", "/h", Grading::above, 0, 36, "link downs and link error recoveries"));
+  auto flaps =
+      metric("flaps", "Flaps", "/h", Grading::above, 0, 36, "link downs and link error recoveries",
+             {"link_downed_per_s", "link_error_recovery_per_s"}, Fold::sum, "link downs + recoveries/h");
+  flaps.scale = Scale::per_hour;
+  out.push_back(flaps);
   return out;
 }
 
@@ -207,8 +258,21 @@ nlohmann::json overlays_json(const OverlaySettings& overlays) {
                      {"grading", to_string(o.grading)},
                      {"thresholds", std::move(thresholds)},
                      {"describe", describe(o)}});
+    if (o.kind == "metric") {
+      auto& item = items.back();
+      item["metrics"] = o.metrics;
+      item["fold"] = to_string(o.fold);
+      item["reading"] = o.reading;
+    }
   }
   return {{"items", std::move(items)}};
+}
+
+const Overlay* find_metric_overlay(const OverlaySettings& overlays, std::string_view id) {
+  for (const auto& o : overlays) {
+    if (o.kind == "metric" && o.id == id) return &o;
+  }
+  return nullptr;
 }
 
 }  // namespace hsns::overlays

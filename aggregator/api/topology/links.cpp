@@ -37,8 +37,14 @@ int state_code(topo::DeviceState s) {
   return 0;
 }
 
+}  // namespace
+
+std::size_t tier_index(topo::Tier tier) {
+  return static_cast<std::size_t>(tier_code(tier));
+}
+
 // The `upper` filter: which upper tiers to keep (all when absent).
-tl::expected<std::array<bool, 4>, Problem> upper_filter(const http::RequestContext& ctx) {
+tl::expected<UpperFilter, Problem> parse_upper_filter(const http::RequestContext& ctx) {
   const auto text = ctx.query("upper");
   if (!text) return std::array<bool, 4>{true, true, true, true};
   std::array<bool, 4> keep{};
@@ -65,9 +71,11 @@ tl::expected<std::array<bool, 4>, Problem> upper_filter(const http::RequestConte
   return keep;
 }
 
+namespace {
+
 http::Response links(services::TopologyCache& cache, http::RequestContext& ctx) {
   if (auto bad = http::check_query(ctx, {"upper"})) return http::problem(ctx, *bad);
-  const auto keep = upper_filter(ctx);
+  const auto keep = parse_upper_filter(ctx);
   if (!keep) return http::problem(ctx, keep.error());
   auto snapshot = cache.current();
   if (!snapshot) return http::problem(ctx, snapshot.error());

@@ -16,14 +16,30 @@
 //   link count.
 // - 404 while no topology exists. Any role may read it. O(devices + links) per request (a worker-pool
 //   route).
+// - parse_upper_filter(ctx) is the `upper` query parameter as the route reads it (also GET
+//   /api/v1/overlays/{id}/grades and its stream): which upper tiers are kept, indexed by tier_index(); every
+//   tier when absent; a 400 Problem naming `upper` otherwise. keeps_upper(filter, tier) says whether a link
+//   whose upper device is of `tier` is kept.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <memory>
+#include <tl/expected.hpp>
 
+#include "hsns/problem.h"
 #include "http/router.h"
 #include "services/topology_cache.h"
+#include "topology/topology.h"
 
 namespace hsns::topology_api {
+
+using UpperFilter = std::array<bool, 4>;  // host (never an upper tier), leaf, spine, core
+std::size_t tier_index(topology::Tier tier);
+tl::expected<UpperFilter, Problem> parse_upper_filter(const http::RequestContext& ctx);
+inline bool keeps_upper(const UpperFilter& filter, topology::Tier tier) {
+  return filter[tier_index(tier)];
+}
 
 void register_links_route(http::Router& router, std::shared_ptr<services::TopologyCache> cache);
 

@@ -9,14 +9,17 @@
 // overlay shown now follows the alarm stream (alarm_live.ts): a change recolours the cells of the links it
 // touches in place, with the summary and the table, without re-reading the topology. The link-state overlay
 // shown now follows the topology stream (topology_live.ts): a new revision re-reads the compact links and
-// recolours the cells of the links whose state changed, the same way.
+// recolours the cells of the links whose state changed, the same way. A metric overlay shown now follows its
+// grade stream (overlay_live.ts: the aggregator grades; a KPI that changes a link's grade or reading
+// recolours that link's cell in place, the same way).
 import type { PageContext, Cleanup } from '../main';
 import { navigate } from '../main';
 import { ApiError } from '../api';
 import { el, setStatus, table } from '../dom';
-import { domainsOf, fetchGraph, type TopoGraph } from '../topology';
+import { domainsOf, type TopoGraph } from '../topology';
 import { makeChart, resizeAll } from '../charts';
-import { describeAt, emptyLevel, fetchOverlay, gradeLinks, levelWord, piecesOf, type GradedLink } from '../overlay';
+import { describeAt, emptyLevel, fetchGraded, gradeLinks, levelWord, piecesOf, type GradedLink, type OverlayData } from '../overlay';
+import { followGrades } from '../overlay_live';
 import { followAlarmOverlay } from '../alarm_live';
 import { followTopologyStates } from '../topology_live';
 import { choiceParams, overlayChoice, overlayControls, wireNow, type OverlayChoice } from '../overlay_controls';
@@ -132,10 +135,11 @@ export async function renderMatrix(ctx: PageContext): Promise<Cleanup | void> {
   main.append(el('h1', {}, `Matrix: ${view.label}`));
   main.append(el('nav', { 'aria-label': 'Matrix views', class: 'tabs' },
     ...VIEWS.map((v) => el('a', { href: matrixHash(v.id, choice), 'aria-current': v.id === view.id ? 'page' : undefined }, v.label))));
-  let graph;
+  let graph: TopoGraph;
+  let data: OverlayData;
   const upper: ('leaf' | 'spine')[] = view.id === 'leaf-spine' ? ['spine'] : ['leaf'];
   try {
-    graph = await fetchGraph(upper);
+    ({ graph, data } = await fetchGraded(choice.overlay, choice.at, upper));
   } catch (e) {
     if (e instanceof ApiError && e.status === 404) {
       main.append(el('p', {}, 'There is no topology yet.'));
@@ -145,7 +149,6 @@ export async function renderMatrix(ctx: PageContext): Promise<Cleanup | void> {
   }
   main.append(overlayControls(choice, apply));
   wireNow(choice, apply);
-  const data = await fetchOverlay(choice.overlay, choice.at);
   const graded = gradeLinks(data, graph);
   const o = choice.overlay;
   const bad = (level: number): boolean => level > 0;
@@ -200,12 +203,12 @@ export async function renderMatrix(ctx: PageContext): Promise<Cleanup | void> {
   }, `Heatmap of ${view.label}: ${m.cells.size} cells, ${container.dataset['flagged']} not ok under ${o.label} at ${describeAt(choice.at)} (listed in the table below)`);
   setStatus(`Matrix: ${view.label}, ${o.id}, ${m.cells.size} cells`);
   const release = resizeAll([chart]);
-  if ((o.kind !== 'alarms' && o.kind !== 'state') || choice.at !== null) return release;
+  if (choice.at !== null) return release;
 
-  // Live: the alarm overlay follows the alarm stream, the link-state overlay the topology stream. The cells
-  // of the links a delta regraded take their worst link again; the heatmap's data, the summary and the
-  // table are replaced (positions never change).
-  const what = o.kind === 'alarms' ? 'Live alarm updates' : 'Live link-state updates';
+  // Live: the alarm overlay follows the alarm stream, the link-state overlay the topology stream, a metric
+  // overlay its grade stream. The cells of the links a delta regraded take their worst link again; the
+  // heatmap's data, the summary and the table are replaced (positions never change).
+  const what = o.kind === 'alarms' ? 'Live alarm updates' : o.kind === 'state' ? 'Live link-state updates' : 'Live grade updates';
   const note = el('p', { class: 'note', id: 'matrix-live', 'aria-live': 'polite' }, `${what}: connecting…`);
   summary.after(note);
   let applied = 0;
@@ -238,10 +241,14 @@ export async function renderMatrix(ctx: PageContext): Promise<Cleanup | void> {
     describe();
   };
   const onState = (open: boolean): void => { note.textContent = `${what}: ${open ? 'connected.' : 'reconnecting…'}`; };
+  const rebuild = (): void => navigate(matrixHash(view.id, choice));
   const stop = o.kind === 'alarms'
     ? followAlarmOverlay(data, graded, onDelta, onState)
+    : o.kind === 'metric'
+    // A grade set of another topology revision: the view is built again.
+    ? followGrades(data, graded, onDelta, rebuild, onState)
     // Another structure (devices or links added or removed): the view is built again.
-    : followTopologyStates(graph, upper, data, graded, onDelta, () => navigate(matrixHash(view.id, choice)), onState);
+    : followTopologyStates(graph, upper, data, graded, onDelta, rebuild, onState);
   return () => {
     stop();
     release();

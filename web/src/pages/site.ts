@@ -4,16 +4,19 @@
 // incident (the devices of an incident's blast radius, any tier, marked where drawn: the root-cause page
 // expands the groups that hold them), overlay and at (overlay_controls.ts: every drawn item coloured by
 // the worst grade of its devices' links under the overlay, at the chosen time; the default overlay, link
-// state, keeps the layout's device-state colours). Shown now, the alarm overlay follows the alarm stream
-// and the link-state overlay the topology stream: changes repaint the items and group buttons in place.
+// state, keeps the layout's device-state colours; a metric overlay's device and group grades are the
+// aggregator's). Shown now, the alarm overlay follows the alarm stream, the link-state overlay the
+// topology stream and a metric overlay its grade stream: changes repaint the items and group buttons in
+// place.
 import type { PageContext, Cleanup } from '../main';
 import { navigate } from '../main';
 import { ApiError } from '../api';
 import { el, setStatus, stateBadge, table } from '../dom';
 import { drawnItems, fetchLayout, type Drawn, type Layout } from '../layout';
 import { drawGraph, type Renderer } from '../graph';
-import { domainsOf, fetchGraph } from '../topology';
-import { deviceLevels, fetchOverlay, gradeLinks, levelWord, piecesOf, type GradedLink, type OverlayData } from '../overlay';
+import { domainsOf } from '../topology';
+import { deviceLevels, fetchGraded, gradeLinks, levelWord, piecesOf, type GradedLink, type OverlayData } from '../overlay';
+import { followGrades } from '../overlay_live';
 import { followAlarmOverlay } from '../alarm_live';
 import { followRevisions } from '../topology_live';
 import { choiceParams, overlayChoice, overlayControls, wireNow, type OverlayChoice } from '../overlay_controls';
@@ -130,14 +133,16 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
   wireNow(choice, (c) => navigate(hashOf(expanded, c)));
 
   // The alarm overlay shown now follows the alarm stream: each delta regrades the links it touches, then
-  // their devices and groups; the items and group buttons whose grade changed are repainted in place.
+  // their devices and groups; a metric overlay follows its grade stream, whose deltas name the devices and
+  // groups whose grade changed. The items and group buttons whose grade changed are repainted in place.
   // `target` carries the count of changes applied (data-deltas).
   function live(target: HTMLElement, redraw: (changed: Drawn[]) => void): () => void {
-    if (!site || choice.overlay.kind !== 'alarms' || choice.at !== null) return () => undefined;
+    if (!site || (choice.overlay.kind !== 'alarms' && choice.overlay.kind !== 'metric') || choice.at !== null) return () => undefined;
     const s = site;
     let applied = 0;
     target.dataset['deltas'] = '0';
-    const note = el('p', { class: 'note', id: 'site-live', 'aria-live': 'polite' }, 'Live alarm updates: connecting…');
+    const what = choice.overlay.kind === 'alarms' ? 'Live alarm updates' : 'Live grade updates';
+    const note = el('p', { class: 'note', id: 'site-live', 'aria-live': 'polite' }, `${what}: connecting…`);
     view.append(note);
     const byName = new Map<string, Drawn[]>();
     for (const i of items) {
@@ -145,10 +150,8 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
       if (same) same.push(i);
       else byName.set(i.name, [i]);
     }
-    return followAlarmOverlay(s.data, s.graded, (d) => {
-      applied += d.changes;
-      target.dataset['deltas'] = String(applied);
-      const names = regrade(s, d.links);
+    const onState = (open: boolean): void => { note.textContent = `${what}: ${open ? 'connected.' : 'reconnecting…'}`; };
+    const repaint = (names: Set<string>): void => {
       const changed: Drawn[] = [];
       for (const name of names) {
         for (const i of byName.get(name) ?? []) {
@@ -160,7 +163,30 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
         if (g && b) b.replaceChildren(...buttonText(g));
       }
       if (changed.length) redraw(changed);
-    }, (open) => { note.textContent = open ? 'Live alarm updates: connected.' : 'Live alarm updates: reconnecting…'; });
+    };
+    if (choice.overlay.kind === 'metric') {
+      return followGrades(s.data, s.graded, (d) => {
+        applied += d.changes;
+        target.dataset['deltas'] = String(applied);
+        const names = new Set<string>();
+        for (const [id, grade] of d.devices) {
+          const name = s.names[id];
+          if (name === undefined) continue;
+          s.levels.set(name, grade);
+          names.add(name);
+        }
+        for (const [id, grade] of d.groups) {
+          s.levels.set(id, grade);
+          names.add(id);
+        }
+        repaint(names);
+      }, () => navigate(hashOf(expanded)), onState);
+    }
+    return followAlarmOverlay(s.data, s.graded, (d) => {
+      applied += d.changes;
+      target.dataset['deltas'] = String(applied);
+      repaint(regrade(s, d.links));
+    }, onState);
   }
 
   // The link-state overlay (device states) shown now follows the topology stream: a new revision re-reads
@@ -252,6 +278,7 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
 // What the site view's overlay grades are computed from, kept for live deltas.
 interface SiteGrades {
   levels: Map<string, number>; // device or group -> worst grade
+  names: string[]; // device id -> name
   data: OverlayData;
   graded: GradedLink[];
   deviceLinks: Map<string, number[]>; // device -> its graded links
@@ -261,10 +288,18 @@ interface SiteGrades {
 
 // Each device's and each group's worst link grade under a (non-state) overlay: a group ("su:<n>",
 // "spines:<pod>", "core") takes the worst of its devices (an SU: its hosts and leaves; a spine group: the
-// spines of its super-pod).
+// spines of its super-pod). A metric overlay's are the aggregator's; the alarm overlay's are worked out here.
 async function overlayGrades(choice: OverlayChoice): Promise<SiteGrades> {
-  const [graph, data] = await Promise.all([fetchGraph(), fetchOverlay(choice.overlay, choice.at)]);
+  const { graph, data } = await fetchGraded(choice.overlay, choice.at);
   const graded = gradeLinks(data, graph);
+  const names = graph.nodes.map((n) => n.name);
+  if (data.grades) {
+    const g = data.grades;
+    const levels = new Map<string, number>();
+    graph.nodes.forEach((n, i) => levels.set(n.name, g.devices.grade[i] ?? -1));
+    g.groups.id.forEach((id, i) => levels.set(id, g.groups.grade[i] ?? -1));
+    return { levels, names, data, graded, deviceLinks: new Map(), groupOf: new Map(), groupDevices: new Map() };
+  }
   const devices = deviceLevels(graded);
   const d = domainsOf(graph);
   const levels = new Map(devices);
@@ -297,7 +332,7 @@ async function overlayGrades(choice: OverlayChoice): Promise<SiteGrades> {
     const level = devices.get(n.name);
     if (level !== undefined) levels.set(group, Math.max(levels.get(group) ?? -1, level));
   }
-  return { levels, data, graded, deviceLinks, groupOf, groupDevices };
+  return { levels, names, data, graded, deviceLinks, groupOf, groupDevices };
 }
 
 // After the given links were regraded: their devices' and groups' grades again; answers the names (devices

@@ -1,0 +1,186 @@
+#include "api/overlays/stream.h"
+
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "hsns/log.h"
+#include "http/json_io.h"
+
+namespace hsns::overlays {
+namespace {
+
+constexpr unsigned kAllTiers = 7;
+
+unsigned mask_of(const topology_api::UpperFilter& upper) {
+  return (upper[1] ? 1U : 0U) | (upper[2] ? 2U : 0U) | (upper[3] ? 4U : 0U);
+}
+
+topology_api::UpperFilter filter_of(unsigned mask) {
+  return {false, (mask & 1U) != 0, (mask & 2U) != 0, (mask & 4U) != 0};
+}
+
+std::string topic_of(const std::string& overlay, unsigned mask) {
+  return "overlay-grades:" + overlay + ":" + std::to_string(mask);
+}
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+std::string grade_topic(const std::string& overlay, const topology_api::UpperFilter& upper) {
+  return topic_of(overlay, mask_of(upper));
+}
+
+OverlayGradeNotifier::OverlayGradeNotifier(OverlaySettings overlays, store::MarkedKpiStore& kpis,
+                                           std::shared_ptr<services::TopologyCache> topology,
+                                           http::WebSocketHub& hub, std::chrono::milliseconds period,
+                                           std::chrono::milliseconds refresh)
+    : overlays_(std::move(overlays)),
+      kpis_(kpis),
+      topology_(std::move(topology)),
+      hub_(hub),
+      period_(period),
+      refresh_(refresh),
+      followed_(overlays_.size()) {
+  thread_ = std::thread([this] { run(); });
+}
+
+OverlayGradeNotifier::~OverlayGradeNotifier() {
+  {
+    const std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void OverlayGradeNotifier::open(std::size_t overlay, const topology_api::UpperFilter& upper,
+                                std::shared_ptr<http::WebSocketChannel> channel) {
+  {
+    const std::lock_guard lock(mutex_);
+    pending_.push_back(Pending{overlay, upper, std::move(channel)});
+  }
+  wake_.notify_all();
+}
+
+bool OverlayGradeNotifier::followed(std::size_t overlay) const {
+  for (unsigned mask = 1; mask <= kAllTiers; ++mask) {
+    if (hub_.subscribers(topic_of(overlays_[overlay].id, mask)) > 0) return true;
+  }
+  return false;
+}
+
+const std::vector<std::int64_t>& OverlayGradeNotifier::positions(const topology::Topology& t, unsigned mask) {
+  auto it = positions_.find(mask);
+  if (it == positions_.end()) it = positions_.emplace(mask, link_positions(t, filter_of(mask))).first;
+  return it->second;
+}
+
+// Grades the overlay again and publishes what changed to its topics; false when it could not be graded.
+bool OverlayGradeNotifier::regrade(std::size_t overlay) {
+  const auto& o = overlays_[overlay];
+  auto snapshot = topology_->current();  // the cached model (parsed here, off the I/O threads, if not yet)
+  if (!snapshot) return false;
+  if (snapshot->topology != model_) {
+    model_ = snapshot->topology;
+    positions_.clear();
+  }
+  auto values = read_entity_values(kpis_, o, std::nullopt, now_ms() - kDefaultGradeMaxAgeS * 1000);
+  if (!values) {
+    HSNS_LOG(warning) << "overlay " << o.id << " grades: " << values.error().message();
+    return false;
+  }
+  auto& f = followed_[overlay];
+  Grades next = grade_topology(o, *model_, snapshot->revision, *values);
+  f.graded = std::chrono::steady_clock::now();
+  if (f.grades) {
+    for (unsigned mask = 1; mask <= kAllTiers; ++mask) {
+      const auto topic = topic_of(o.id, mask);
+      if (hub_.subscribers(topic) == 0) continue;
+      const auto& at = positions(*model_, mask);
+      if (f.grades->revision == next.revision && f.grades->links.size() == next.links.size()) {
+        if (auto changes = changes_json(o, *f.grades, next, at)) hub_.publish(topic, changes->dump());
+      } else {
+        hub_.publish(topic, groups_json(o, next).dump());
+        hub_.publish(topic,
+                     grades_json(o, next, at, std::nullopt, now_ms() - kDefaultGradeMaxAgeS * 1000).dump());
+      }
+    }
+  }
+  f.grades = std::move(next);
+  return true;
+}
+
+void OverlayGradeNotifier::run() {
+  std::optional<std::uint64_t> seen_kpis;
+  std::optional<std::int64_t> seen_topology;
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    wake_.wait_for(lock, period_, [this] { return stopping_ || !pending_.empty(); });
+    if (stopping_) return;
+    auto opened = std::move(pending_);
+    pending_.clear();
+    lock.unlock();
+    // Marks read before the data: a write after them moves them again (store/marked_kpi_store.h).
+    const std::uint64_t kpis_mark = kpis_.change_mark();
+    const std::optional<std::int64_t> topology_mark = topology_->change_mark();
+    const bool moved = kpis_mark != seen_kpis || topology_mark != seen_topology || !topology_mark;
+    seen_kpis = kpis_mark;
+    seen_topology = topology_mark;
+    const auto now = std::chrono::steady_clock::now();
+    for (std::size_t i = 0; i < overlays_.size(); ++i) {
+      auto& f = followed_[i];
+      bool wanted = followed(i);
+      for (const auto& p : opened) wanted = wanted || p.overlay == i;
+      if (!wanted) {
+        f.grades.reset();
+        continue;
+      }
+      if (!f.grades || moved || now - f.graded >= refresh_) regrade(i);
+    }
+    for (auto& p : opened) {
+      const auto& f = followed_[p.overlay];
+      if (!f.grades || !model_) {
+        // Not graded (no topology yet, or the store failed): nothing to start the session with.
+        p.channel->close(1011, "the grades could not be read");
+        continue;
+      }
+      const auto& o = overlays_[p.overlay];
+      const auto mask = mask_of(p.upper);
+      p.channel->send_text(groups_json(o, *f.grades).dump());
+      p.channel->send_text(grades_json(o, *f.grades, positions(*model_, mask), std::nullopt,
+                                       now_ms() - kDefaultGradeMaxAgeS * 1000)
+                               .dump());
+      hub_.subscribe(topic_of(o.id, mask), p.channel);
+    }
+    lock.lock();
+  }
+}
+
+void register_overlay_stream(http::Router& router, OverlayGradeNotifier& notifier) {
+  router.add_websocket(
+      "/api/v1/overlays/{id}/stream", http::permits(http::Permission::read),
+      [&notifier](const http::RequestContext& ctx, const std::shared_ptr<http::WebSocketChannel>& channel) {
+        const auto refuse = [&channel](const std::string& detail) {
+          channel->close(1008, detail.substr(0, 120));
+        };
+        const auto id = ctx.path_param("id");
+        const auto& all = notifier.overlays();
+        std::size_t index = all.size();
+        for (std::size_t i = 0; i < all.size(); ++i) {
+          if (all[i].kind == "metric" && all[i].id == id) index = i;
+        }
+        if (index == all.size())
+          return refuse("id: no metric overlay is called \"" + std::string(id.substr(0, 32)) + "\"");
+        if (auto bad = http::check_query(ctx, {"upper"})) return refuse(bad->detail);
+        const auto upper = topology_api::parse_upper_filter(ctx);
+        if (!upper) return refuse("upper: " + upper.error().detail);
+        notifier.open(index, *upper, channel);
+      });
+}
+
+}  // namespace hsns::overlays
