@@ -172,7 +172,7 @@ void register_overlay_stream(http::Router& router, OverlayGradeNotifier& notifie
         const auto& all = notifier.overlays();
         std::size_t index = all.size();
         for (std::size_t i = 0; i < all.size(); ++i) {
-          if (all[i].kind == "metric" && all[i].id == id) index = i;
+          if (is_metric(all[i]) && all[i].id == id) index = i;
         }
         if (index == all.size())
           return refuse("id: no metric overlay is called \"" + std::string(id.substr(0, 32)) + "\"");

@@ -8,12 +8,21 @@
 namespace hsns::overlays {
 namespace {
 
+// An overlay graded by something other than thresholds (topology state, alarm severity).
+Overlay plain(std::string id, std::string label, Grading grading, std::string what) {
+  Overlay o;
+  o.id = std::move(id);
+  o.label = std::move(label);
+  o.grading = grading;
+  o.what = std::move(what);
+  return o;
+}
+
 Overlay metric(std::string id, std::string label, std::string unit, Grading grading, double warn, double bad,
                std::string what, std::vector<std::string> metrics, Fold fold, std::string reading) {
   Overlay o;
   o.id = std::move(id);
   o.label = std::move(label);
-  o.kind = "metric";
   o.unit = std::move(unit);
   o.grading = grading;
   o.warn = warn;
@@ -76,7 +85,7 @@ double read_number(const YAML::Node& n, const std::string& where) {
 std::string known_ids(const OverlaySettings& overlays) {
   std::string out;
   for (const auto& o : overlays) {
-    if (o.kind != "metric") continue;
+    if (!is_metric(o)) continue;
     if (!out.empty()) out += ", ";
     out += o.id;
   }
@@ -150,22 +159,30 @@ const char* to_string(Fold f) {
   return "sum";
 }
 
+const char* kind_of(const Overlay& o) {
+  switch (o.grading) {
+    case Grading::state:
+      return "state";
+    case Grading::severity:
+      return "alarms";
+    case Grading::at_least:
+    case Grading::above:
+    case Grading::outside:
+      return "metric";
+  }
+  return "metric";
+}
+
+bool is_metric(const Overlay& o) {
+  return o.grading != Grading::state && o.grading != Grading::severity;
+}
+
 OverlaySettings default_overlays() {
   OverlaySettings out;
-  Overlay state;
-  state.id = "state";
-  state.label = "Link state (topology)";
-  state.kind = "state";
-  state.grading = Grading::state;
-  state.what = "the worst topology state of the links and of the devices at their ends";
-  out.push_back(state);
-  Overlay alarms;
-  alarms.id = "alarms";
-  alarms.label = "Active alarms (worst severity)";
-  alarms.kind = "alarms";
-  alarms.grading = Grading::severity;
-  alarms.what = "the worst severity of the active alarms of the ports and devices";
-  out.push_back(alarms);
+  out.push_back(plain("state", "Link state (topology)", Grading::state,
+                      "the worst topology state of the links and of the devices at their ends"));
+  out.push_back(plain("alarms", "Active alarms (worst severity)", Grading::severity,
+                      "the worst severity of the active alarms of the ports and devices"));
   auto util = metric("util", "Utilisation", "%", Grading::at_least, 70, 90,
                      "the busier direction of the busier end against the link capacity",
                      {"rx_bytes_per_s", "tx_bytes_per_s", "if_in_octets_per_s", "if_out_octets_per_s"},
@@ -214,7 +231,7 @@ void apply_overlays_yaml(const YAML::Node& node, OverlaySettings& overlays) {
     const std::string where = "overlays." + id;
     Overlay* found = nullptr;
     for (auto& o : overlays) {
-      if (o.id == id && o.kind == "metric") found = &o;
+      if (o.id == id && is_metric(o)) found = &o;
     }
     if (found == nullptr) {
       throw std::runtime_error("unknown key '" + where + "': not an overlay with thresholds (" +
@@ -253,12 +270,12 @@ nlohmann::json overlays_json(const OverlaySettings& overlays) {
     }
     items.push_back({{"id", o.id},
                      {"label", o.label},
-                     {"kind", o.kind},
+                     {"kind", kind_of(o)},
                      {"unit", o.unit},
                      {"grading", to_string(o.grading)},
                      {"thresholds", std::move(thresholds)},
                      {"describe", describe(o)}});
-    if (o.kind == "metric") {
+    if (is_metric(o)) {
       auto& item = items.back();
       item["metrics"] = o.metrics;
       item["fold"] = to_string(o.fold);
@@ -270,7 +287,7 @@ nlohmann::json overlays_json(const OverlaySettings& overlays) {
 
 const Overlay* find_metric_overlay(const OverlaySettings& overlays, std::string_view id) {
   for (const auto& o : overlays) {
-    if (o.kind == "metric" && o.id == id) return &o;
+    if (is_metric(o) && o.id == id) return &o;
   }
   return nullptr;
 }

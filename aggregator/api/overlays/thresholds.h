@@ -51,7 +51,6 @@ enum class Scale { none, capacity_percent, per_hour };
 struct Overlay {
   std::string id;
   std::string label;
-  std::string kind;  // "state", "alarms" or "metric"
   std::string unit;  // of the thresholds ("" for state and alarms)
   Grading grading = Grading::state;
   // at_least / above: warn, bad. outside: warn (warn_low), bad (bad_low), warn_high, bad_high.
@@ -68,6 +67,10 @@ struct Overlay {
 };
 
 using OverlaySettings = std::vector<Overlay>;
+
+// What the overlay colours by, from its grading: "state", "alarms" or "metric" (graded by thresholds).
+const char* kind_of(const Overlay& o);
+bool is_metric(const Overlay& o);
 
 OverlaySettings default_overlays();
 void apply_overlays_yaml(const YAML::Node& node, OverlaySettings& overlays);
