@@ -59,6 +59,13 @@ export function navigate(hash: string): void {
   else location.hash = hash;
 }
 
+// Records a page's new state in the URL without rendering the page again (the page changed itself in
+// place, e.g. the site view expanding a group): a bookmark or a reload shows the same, and the back button
+// returns to the state before (hashchange fires on that traversal and renders it).
+export function recordHash(hash: string): void {
+  if (location.hash !== hash) history.pushState(null, '', hash);
+}
+
 async function loadSession(): Promise<Session> {
   const s = await get<Session>('/api/v1/session');
   setCsrf(s.csrf_token);

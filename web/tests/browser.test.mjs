@@ -9,7 +9,8 @@
 //   - a subnet is created and deleted through the network page's forms (checked through the API);
 //   - a topology search from the scheduling form, then "show answer 1": the site view marks exactly the
 //     answer's hosts;
-//   - the site view renders through sigma.js (WebGL); logout returns to the login page;
+//   - the site view renders through sigma.js (WebGL) and drills down into an SU in place (the same graph
+//     element; the URL records the expansion and the back button returns); logout returns to the login page;
 //   - alarms and incidents made by the real brain from log lines POSTed to /api/v1/events (the shipped
 //     nic-link-down pattern): the alarm view lists the incidents and alarms (a flapping one marked, a
 //     silenced one shown as suppressed), a new alarm arrives live over the WebSocket streams, filters live
@@ -31,7 +32,7 @@
 //     shows a metric overlay (graded by the aggregator, followed over its grade stream) recolours that
 //     port's cell and its SU in place.
 // And in a second chromium launched with --disable-webgl --disable-gpu: the site view falls back to the
-// Canvas 2D renderer (ECharts) and draws. Screenshots of every page go to HSNS_ARTIFACTS.
+// Canvas 2D renderer (ECharts), draws, and drills down in place. Screenshots of every page go to HSNS_ARTIFACTS.
 //
 // Run: HSNS_BUILD_DIR=<build> HSNS_WEB_ROOT=<build>/web/dist node --test tests/browser.test.mjs
 import { test, before, after } from 'node:test';
@@ -535,11 +536,48 @@ test('a topology search from the form marks its answer on the site view', async 
   assert.deepEqual(problems, []);
 });
 
-test('the site view renders through sigma.js (WebGL)', async () => {
+// The site view's SU drill-down in the living graph: a click on SU 0's toggle draws its leaves and hosts into
+// the same graph element (no page rebuild), as many items as the aggregator's layout of that expansion,
+// the URL records it, the back button returns to the grouped view, and Enter on the toggle collapses it
+// again in place.
+async function drillDownInPlace(p, shotName) {
+  await open(p, '#/site', 'Site view');
+  const graph = p.locator('#site-graph');
+  const grouped = Number(await graph.getAttribute('data-nodes'));
+  const layout = await api('GET', '/api/v1/topology/layout?expand=su:0');
+  const wanted = layout.nodes.length + layout.groups.filter((g) => !g.expanded).length;
+  assert.ok(wanted > grouped, 'expanding SU 0 draws no more items');
+  const kept = await markElement(p, '#site-graph');
+  const expandedTo = (ids) => p.waitForFunction((want) => document.getElementById('site-graph')?.dataset['expanded'] === want, ids, { timeout: 10_000 });
+  await p.locator('button[data-group="su:0"]').click();
+  await expandedTo('su:0');
+  await kept();
+  assert.equal(Number(await graph.getAttribute('data-nodes')), wanted, 'not the items of the expanded layout');
+  assert.equal(await p.locator('button[data-group="su:0"]').getAttribute('aria-pressed'), 'true');
+  assert.match(await p.locator('#status').textContent(), new RegExp(`^Site view: ${wanted} items`));
+  assert.ok(decodeURIComponent(p.url()).includes('expand=su:0'), `the URL does not record the expansion: ${p.url()}`);
+  await p.waitForTimeout(300); // the renderer draws on its next animation frame
+  assert.ok(await paintedPixels(p, '#site-graph canvas') > 0, 'the expanded graph is not drawn');
+  await shot(p, shotName);
+  await p.goBack();
+  await expandedTo('');
+  assert.equal(Number(await graph.getAttribute('data-nodes')), grouped, 'back did not return to the grouped view');
+  await p.locator('button[data-group="su:1"]').click();
+  await expandedTo('su:1');
+  const keptAgain = await markElement(p, '#site-graph');
+  await p.locator('button[data-group="su:1"]').press('Enter');
+  await expandedTo('');
+  await keptAgain();
+  assert.equal(Number(await graph.getAttribute('data-nodes')), grouped, 'collapsing did not return to the grouped items');
+  assert.equal(await p.locator('button[data-group="su:1"]').getAttribute('aria-pressed'), 'false');
+}
+
+test('the site view renders through sigma.js (WebGL) and drills down into an SU in place', async () => {
   await open(page, '#/site?expand=su:0', 'Site view');
   assert.equal(await page.locator('#site-graph').getAttribute('data-renderer'), 'webgl');
   await page.waitForTimeout(300); // sigma draws on the next animation frame
   assert.ok(await paintedPixels(page, '#site-graph canvas.sigma-labels') > 0, 'sigma drew no labels');
+  await drillDownInPlace(page, 'site-drilled-down');
   assert.deepEqual(problems, []);
 });
 
@@ -759,6 +797,9 @@ test('without WebGL the site view falls back to the Canvas 2D renderer and draws
     assert.ok(await paintedPixels(p, '#site-graph canvas') > 0, 'the fallback drew nothing');
     await axe(p, 'site (canvas)');
     await shot(p, 'site-canvas');
+    assert.deepEqual(problems, []);
+    await drillDownInPlace(p, 'site-canvas-drilled-down');
+    assert.equal(await p.locator('#site-graph').getAttribute('data-renderer'), 'canvas');
     assert.deepEqual(problems, []);
   } finally {
     await plain.close();

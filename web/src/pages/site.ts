@@ -9,9 +9,9 @@
 // topology stream and a metric overlay its grade stream: changes repaint the items and group buttons in
 // place.
 import type { PageContext, Cleanup } from '../main';
-import { navigate } from '../main';
+import { navigate, recordHash } from '../main';
 import { ApiError } from '../api';
-import { el, setStatus, stateBadge, table } from '../dom';
+import { el, setStatus, showError, stateBadge, table } from '../dom';
 import { drawnItems, fetchLayout, type Drawn, type Layout } from '../layout';
 import { drawGraph, type Renderer } from '../graph';
 import { domainsOf } from '../topology';
@@ -52,7 +52,7 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
   const wanted: Renderer = rendererParam === 'canvas' ? 'canvas' : 'webgl';
   main.append(el('h1', {}, 'Fabric site view'));
   let layout: Layout;
-  let withMarks = expand;
+  let withMarks = expand; // the groups asked for (the URL's and the marked hosts'), as the layout is fetched
   try {
     // Marked hosts' SUs are expanded, so the answer shows host by host.
     const first = mark.length ? await fetchLayout([], mark) : null;
@@ -65,18 +65,25 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
     }
     throw e;
   }
-  const expanded = layout.groups.filter((g) => g.expanded).map((g) => g.id);
-  const toggle = (id: string): void => {
-    const next = expanded.includes(id) ? expanded.filter((x) => x !== id) : [...expanded, id];
-    navigate(hashOf(next));
-  };
+  let expanded = layout.groups.filter((g) => g.expanded).map((g) => g.id);
+  // A group's toggle: drawn into the living graph (expandInPlace, below) when the view is a graph, else the
+  // page is built again for the new expansion.
+  let toggle = (id: string): void => navigate(hashOf(toggled(expanded, id)));
   const marked = new Set([...mark, ...blast]);
   const markLabel = blast.length ? 'blast radius' : 'answer';
-  const items = drawnItems(layout, marked, markLabel);
+  let items = drawnItems(layout, marked, markLabel);
   const site = choice.overlay.kind === 'state' ? null : await overlayGrades(choice);
   const grades = site?.levels ?? null;
-  const baseLabel = new Map(items.map((i) => [i.id, i.label]));
-  const baseColour = new Map(items.map((i) => [i.id, i.colour]));
+  // Each item's colour and label from the layout (device state, marks), before an overlay's grade.
+  const baseLabel = new Map<string, string>();
+  const baseColour = new Map<string, string>();
+  const remember = (drawn: Drawn[]): void => {
+    for (const i of drawn) {
+      baseLabel.set(i.id, i.label);
+      baseColour.set(i.id, i.colour);
+    }
+  };
+  remember(items);
   // An item's colour and label under the overlay (its grade in words).
   const paint = (i: Drawn): void => {
     const level = grades?.get(i.name);
@@ -122,6 +129,18 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
     el('p', {}, el('a', { href: hashOf([]) }, 'Collapse all'), ' · ',
       el('a', { href: hashOf(['all']) }, 'Expand all')));
 
+  // The drawn items by device or group name (a name may be drawn twice: a group and its rail).
+  const byName = new Map<string, Drawn[]>();
+  const indexItems = (): void => {
+    byName.clear();
+    for (const i of items) {
+      const same = byName.get(i.name);
+      if (same) same.push(i);
+      else byName.set(i.name, [i]);
+    }
+  };
+  indexItems();
+
   const onPick = (item: Drawn): void => {
     if (item.kind === 'host') navigate(`#/host/${encodeURIComponent(item.name)}`);
     else if (item.kind === 'leaf' || item.kind === 'spine' || item.kind === 'core') navigate(`#/switch/${encodeURIComponent(item.name)}`);
@@ -144,12 +163,6 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
     const what = choice.overlay.kind === 'alarms' ? 'Live alarm updates' : 'Live grade updates';
     const note = el('p', { class: 'note', id: 'site-live', 'aria-live': 'polite' }, `${what}: connecting…`);
     view.append(note);
-    const byName = new Map<string, Drawn[]>();
-    for (const i of items) {
-      const same = byName.get(i.name);
-      if (same) same.push(i);
-      else byName.set(i.name, [i]);
-    }
     const onState = (open: boolean): void => { note.textContent = `${what}: ${open ? 'connected.' : 'reconnecting…'}`; };
     const repaint = (names: Set<string>): void => {
       const changed: Drawn[] = [];
@@ -230,7 +243,6 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
     }, (open) => { note.textContent = open ? 'Live state updates: connected.' : 'Live state updates: reconnecting…'; });
   }
 
-  const markedCount = items.filter((i) => i.marked).length;
   if (items.length > TABLE_THRESHOLD) {
     view.append(el('p', { class: 'note' }, `${items.length} items are more than a graph can show readably (${TABLE_THRESHOLD}): a table instead.`));
     const rows = items.map((i) => [
@@ -238,7 +250,7 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
       i.kind, stateBadge(i.state), grades?.has(i.name) ? levelWord(choice.overlay, grades.get(i.name) ?? 0) : '—', i.marked ? '★ answer' : '']);
     const t = table('Drawn items', ['name', 'kind', 'state', grades ? choice.overlay.label : 'overlay', 'mark'], rows);
     t.id = 'site-table';
-    t.dataset['marked'] = String(markedCount);
+    t.dataset['marked'] = String(items.filter((i) => i.marked).length);
     view.append(t);
     const rowsOf = [...t.querySelectorAll('tbody tr')];
     const redrawRows = (changed: Drawn[]): void => {
@@ -253,26 +265,83 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
     setStatus(`Site view: ${items.length} items as a table`);
     return stop;
   }
-  const container = el('div', { class: 'graph', id: 'site-graph', role: 'img',
-    'aria-label': `Fabric graph of ${items.length} items; the group list beside it gives keyboard access to the same groups` });
-  container.dataset['nodes'] = String(items.length);
-  container.dataset['marked'] = String(markedCount);
+  const graphLabel = (): string => `Fabric graph of ${items.length} items; the group list beside it gives keyboard access to the same groups`;
+  const container = el('div', { class: 'graph', id: 'site-graph', role: 'img', 'aria-label': graphLabel() });
   container.dataset['overlay'] = choice.overlay.id;
-  container.dataset['flagged'] = String(grades ? items.filter((i) => (grades.get(i.name) ?? 0) > 0).length : 0);
+  const countFlagged = (): void => {
+    container.dataset['flagged'] = String(grades ? items.filter((i) => (grades.get(i.name) ?? 0) > 0).length : 0);
+  };
+  // What the tests and the bench read of the drawing: its items, marks, flagged items and expansion.
+  const describe = (): void => {
+    container.dataset['nodes'] = String(items.length);
+    container.dataset['marked'] = String(items.filter((i) => i.marked).length);
+    container.dataset['expanded'] = expanded.join(',');
+    countFlagged();
+  };
+  describe();
   view.append(container);
   const graph = drawGraph(container, items, layout.edges, wanted, onPick);
   view.append(el('p', { class: 'note', id: 'renderer-note' },
     graph.renderer === 'webgl' ? 'Drawn with sigma.js (WebGL).' : 'Drawn with ECharts on a Canvas 2D (no WebGL context could be made, or renderer=canvas).'));
   const redrawGraph = (changed: Drawn[]): void => {
     graph.update(changed);
-    container.dataset['flagged'] = String(items.filter((i) => (grades?.get(i.name) ?? 0) > 0).length);
+    countFlagged();
   };
+
+  // A group expanded or collapsed in the living graph: the layout of the new expansion is fetched, its items
+  // are painted under the overlay (whose grades cover every device and group) and handed to the renderer,
+  // which keeps the items both drawings share; the group buttons follow and the URL records the expansion.
+  // The last click wins; a drawing that would pass the table threshold builds the page again as a table.
+  let asked = 0;
+  let stopped = false;
+  const expandInPlace = async (next: string[]): Promise<void> => {
+    const mine = ++asked;
+    container.setAttribute('aria-busy', 'true');
+    try {
+      const fresh = await fetchLayout(next, mark);
+      if (stopped || mine !== asked) return;
+      const freshItems = drawnItems(fresh, marked, markLabel);
+      if (freshItems.length > TABLE_THRESHOLD) {
+        navigate(hashOf(next));
+        return;
+      }
+      layout = fresh;
+      withMarks = next;
+      expanded = fresh.groups.filter((g) => g.expanded).map((g) => g.id);
+      items = freshItems;
+      remember(items);
+      for (const i of items) paint(i);
+      indexItems();
+      graph.replace(items, fresh.edges);
+      for (const g of fresh.groups) {
+        const b = buttons.get(g.id);
+        b?.setAttribute('aria-pressed', g.expanded ? 'true' : 'false');
+        b?.replaceChildren(...buttonText(g));
+      }
+      describe();
+      if (graph.renderer === 'webgl') container.setAttribute('aria-label', graphLabel());
+      recordHash(hashOf(expanded));
+      setStatus(`Site view: ${items.length} items, ${graph.renderer}`);
+    } catch (e) {
+      if (!stopped && mine === asked) showError(e);
+    } finally {
+      if (mine === asked) container.removeAttribute('aria-busy');
+    }
+  };
+  toggle = (id: string): void => void expandInPlace(toggled(expanded, id));
+
   const stop = choice.overlay.kind === 'state' ? liveStates(container, redrawGraph) : live(container, redrawGraph);
   setStatus(`Site view: ${items.length} items, ${graph.renderer}`);
   return () => {
+    stopped = true;
     stop();
     graph.kill();
   };
+}
+
+// The expansion with a group toggled: added when it was not expanded, else removed.
+function toggled(expanded: string[], id: string): string[] {
+  return expanded.includes(id) ? expanded.filter((x) => x !== id) : [...expanded, id];
 }
 
 // What the site view's overlay grades are computed from, kept for live deltas.
