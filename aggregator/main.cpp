@@ -23,6 +23,7 @@
 #include "api/network/routes.h"
 #include "api/overlays/routes.h"
 #include "api/overlays/stream.h"
+#include "api/overlays/summary.h"
 #include "api/scheduling/routes.h"
 #include "api/telemetry/routes.h"
 #include "api/topology/layout.h"
@@ -221,6 +222,8 @@ int run(const AggregatorConfig& c) {
                             topology_cache, backend.jobs(), backend.kpis(), active_alarms,
                             hsns::services::TrafficSource{&backend.telemetry(), &store}));
   hsns::overlays::register_overlay_routes(service.router(), c.overlays, marked_kpis, topology_cache);
+  hsns::overlays::register_summary_route(service.router(), c.overlays, marked_kpis, topology_cache,
+                                         [&alarm_service] { return alarm_service.active(); });
   hsns::overlays::OverlayGradeNotifier overlay_grades(c.overlays, marked_kpis, topology_cache, service.hub());
   hsns::overlays::register_overlay_stream(service.router(), overlay_grades);
   // The dashboard (docs/dashboard.md): its assets, and browser sessions with a Secure cookie under TLS.

@@ -15,6 +15,7 @@
 // - GET /api/v1/overlays/{id}/grades and its stream: the metric overlays graded by the aggregator from the
 //   KPIs pushed, index-aligned with /topology/links, at a past time, bad input named; the stream's full
 //   set at open, then a delta naming only the link a KPI changed, and nothing when nothing changed.
+// - GET /api/v1/overlays/summary: each layout group's worst active alarm and p95 utilisation.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -539,6 +540,58 @@ TEST_F(Dashboard, TheAggregatorGradesTheMetricOverlays) {
         << bad.body;
   }
   EXPECT_EQ(ok(anonymous().get("/api/v1/overlays/pfc/grades")).status, 401);
+}
+
+// GET /api/v1/overlays/summary: each layout group's worst active alarm (made by the real brain from a log
+// line the shipped nic-link-down pattern matches) and the 95th percentile of its links' utilisation (from
+// a pushed KPI); bad input named.
+TEST_F(Dashboard, TheSummaryNamesEachGroupsWorstAlarmAndItsUtilisation) {
+  start("brain:\n  patterns_dir: \"" + source_path("patterns").string() + "\"\n");
+  const auto links = npu_links(*server_);
+  const auto [index, entity] = link_of(links, "host002", 1);
+  const double gbps = links["links"]["gbps"][index];
+  const auto now = wall_ms();
+  push_kpi(*server_, entity, "tx_bytes_per_s", now - 5'000, gbps * 1e9 / 8 * 0.42);  // 42 % of capacity
+  auto ops = server_->client(kOperatorToken);
+  const json line = {{"entity", "host001"},
+                     {"type", "kernel"},
+                     {"severity", "error"},
+                     {"ts", now - 2'000},
+                     {"message", "mlx5_core 0000:3b:00.0 eth0: Link down"}};
+  ASSERT_EQ(ok(ops.post("/api/v1/events", json{{"events", json::array({line})}}.dump())).status, 200);
+  auto viewer = server_->client(kViewerToken);
+  json alarms;
+  for (int i = 0; i < 200; ++i) {
+    alarms = json::parse(ok(viewer.get("/api/v1/alarms?state=raised")).body);
+    if (!alarms["items"].empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(alarms["items"].size(), 1U) << alarms.dump();
+  EXPECT_EQ(alarms["items"][0]["entity"], "host001/eth0");
+
+  const auto r = ok(viewer.get("/api/v1/overlays/summary"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const auto s = json::parse(r.body);
+  EXPECT_EQ(s["revision"], links["revision"]);
+  EXPECT_EQ(s["util_thresholds"]["bad"], 90.0);
+  const auto& ids = s["groups"]["id"];
+  const auto su0 = static_cast<std::size_t>(std::find(ids.begin(), ids.end(), "su:0") - ids.begin());
+  const auto spines = static_cast<std::size_t>(std::find(ids.begin(), ids.end(), "spines:0") - ids.begin());
+  ASSERT_LT(su0, ids.size());
+  ASSERT_LT(spines, ids.size());
+  EXPECT_EQ(s["groups"]["worst_alarm"][su0], alarms["items"][0]["severity"]);
+  EXPECT_EQ(s["groups"]["active_alarms"][su0], 1);
+  EXPECT_EQ(s["groups"]["util_p95"][su0], 42.0);
+  EXPECT_EQ(s["groups"]["util_grade"][su0], 0);
+  EXPECT_EQ(s["groups"]["util_links"][su0], 1);
+  EXPECT_TRUE(s["groups"]["worst_alarm"][spines].is_null());
+  EXPECT_EQ(s["groups"]["active_alarms"][spines], 0);
+  EXPECT_TRUE(s["groups"]["util_p95"][spines].is_null());
+  EXPECT_EQ(s["groups"]["util_grade"][spines], -1);
+  const auto bad = ok(viewer.get("/api/v1/overlays/summary?at=1"));
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.body.find("\"at\""), std::string::npos) << bad.body;
+  EXPECT_EQ(ok(anonymous().get("/api/v1/overlays/summary")).status, 401);
 }
 
 // GET /api/v1/overlays/{id}/stream: the groups and the full grade set at open, then a delta naming only

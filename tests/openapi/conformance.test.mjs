@@ -492,9 +492,11 @@ SCENARIO_MAIN.push('GET /', 'GET /ui/{file}', 'POST /api/v1/session', 'GET /api/
 NOT_FOUND_WITHOUT_TOPOLOGY.push('GET /api/v1/topology/layout', 'GET /api/v1/topology/links');
 SCENARIO_DELETES.push('DELETE /api/v1/session');
 // The overlays' definitions and thresholds (aggregator/api/overlays/routes.h): the configuration's defaults;
-// a metric overlay's grades (404 while no topology exists) and their stream, which upgrades like the change feed.
-SCENARIO_MAIN.push('GET /api/v1/overlays', 'GET /api/v1/overlays/{id}/grades', 'GET /api/v1/overlays/{id}/stream');
-NOT_FOUND_WITHOUT_TOPOLOGY.push('GET /api/v1/overlays/{id}/grades');
+// a metric overlay's grades (404 while no topology exists) and their stream, which upgrades like the change feed;
+// the groups' summary (404 while no topology exists).
+SCENARIO_MAIN.push('GET /api/v1/overlays', 'GET /api/v1/overlays/{id}/grades', 'GET /api/v1/overlays/{id}/stream',
+  'GET /api/v1/overlays/summary');
+NOT_FOUND_WITHOUT_TOPOLOGY.push('GET /api/v1/overlays/{id}/grades', 'GET /api/v1/overlays/summary');
 
 test('the aggregator starts and serves the document it was built from', async () => {
   await startServer();

@@ -57,6 +57,7 @@ void place_groups(const topo::Topology& t, Grades& g) {
     auto& level = g.groups[member_of[id]];
     level = std::max(level, g.devices[id]);
   }
+  g.group_of = std::move(member_of);
 }
 
 }  // namespace

@@ -64,6 +64,7 @@ struct Grades {
   std::vector<std::int8_t> devices;           // node id order
   std::vector<std::string> group_ids;         // layout order
   std::vector<std::int8_t> groups;
+  std::vector<std::size_t> group_of;  // node id order: its group's index in group_ids, SIZE_MAX for none
   bool truncated = false;
 };
 
