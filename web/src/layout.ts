@@ -58,6 +58,53 @@ export function fetchLayout(expand: string[], locate: string[]): Promise<Layout>
   return get<Layout>(`/api/v1/topology/layout${query({ expand: expand.join(','), locate: locate.join(',') })}`);
 }
 
+// GET /api/v1/overlays/summary: each layout group's worst active alarm and the 95th percentile of its
+// links' utilisation (aggregator/api/overlays/summary.h), what the grouped view names beside every group.
+export interface GroupSummary {
+  revision: number;
+  at_ms: number;
+  util_thresholds: { warn: number; bad: number; unit: string };
+  groups: {
+    id: string[];
+    worst_alarm: (string | null)[];
+    active_alarms: number[];
+    util_p95: (number | null)[];
+    util_grade: number[];
+    util_links: number[];
+  };
+  truncated: boolean;
+}
+export interface GroupHealth {
+  worst: string | null; // worst active alarm severity
+  alarms: number;
+  p95: number | null; // % of capacity
+  grade: number; // -1 no data, 0 ok, 1 warning, 2 bad
+}
+
+export function fetchSummary(): Promise<GroupSummary> {
+  return get<GroupSummary>('/api/v1/overlays/summary');
+}
+
+export function healthByGroup(s: GroupSummary | null): Map<string, GroupHealth> {
+  const out = new Map<string, GroupHealth>();
+  s?.groups.id.forEach((id, i) => out.set(id, {
+    worst: s.groups.worst_alarm[i] ?? null,
+    alarms: s.groups.active_alarms[i] ?? 0,
+    p95: s.groups.util_p95[i] ?? null,
+    grade: s.groups.util_grade[i] ?? -1,
+  }));
+  return out;
+}
+
+const UTIL_WORDS = ['ok', 'warning', 'bad'];
+// A group's health in words: "alarms: major (2) · util p95 95 % (bad)".
+export function healthWords(h: GroupHealth): { alarms: string; util: string } {
+  return {
+    alarms: h.worst ? `${h.worst} (${h.alarms})` : 'none',
+    util: h.p95 === null ? 'no data' : `${h.p95} % (${UTIL_WORDS[h.grade] ?? 'no data'})`,
+  };
+}
+
 export const STATE_COLOURS: Record<string, string> = {
   healthy: '#1a7f37',
   allocated: '#0b5cad',

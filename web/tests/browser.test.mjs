@@ -22,6 +22,7 @@
 //     job's rank × rank matrix one cell per communicating pair; a flow reported for one pair (a report batch
 //     of its source host) shows as that pair's volume once the matrix is switched to traffic (keyboard),
 //     the other pairs as "no flow data";
+//   - every site view group names its worst active alarm and p95 utilisation (the aggregator's summary);
 //   - overlays on the matrices (leaf × spine, rail × SU, host × NPU port) and the site view, from KPI
 //     samples pushed for them (a busy port, a pausing port, a weak receiver) and the brain's alarms; FEC
 //     graded by the thresholds of the test aggregator's configuration; the time slider replays an older reading; the incident page's sparklines; the job's schedule view;
@@ -372,6 +373,18 @@ test('the time slider replays an overlay from the KPI store', async () => {
 });
 
 test('the site view is coloured by the chosen overlay and by alarms', async () => {
+  // Whatever overlay colours it, every group names its worst active alarm and its p95 utilisation (the
+  // aggregator's summary): SU 0 holds host001's link-down alarms and host003's port at 95 % of capacity.
+  const summary = await api('GET', '/api/v1/overlays/summary');
+  const su0 = summary.groups.id.indexOf('su:0');
+  assert.equal(summary.groups.worst_alarm[su0], 'major');
+  assert.equal(summary.groups.util_p95[su0], 95);
+  await open(page, '#/site', 'Site view');
+  const su0Text = await page.locator('button[data-group="su:0"]').textContent();
+  assert.ok(su0Text.includes(`alarms: ! major (${summary.groups.active_alarms[su0]})`), su0Text);
+  assert.ok(su0Text.includes('util p95: 95 % (bad)'), su0Text);
+  assert.match(await page.locator('button[data-group="su:1"]').textContent(), /util p95: no data/);
+  await axe(page, 'site (group summary)');
   await open(page, '#/site?overlay=util', 'Site view');
   assert.equal(await page.locator('#site-graph').getAttribute('data-overlay'), 'util');
   assert.match(await page.locator('button[data-group="su:0"]').textContent(), /Utilisation: bad/);

@@ -12,7 +12,8 @@ import type { PageContext, Cleanup } from '../main';
 import { navigate, recordHash } from '../main';
 import { ApiError } from '../api';
 import { el, setStatus, showError, stateBadge, table } from '../dom';
-import { drawnItems, fetchLayout, type Drawn, type Layout } from '../layout';
+import { drawnItems, fetchLayout, fetchSummary, healthByGroup, healthWords, type Drawn, type GroupHealth, type Layout } from '../layout';
+import { severityBadge } from '../brain';
 import { drawGraph, type Renderer } from '../graph';
 import { domainsOf } from '../topology';
 import { deviceLevels, fetchGraded, gradeLinks, levelWord, piecesOf, type GradedLink, type OverlayData } from '../overlay';
@@ -22,6 +23,7 @@ import { followRevisions } from '../topology_live';
 import { choiceParams, overlayChoice, overlayControls, wireNow, type OverlayChoice } from '../overlay_controls';
 
 export const TABLE_THRESHOLD = 3000;
+const SUMMARY_REFRESH_MS = 10_000;
 
 function listParam(params: URLSearchParams, name: string): string[] {
   return (params.get(name) ?? '').split(',').filter(Boolean);
@@ -51,6 +53,8 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
   const hashOf = (e: string[], c: OverlayChoice = choice): string => siteHash(e, mark, rendererParam, blast, incident, c);
   const wanted: Renderer = rendererParam === 'canvas' ? 'canvas' : 'webgl';
   main.append(el('h1', {}, 'Fabric site view'));
+  // Each group's worst alarm and p95 utilisation, read beside the layout; the view works without it.
+  const summary = fetchSummary().catch(() => null);
   let layout: Layout;
   let withMarks = expand; // the groups asked for (the URL's and the marked hosts'), as the layout is fetched
   try {
@@ -75,6 +79,14 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
   const site = choice.overlay.kind === 'state' ? null : await overlayGrades(choice);
   const grades = site?.levels ?? null;
   // Each item's colour and label from the layout (device state, marks), before an overlay's grade.
+  let health = healthByGroup(await summary);
+  // In the graph's labels only what is there (the group list says "none" and "no data" too).
+  const healthLabel = (name: string): string => {
+    const h = health.get(name);
+    if (!h) return '';
+    const w = healthWords(h);
+    return `${h.worst ? ` · alarms ${w.alarms}` : ''}${h.p95 !== null ? ` · util p95 ${w.util}` : ''}`;
+  };
   const baseLabel = new Map<string, string>();
   const baseColour = new Map<string, string>();
   const remember = (drawn: Drawn[]): void => {
@@ -87,7 +99,7 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
   // An item's colour and label under the overlay (its grade in words).
   const paint = (i: Drawn): void => {
     const level = grades?.get(i.name);
-    i.label = baseLabel.get(i.id) ?? i.label;
+    i.label = (baseLabel.get(i.id) ?? i.label) + healthLabel(i.name);
     i.colour = baseColour.get(i.id) ?? i.colour;
     if (level === undefined) return;
     const piece = piecesOf(choice.overlay).find((p) => p.value === level);
@@ -107,8 +119,14 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
   // The group list: every group as a toggle button (keyboard access to every expansion), its state in words.
   const list = el('ul', {});
   const buttons = new Map<string, HTMLButtonElement>();
+  const healthParts = (h: GroupHealth | undefined): (string | Node)[] => {
+    if (!h) return [];
+    const w = healthWords(h);
+    return [' · alarms: ', h.worst ? severityBadge(h.worst) : 'none', h.worst ? ` (${h.alarms})` : '', ` · util p95: ${w.util}`];
+  };
   const buttonText = (g: Layout['groups'][number]): (string | Node)[] => [
     `${g.expanded ? '▾' : '▸'} ${g.label} · ${g.kind === 'su' ? `${g.hosts} hosts` : `${g.members} switches`} · `, stateBadge(g.worst_state),
+    ...healthParts(health.get(g.id)),
     grades?.has(g.id) ? ` · ${choice.overlay.label}: ${levelWord(choice.overlay, grades.get(g.id) ?? 0)}` : ''];
   for (const g of layout.groups) {
     const button = el('button', { type: 'button', 'aria-pressed': g.expanded ? 'true' : 'false', 'data-group': g.id }, ...buttonText(g));
@@ -124,7 +142,8 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
     el('span', { class: 'state' }, blast.length ? '★ blast radius (purple)' : '★ search answer (purple)'));
   const side = el('section', { class: 'groups', 'aria-labelledby': 'groups-title' },
     el('h2', { id: 'groups-title' }, 'Groups'),
-    el('p', { class: 'note' }, 'Expand a group to draw its leaves and hosts.'),
+    el('p', { class: 'note' }, 'Expand a group to draw its leaves and hosts. Each group names its worst active alarm '
+      + '(how many) and the 95th percentile of its links\' utilisation, now (re-read every 10 s).'),
     list,
     el('p', {}, el('a', { href: hashOf([]) }, 'Collapse all'), ' · ',
       el('a', { href: hashOf(['all']) }, 'Expand all')));
@@ -205,6 +224,34 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
   // The link-state overlay (device states) shown now follows the topology stream: a new revision re-reads
   // the layout with the same expansion; when it draws the same items, those whose state changed are
   // repainted in place with their group buttons, else the view is built again.
+  // The groups' alarms and utilisation are re-read every SUMMARY_REFRESH_MS: the groups whose summary changed
+  // get their button text and drawn item again.
+  function followSummary(redraw: (changed: Drawn[]) => void): () => void {
+    let done = false;
+    const timer = window.setInterval(() => {
+      fetchSummary().then((s) => {
+        if (done) return;
+        const next = healthByGroup(s);
+        const old = health;
+        health = next;
+        const changed: Drawn[] = [];
+        for (const g of layout.groups) {
+          if (JSON.stringify(old.get(g.id)) === JSON.stringify(next.get(g.id))) continue;
+          buttons.get(g.id)?.replaceChildren(...buttonText(g));
+          for (const i of byName.get(g.id) ?? []) {
+            paint(i);
+            changed.push(i);
+          }
+        }
+        if (changed.length) redraw(changed);
+      }).catch(() => undefined); // kept as it was; the next read may succeed
+    }, SUMMARY_REFRESH_MS);
+    return () => {
+      done = true;
+      window.clearInterval(timer);
+    };
+  }
+
   function liveStates(target: HTMLElement, redraw: (changed: Drawn[]) => void): () => void {
     if (choice.overlay.kind !== 'state' || choice.at !== null) return () => undefined;
     let applied = 0;
@@ -262,8 +309,12 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
       }
     };
     const stop = choice.overlay.kind === 'state' ? liveStates(t, redrawRows) : live(t, redrawRows);
+    const stopSummary = followSummary(redrawRows);
     setStatus(`Site view: ${items.length} items as a table`);
-    return stop;
+    return () => {
+      stop();
+      stopSummary();
+    };
   }
   const graphLabel = (): string => `Fabric graph of ${items.length} items; the group list beside it gives keyboard access to the same groups`;
   const container = el('div', { class: 'graph', id: 'site-graph', role: 'img', 'aria-label': graphLabel() });
@@ -331,10 +382,12 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
   toggle = (id: string): void => void expandInPlace(toggled(expanded, id));
 
   const stop = choice.overlay.kind === 'state' ? liveStates(container, redrawGraph) : live(container, redrawGraph);
+  const stopSummary = followSummary(redrawGraph);
   setStatus(`Site view: ${items.length} items, ${graph.renderer}`);
   return () => {
     stopped = true;
     stop();
+    stopSummary();
     graph.kill();
   };
 }
