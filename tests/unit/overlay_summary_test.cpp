@@ -1,5 +1,5 @@
-// The site view's group summary (api/overlays/summary.h): each layout group's worst active alarm and the
-// 95th percentile of its links' utilisation, on a generated Clos fabric.
+// The site view's group summary (api/overlays/summary.h): each layout and rail group's worst active alarm
+// and the 95th percentile of its links' utilisation, on a generated Clos fabric.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -92,6 +92,11 @@ TEST_F(OverlaySummary, UtilisationIsTheNearestRank95thPercentileOfEachGroupsLink
   EXPECT_EQ(s.util_links[su1], 0U);
   EXPECT_FALSE(s.util_p95[su1].has_value());
   EXPECT_EQ(s.util_grade[su1], kNoData);
+  // The one rail (every leaf is on NPU 0's rail): SU 0's NPU links and the uplink, after the layout groups.
+  EXPECT_EQ(s.group_ids.back(), "rail:0");
+  const auto rail = group(s, "rail:0");
+  EXPECT_EQ(s.util_links[rail], 21U);
+  EXPECT_DOUBLE_EQ(s.util_p95[rail].value_or(-1), 20);
 }
 
 TEST_F(OverlaySummary, AGroupTakesTheWorstOfTheActiveAlarmsNamingItsDevices) {
@@ -122,6 +127,11 @@ TEST_F(OverlaySummary, AGroupTakesTheWorstOfTheActiveAlarmsNamingItsDevices) {
   const auto su1 = group(s, "su:1");
   EXPECT_EQ(s.active_alarms[su1], 1U);
   EXPECT_EQ(s.worst_alarm[su1], brain::FaultSeverity::critical);
+  // The rail: the alarms of NPU ports on it (through their link's leaf) and of its leaves; not the one
+  // naming a host alone (a host has a port on every rail).
+  const auto rail = group(s, "rail:0");
+  EXPECT_EQ(s.active_alarms[rail], 4U);
+  EXPECT_EQ(s.worst_alarm[rail], brain::FaultSeverity::critical);
   // Without alarms and readings every group says so, and the answer names it.
   const auto none = summarise({}, {});
   const auto j = summary_json(util_, none, 1234);

@@ -113,7 +113,8 @@ export const STATE_COLOURS: Record<string, string> = {
 };
 export const MARK_COLOUR = '#7a2bd1';
 
-// One thing the site view draws: a collapsed group or a member of an expanded one.
+// One thing the site view draws: a collapsed group, a member of an expanded one, or a rail group (the
+// leaves of one rail across the SUs: a row of its own below the hosts, always drawn).
 export interface Drawn {
   id: string;
   label: string;
@@ -122,7 +123,7 @@ export interface Drawn {
   size: number;
   colour: string;
   marked: boolean;
-  kind: string; // group kind or node tier
+  kind: string; // group kind, node tier or 'rail'
   state: string;
   name: string; // group id or device name
 }
@@ -147,6 +148,25 @@ export function drawnItems(layout: Layout, marked: Set<string>, markLabel = 'ans
       name: g.id,
     });
   }
+  // The rails spread over the fabric's width (the layout places groups and nodes, not rails).
+  const xs = [...layout.groups.map((g) => g.x), ...layout.nodes.map((n) => n.x)];
+  const left = xs.length ? Math.min(...xs) : 0;
+  const step = xs.length && layout.rails.length ? (Math.max(...xs) - left) / layout.rails.length : 1;
+  layout.rails.forEach((r, i) => {
+    const suffix = r.worst_state === 'healthy' ? '' : ` [${r.worst_state}]`;
+    out.push({
+      id: r.id,
+      label: `rail ${r.rail} (${r.leaves} leaves)${suffix}`,
+      x: left + (i + 0.5) * (step || 1),
+      y: 4,
+      size: 9,
+      colour: STATE_COLOURS[r.worst_state] ?? '#4a5360',
+      marked: false,
+      kind: 'rail',
+      state: r.worst_state,
+      name: r.id,
+    });
+  });
   for (const n of layout.nodes) {
     const isMarked = marked.has(n.name);
     const suffix = n.state === 'healthy' ? '' : ` [${n.state}]`;

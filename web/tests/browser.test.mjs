@@ -22,7 +22,8 @@
 //     job's rank × rank matrix one cell per communicating pair; a flow reported for one pair (a report batch
 //     of its source host) shows as that pair's volume once the matrix is switched to traffic (keyboard),
 //     the other pairs as "no flow data";
-//   - every site view group names its worst active alarm and p95 utilisation (the aggregator's summary);
+//   - every site view group and rail names its worst active alarm and p95 utilisation (the aggregator's
+//     summary);
 //   - overlays on the matrices (leaf × spine, rail × SU, host × NPU port) and the site view, from KPI
 //     samples pushed for them (a busy port, a pausing port, a weak receiver) and the brain's alarms; FEC
 //     graded by the thresholds of the test aggregator's configuration; the time slider replays an older reading; the incident page's sparklines; the job's schedule view;
@@ -384,6 +385,14 @@ test('the site view is coloured by the chosen overlay and by alarms', async () =
   assert.ok(su0Text.includes(`alarms: ! major (${summary.groups.active_alarms[su0]})`), su0Text);
   assert.ok(su0Text.includes('util p95: 95 % (bad)'), su0Text);
   assert.match(await page.locator('button[data-group="su:1"]').textContent(), /util p95: no data/);
+  // The rail groups too: host003's eth1 is on rail 1, host001's eth0 and eth1 on rails 0 and 1.
+  const rail1 = summary.groups.id.indexOf('rail:1');
+  assert.ok(rail1 >= 0, 'no rail group in the summary');
+  assert.equal(summary.groups.util_p95[rail1], 95);
+  const rail1Text = await page.locator('a[data-rail="rail:1"]').textContent();
+  assert.ok(rail1Text.includes('util p95: 95 % (bad)'), rail1Text);
+  assert.ok(rail1Text.includes(`alarms: ! major (${summary.groups.active_alarms[rail1]})`), rail1Text);
+  assert.equal(await page.locator('a[data-rail]').count(), 4, 'not one entry per rail');
   await axe(page, 'site (group summary)');
   await open(page, '#/site?overlay=util', 'Site view');
   assert.equal(await page.locator('#site-graph').getAttribute('data-overlay'), 'util');
@@ -558,7 +567,7 @@ async function drillDownInPlace(p, shotName) {
   const graph = p.locator('#site-graph');
   const grouped = Number(await graph.getAttribute('data-nodes'));
   const layout = await api('GET', '/api/v1/topology/layout?expand=su:0');
-  const wanted = layout.nodes.length + layout.groups.filter((g) => !g.expanded).length;
+  const wanted = layout.nodes.length + layout.groups.filter((g) => !g.expanded).length + layout.rails.length;
   assert.ok(wanted > grouped, 'expanding SU 0 draws no more items');
   const kept = await markElement(p, '#site-graph');
   const expandedTo = (ids) => p.waitForFunction((want) => document.getElementById('site-graph')?.dataset['expanded'] === want, ids, { timeout: 10_000 });

@@ -4,9 +4,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstddef>
+#include <map>
+#include <unordered_map>
 #include <utility>
 
 #include "api/kpis/routes.h"
+#include "api/topology/layout.h"
 #include "http/json_io.h"
 #include "services/store_errors.h"
 
@@ -44,6 +47,20 @@ GroupSummary summarise_groups(const Overlay& util, const topology::Topology& t, 
   s.revision = util_grades.revision;
   s.truncated = util_grades.truncated;
   s.group_ids = util_grades.group_ids;
+  const auto& nodes = t.nodes();
+  const auto& links = t.links();
+  // The rail groups after the layout groups, in rail order; each leaf's rail group.
+  std::vector<std::size_t> rail_group_of(nodes.size(), SIZE_MAX);
+  {
+    std::map<std::uint32_t, std::vector<topology::NodeId>> rails;
+    for (const auto leaf : t.switches(topology::Tier::kLeaf)) {
+      if (const auto rail = topology_api::leaf_rail(t, nodes[leaf])) rails[*rail].push_back(leaf);
+    }
+    for (const auto& [rail, leaves] : rails) {
+      for (const auto leaf : leaves) rail_group_of[leaf] = s.group_ids.size();
+      s.group_ids.push_back("rail:" + std::to_string(rail));
+    }
+  }
   const auto groups = s.group_ids.size();
   s.worst_alarm.assign(groups, std::nullopt);
   s.active_alarms.assign(groups, 0);
@@ -53,17 +70,28 @@ GroupSummary summarise_groups(const Overlay& util, const topology::Topology& t, 
   const auto group_of = [&](topology::NodeId node) {
     return node < util_grades.group_of.size() ? util_grades.group_of[node] : SIZE_MAX;
   };
+  // The rail an NPU port entity ("host003/eth1") belongs to: its link's leaf's.
+  std::unordered_map<std::string, std::size_t> port_rail;
+  for (const auto& link : links) {
+    if (nodes[link.lower].tier == topology::Tier::kHost && rail_group_of[link.upper] != SIZE_MAX)
+      port_rail.emplace(nodes[link.lower].name + "/" + link.lower_port, rail_group_of[link.upper]);
+  }
 
   std::vector<std::size_t> touched;  // the groups one alarm names, each once
+  const auto touch = [&touched, groups](std::size_t group) {
+    if (group < groups && std::find(touched.begin(), touched.end(), group) == touched.end())
+      touched.push_back(group);
+  };
   for (const auto& alarm : active) {
     if (alarm.suppressed || alarm.state == brain::AlarmState::cleared) continue;
     touched.clear();
     for (const auto& entity : {alarm.entity, alarm.peer}) {
       if (entity.empty()) continue;
       const auto node = t.find(kpis_api::entity_device(entity));
-      const auto group = node ? group_of(*node) : SIZE_MAX;
-      if (group < groups && std::find(touched.begin(), touched.end(), group) == touched.end())
-        touched.push_back(group);
+      if (!node) continue;
+      touch(group_of(*node));
+      touch(rail_group_of[*node]);
+      if (const auto port = port_rail.find(entity); port != port_rail.end()) touch(port->second);
     }
     for (const auto group : touched) {
       ++s.active_alarms[group];
@@ -73,14 +101,15 @@ GroupSummary summarise_groups(const Overlay& util, const topology::Topology& t, 
   }
 
   std::vector<std::vector<double>> values(groups);
-  const auto& links = t.links();
   for (std::size_t i = 0; i < links.size() && i < util_grades.values.size(); ++i) {
     const auto& v = util_grades.values[i];
     if (!v) continue;
-    const auto lower = group_of(links[i].lower);
-    const auto upper = group_of(links[i].upper);
-    if (lower < groups) values[lower].push_back(*v);
-    if (upper < groups && upper != lower) values[upper].push_back(*v);
+    touched.clear();
+    for (const auto end : {links[i].lower, links[i].upper}) {
+      touch(group_of(end));
+      touch(rail_group_of[end]);
+    }
+    for (const auto group : touched) values[group].push_back(*v);
   }
   for (std::size_t g = 0; g < groups; ++g) {
     if (values[g].empty()) continue;

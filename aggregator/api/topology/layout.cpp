@@ -70,25 +70,6 @@ std::vector<std::string> split_list(std::string_view text) {
   return out;
 }
 
-// The rail of a leaf: the NPU index most of its host links come from (ties: the lowest); none without
-// host links.
-std::optional<std::uint32_t> rail_of(const topo::Topology& t, const topo::Node& leaf) {
-  std::map<std::uint32_t, std::uint32_t> counts;
-  for (const auto id : leaf.downlinks) {
-    const auto& link = t.link(id);
-    if (link.npu) ++counts[*link.npu];
-  }
-  std::optional<std::uint32_t> best;
-  std::uint32_t best_count = 0;
-  for (const auto& [rail, n] : counts) {
-    if (n > best_count) {
-      best = rail;
-      best_count = n;
-    }
-  }
-  return best;
-}
-
 http::Response layout(services::TopologyCache& cache, http::RequestContext& ctx) {
   if (auto bad = http::check_query(ctx, {"expand", "locate"})) return http::problem(ctx, *bad);
   const auto expand_list = split_list(ctx.query("expand").value_or(""));
@@ -141,7 +122,7 @@ http::Response layout(services::TopologyCache& cache, http::RequestContext& ctx)
     } else {
       member_of[leaf] = su_group.at(t.domain(under.front(), topo::Tier::kLeaf));
     }
-    rail[leaf] = rail_of(t, nodes[leaf]);
+    rail[leaf] = leaf_rail(t, nodes[leaf]);
   }
   for (const auto spine : t.switches(topo::Tier::kSpine)) {
     const auto under = t.hosts_under(spine);
@@ -345,6 +326,23 @@ http::Response layout(services::TopologyCache& cache, http::RequestContext& ctx)
 }
 
 }  // namespace
+
+std::optional<std::uint32_t> leaf_rail(const topo::Topology& t, const topo::Node& leaf) {
+  std::map<std::uint32_t, std::uint32_t> counts;
+  for (const auto id : leaf.downlinks) {
+    const auto& link = t.link(id);
+    if (link.npu) ++counts[*link.npu];
+  }
+  std::optional<std::uint32_t> best;
+  std::uint32_t best_count = 0;
+  for (const auto& [rail, n] : counts) {
+    if (n > best_count) {
+      best = rail;
+      best_count = n;
+    }
+  }
+  return best;
+}
 
 void register_layout_route(http::Router& router, std::shared_ptr<services::TopologyCache> cache) {
   router.add(

@@ -19,7 +19,9 @@
 // - Cost: O(nodes + links) per request (a worker-pool route: it may run for a 100,000-host model).
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "http/router.h"
 #include "services/topology_cache.h"
@@ -28,6 +30,10 @@ namespace hsns::topology_api {
 
 inline constexpr std::size_t kMaxExpand = 1024;
 inline constexpr std::size_t kMaxLocate = 4096;
+
+// The rail of a leaf: the NPU index most of its host links come from (ties: the lowest); none without host
+// links. The layout's rail groups ("rail:<n>") are the leaves of each rail.
+std::optional<std::uint32_t> leaf_rail(const topology::Topology& t, const topology::Node& leaf);
 
 void register_layout_route(http::Router& router, std::shared_ptr<services::TopologyCache> cache);
 

@@ -12,8 +12,9 @@ import type { PageContext, Cleanup } from '../main';
 import { navigate, recordHash } from '../main';
 import { ApiError } from '../api';
 import { el, setStatus, showError, stateBadge, table } from '../dom';
-import { drawnItems, fetchLayout, fetchSummary, healthByGroup, healthWords, type Drawn, type GroupHealth, type Layout } from '../layout';
-import { severityBadge } from '../brain';
+import { drawnItems, fetchLayout, fetchSummary, healthByGroup, healthWords, type Drawn, type GroupHealth, type Layout, type LayoutRail } from '../layout';
+import { matrixHash } from './matrix';
+import { severityBadge, severityLevel } from '../brain';
 import { drawGraph, type Renderer } from '../graph';
 import { domainsOf } from '../topology';
 import { deviceLevels, fetchGraded, gradeLinks, levelWord, piecesOf, type GradedLink, type OverlayData } from '../overlay';
@@ -24,6 +25,7 @@ import { choiceParams, overlayChoice, overlayControls, wireNow, type OverlayChoi
 
 export const TABLE_THRESHOLD = 3000;
 const SUMMARY_REFRESH_MS = 10_000;
+const NEUTRAL_COLOUR = '#8c959f';
 
 function listParam(params: URLSearchParams, name: string): string[] {
   return (params.get(name) ?? '').split(',').filter(Boolean);
@@ -84,8 +86,7 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
   const healthLabel = (name: string): string => {
     const h = health.get(name);
     if (!h) return '';
-    const w = healthWords(h);
-    return `${h.worst ? ` · alarms ${w.alarms}` : ''}${h.p95 !== null ? ` · util p95 ${w.util}` : ''}`;
+    return `${h.worst ? ` · ${h.worst} ×${h.alarms}` : ''}${h.p95 !== null ? ` · p95 ${h.p95} %` : ''}`;
   };
   const baseLabel = new Map<string, string>();
   const baseColour = new Map<string, string>();
@@ -97,13 +98,29 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
   };
   remember(items);
   // An item's colour and label under the overlay (its grade in words).
+  // A rail cuts across the SUs, so the overlay's device and group grades say nothing of it: under the
+  // alarm overlay it takes its worst active alarm, under utilisation its p95 grade (both the summary's);
+  // other overlays grade rails in the rail × SU matrix, and the rail is drawn neutral.
+  const railLevel = (name: string): number | null => {
+    const h = health.get(name);
+    if (!h) return null;
+    if (choice.overlay.kind === 'alarms') return h.worst ? 1 + severityLevel(h.worst) : 0;
+    if (choice.overlay.id === 'util') return h.grade;
+    return null;
+  };
   const paint = (i: Drawn): void => {
-    const level = grades?.get(i.name);
     i.label = (baseLabel.get(i.id) ?? i.label) + healthLabel(i.name);
     i.colour = baseColour.get(i.id) ?? i.colour;
+    if (!grades) return;
+    const level = i.kind === 'rail' ? railLevel(i.name) : grades.get(i.name);
     if (level === undefined) return;
+    if (level === null) {
+      i.label += ` [${choice.overlay.id}: see the rail × SU matrix]`;
+      i.colour = NEUTRAL_COLOUR;
+      return;
+    }
     const piece = piecesOf(choice.overlay).find((p) => p.value === level);
-    i.label += ` [${choice.overlay.id}: ${levelWord(choice.overlay, level)}]`;
+    i.label += ` [${choice.overlay.id}${i.kind === 'rail' && choice.overlay.id === 'util' ? ' p95' : ''}: ${levelWord(choice.overlay, level)}]`;
     if (!i.marked && piece) i.colour = piece.color;
   };
   for (const i of items) paint(i);
@@ -135,6 +152,27 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
     const li = el('li', { class: Object.values(layout.located).includes(g.id) ? 'marked' : '' }, button);
     list.append(li);
   }
+  // The rail groups (the leaves of one rail across the SUs): each a link to the rail × SU matrix.
+  const railHash = matrixHash('rail-su', choice);
+  const railList = el('ul', {});
+  const railLinks = new Map<string, HTMLElement>();
+  const railText = (r: LayoutRail): (string | Node)[] => [`rail ${r.rail} · ${r.leaves} leaves · `, stateBadge(r.worst_state),
+    ...healthParts(health.get(r.id))];
+  for (const r of layout.rails) {
+    const a = el('a', { href: railHash, 'data-rail': r.id }, ...railText(r));
+    railLinks.set(r.id, a);
+    railList.append(el('li', {}, a));
+  }
+  // A group's or rail's entry in the list written again (its state, summary or grade changed).
+  const relist = (id: string): void => {
+    const g = layout.groups.find((x) => x.id === id);
+    if (g) {
+      buttons.get(id)?.setAttribute('aria-pressed', g.expanded ? 'true' : 'false');
+      buttons.get(id)?.replaceChildren(...buttonText(g));
+    }
+    const r = layout.rails.find((x) => x.id === id);
+    if (r) railLinks.get(id)?.replaceChildren(...railText(r));
+  };
   const controls = overlayControls(choice, (c) => navigate(hashOf(expanded, c)));
   const legend = grades ? el('div', { class: 'legend' }, `Items coloured by ${choice.overlay.label} (legend above); purple ★: `,
     blast.length ? 'blast radius' : 'search answer') : el('div', { class: 'legend' }, 'Legend: ',
@@ -146,9 +184,13 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
       + '(how many) and the 95th percentile of its links\' utilisation, now (re-read every 10 s).'),
     list,
     el('p', {}, el('a', { href: hashOf([]) }, 'Collapse all'), ' · ',
-      el('a', { href: hashOf(['all']) }, 'Expand all')));
+      el('a', { href: hashOf(['all']) }, 'Expand all')),
+    layout.rails.length ? el('h3', { id: 'rails-title' }, 'Rails') : '',
+    layout.rails.length ? el('p', { class: 'note' }, 'The leaves of each rail across the SUs, drawn in a row below the hosts; '
+      + 'a rail opens the rail × SU matrix.') : '',
+    layout.rails.length ? railList : '');
 
-  // The drawn items by device or group name (a name may be drawn twice: a group and its rail).
+  // The drawn items by device, group or rail name.
   const byName = new Map<string, Drawn[]>();
   const indexItems = (): void => {
     byName.clear();
@@ -161,7 +203,8 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
   indexItems();
 
   const onPick = (item: Drawn): void => {
-    if (item.kind === 'host') navigate(`#/host/${encodeURIComponent(item.name)}`);
+    if (item.kind === 'rail') navigate(railHash);
+    else if (item.kind === 'host') navigate(`#/host/${encodeURIComponent(item.name)}`);
     else if (item.kind === 'leaf' || item.kind === 'spine' || item.kind === 'core') navigate(`#/switch/${encodeURIComponent(item.name)}`);
     else toggle(item.id);
   };
@@ -190,9 +233,7 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
           paint(i);
           changed.push(i);
         }
-        const g = layout.groups.find((x) => x.id === name);
-        const b = buttons.get(name);
-        if (g && b) b.replaceChildren(...buttonText(g));
+        relist(name);
       }
       if (changed.length) redraw(changed);
     };
@@ -235,10 +276,10 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
         const old = health;
         health = next;
         const changed: Drawn[] = [];
-        for (const g of layout.groups) {
-          if (JSON.stringify(old.get(g.id)) === JSON.stringify(next.get(g.id))) continue;
-          buttons.get(g.id)?.replaceChildren(...buttonText(g));
-          for (const i of byName.get(g.id) ?? []) {
+        for (const id of [...layout.groups.map((g) => g.id), ...layout.rails.map((r) => r.id)]) {
+          if (JSON.stringify(old.get(id)) === JSON.stringify(next.get(id))) continue;
+          relist(id);
+          for (const i of byName.get(id) ?? []) {
             paint(i);
             changed.push(i);
           }
@@ -269,10 +310,11 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
       const changed: Drawn[] = [];
       fresh.forEach((f, k) => {
         const i = items[k];
-        if (!i || (f.state === i.state && f.label === i.label && f.colour === i.colour)) return;
-        Object.assign(i, { state: f.state, label: f.label, colour: f.colour });
+        if (!i || (f.state === i.state && f.label === baseLabel.get(i.id) && f.colour === baseColour.get(i.id))) return;
+        i.state = f.state;
         baseLabel.set(i.id, f.label);
         baseColour.set(i.id, f.colour);
+        paint(i);
         changed.push(i);
       });
       for (const g of next.groups) {
@@ -280,7 +322,13 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
         if (!old || old.worst_state === g.worst_state) continue;
         old.worst_state = g.worst_state;
         old.states = g.states;
-        buttons.get(g.id)?.replaceChildren(...buttonText(old));
+        relist(g.id);
+      }
+      for (const r of next.rails) {
+        const old = layout.rails.find((x) => x.id === r.id);
+        if (!old || old.worst_state === r.worst_state) continue;
+        old.worst_state = r.worst_state;
+        relist(r.id);
       }
       layout.revision = next.revision;
       applied += changed.length;
@@ -364,11 +412,7 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
       for (const i of items) paint(i);
       indexItems();
       graph.replace(items, fresh.edges);
-      for (const g of fresh.groups) {
-        const b = buttons.get(g.id);
-        b?.setAttribute('aria-pressed', g.expanded ? 'true' : 'false');
-        b?.replaceChildren(...buttonText(g));
-      }
+      for (const id of [...fresh.groups.map((g) => g.id), ...fresh.rails.map((r) => r.id)]) relist(id);
       describe();
       if (graph.renderer === 'webgl') container.setAttribute('aria-label', graphLabel());
       recordHash(hashOf(expanded));
