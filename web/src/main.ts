@@ -9,6 +9,7 @@ import { renderSite } from './pages/site';
 import { renderMatrix } from './pages/matrix';
 import { renderNetwork } from './pages/network';
 import { renderEntity } from './pages/entity';
+import { renderLink, renderPort } from './pages/port';
 import { renderScheduling } from './pages/scheduling';
 import { renderAlarms } from './pages/alarms';
 import { renderIncident } from './pages/incident';
@@ -30,6 +31,8 @@ const pages: Record<string, Page> = {
   network: renderNetwork,
   host: renderEntity,
   switch: renderEntity,
+  port: renderPort,
+  link: renderLink,
   scheduling: renderScheduling,
   alarms: renderAlarms,
   incident: renderIncident,
@@ -42,6 +45,8 @@ const titles: Record<string, string> = {
   network: 'Network',
   host: 'Host',
   switch: 'Switch',
+  port: 'NPU port',
+  link: 'Link',
   scheduling: 'Scheduling',
   alarms: 'Alarms',
   incident: 'Incident',

@@ -18,6 +18,9 @@
 //     (checked through the API, and after a reload), a silence is made from the filter and deleted;
 //   - the root-cause page of the incident shows its ranked causes, the affected job and ranks, the
 //     recommended action, and its blast-radius link marks the devices on the site view;
+//   - the NPU port page shows the port's module diagnostics against the module's thresholds (a report batch
+//     with optics), its link and alarms; the link page both ends and their alarms; the host page its NPU
+//     ports (links to the port pages) and alarms; the switch page links its ports to their link pages;
 //   - path diagnosis of a pair (through the form) and of the job shows every hop with its verdict, and the
 //     job's rank × rank matrix one cell per communicating pair; a flow reported for one pair (a report batch
 //     of its source host) shows as that pair's volume once the matrix is switched to traffic (keyboard),
@@ -281,6 +284,8 @@ const PAGES = [
   ['network', '#/network', 'Network'],
   ['host', '#/host/host000', 'host host000'],
   ['switch', '#/switch/leaf000', 'switch leaf000'],
+  ['port', '#/port/host001/eth0', 'port host001/eth0'],
+  ['link', '#/link/host001/eth0', 'link host001/eth0'],
   ['scheduling', '#/scheduling', 'Scheduling'],
   ['job', '#/job/train-ui', 'Job train-ui'],
 ];
@@ -796,6 +801,49 @@ test('the schedule view shows the rank placement, the predicted time and the rou
   assert.equal(await page.locator('#plan-table tbody tr').count(), Math.min(500, diag.pairs.length));
   await axe(page, 'job');
   await shot(page, 'job');
+  assert.deepEqual(problems, []);
+});
+
+test('the NPU port, link, host and switch pages show the port\'s module against its thresholds, both ends and the alarms', async () => {
+  // host001's eth0: its module reported by a report batch (temperature above its high warning, lane 1
+  // receiving below its low warning); its link-down alarm is the seeded one.
+  const t = Date.now() - 20_000;
+  await api('POST', '/api/v1/agents/host001/reports', { seq: 100, ts_ms: t, optics: { host: 'host001', ts_ms: t, modules: [{
+    netdev: 'eth0', status: 'ok', vendor: 'ACME', serial: 'SN-UI-1', temperature_celsius: 71, voltage_volts: 3.3,
+    thresholds: {
+      temperature: { high_alarm: 75, low_alarm: -5, high_warning: 70, low_warning: 0 },
+      rx_power: { high_alarm: 0.002, low_alarm: 0.00005, high_warning: 0.0015, low_warning: 0.0001 },
+    },
+    flags: { temperature: { high_alarm: false, low_alarm: false, high_warning: true, low_warning: false } },
+    lanes: [{ lane: 1, tx_power_watts: 0.0012, rx_power_watts: 0.00008, bias_amperes: 0.007 }] }] } });
+  await open(page, '#/port/host001/eth0', 'port host001/eth0');
+  const module = await page.locator('#port-module tbody tr').evaluateAll((rows) => rows.map((r) => [...r.children].map((c) => c.textContent).join(' ')));
+  assert.ok(module.some((r) => /temperature 71\.0 °C .*▲ warning/.test(r)), module.join(' | '));
+  assert.ok(module.some((r) => /receive power lane 1 0\.0800 mW .*▲ warning/.test(r)), module.join(' | '));
+  assert.ok(module.some((r) => /transmit power lane 1 1\.20 mW .*no thresholds/.test(r)), module.join(' | '));
+  assert.match(await page.locator('#port-module caption').textContent(), /temperature high warning/);
+  assert.match(await page.locator('#port-link').textContent(), /NPU 0, state .*its link to leaf\d+\/\S+, \d+ Gb\/s/);
+  assert.ok(Number(await page.locator('#entity-alarms').getAttribute('data-count')) >= 1, 'the port page lists no alarm');
+  assert.match(await page.locator('#entity-alarms tbody').textContent(), /host001\/eth0/);
+  await axe(page, 'port');
+  await shot(page, 'port-module');
+  // Its link: both ends, each a link to its page; the alarms of either end.
+  await page.getByRole('link', { name: 'its link' }).click();
+  await page.waitForFunction(() => (document.getElementById('status')?.textContent ?? '').startsWith('link host001/eth0 — leaf'), null, { timeout: 20_000 });
+  assert.equal(await page.locator('#link-ends a').count(), 2);
+  assert.match(await page.locator('#link-ends').textContent(), /host001\/eth0 — leaf\d+\/\S+: host-to-leaf link, \d+ Gb\/s, NPU 0/);
+  assert.ok(Number(await page.locator('#entity-alarms').getAttribute('data-count')) >= 1, 'the link page lists no alarm');
+  await shot(page, 'link');
+  // The host page: its NPU ports lead to the port pages; its alarms include both of host001's link-downs.
+  await open(page, '#/host/host001', 'host host001');
+  assert.equal(await page.locator('table', { hasText: 'NPU ports in the topology' }).locator('tbody tr').count(), 4);
+  assert.ok(Number(await page.locator('#entity-alarms').getAttribute('data-count')) >= 2, 'the host page lists fewer than its two alarms');
+  await page.locator('a[href="#/port/host001/eth1"]').click();
+  await page.waitForFunction(() => (document.getElementById('status')?.textContent ?? '') === 'port host001/eth1', null, { timeout: 20_000 });
+  // The switch page's ports lead to their link pages.
+  await open(page, '#/switch/leaf000', 'switch leaf000');
+  assert.ok(await page.locator('#entity-alarms').count() === 1, 'the switch page has no alarm section');
+  assert.ok(await page.locator('a[href^="#/link/leaf000/"]').count() >= 1, 'the switch page links no link page');
   assert.deepEqual(problems, []);
 });
 

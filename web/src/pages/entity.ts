@@ -1,25 +1,28 @@
-// Entity pages: #/host/<name> and #/switch/<name>. KPI charts (ECharts over GET /api/v1/kpis/series and
-// GET /api/v1/kpis, 1-minute resolution, the last `hours` hours: URL state), and for a host its optical
-// modules, LLDP neighbours and flows (the stored telemetry); for a switch its links in the topology.
+// Entity pages: #/host/<name> and #/switch/<name> (the NPU port and link pages are port.ts). KPI charts
+// (ECharts over GET /api/v1/kpis/series and GET /api/v1/kpis, 1-minute resolution, the last `hours` hours:
+// URL state), the alarms concerning the device (the newest 1,000 read), and for a host its NPU ports (each a
+// link to its port and link pages), optical modules, LLDP neighbours and flows (the stored telemetry); for a
+// switch its links in the topology.
 import type { PageContext, Cleanup } from '../main';
 import { ApiError, get, query } from '../api';
 import { el, setStatus, stateBadge, table } from '../dom';
 import { makeChart, resizeAll, type Chart } from '../charts';
 import { fetchGraph } from '../topology';
+import { entityDevices, severityBadge, shortTime, type Alarm } from '../brain';
 
 interface Series { entity: string; metric: string; last_ms: number; last_value: number }
 interface Points { points: { ts_ms: number; min: number; max: number; avg: number; last: number }[] }
-interface Optic { netdev: string; status: string; vendor?: string; serial?: string; temperature_celsius?: number; voltage_volts?: number;
+export interface Optic { netdev: string; status: string; vendor?: string; serial?: string; temperature_celsius?: number; voltage_volts?: number;
   thresholds?: Record<string, { high_alarm: number; low_alarm: number; high_warning: number; low_warning: number }>;
   flags?: Record<string, { high_alarm: boolean; low_alarm: boolean; high_warning: boolean; low_warning: boolean }>;
   lanes?: { lane: number; tx_power_watts?: number; rx_power_watts?: number; bias_amperes?: number }[]; time: string }
-interface Lldp { netdev: string; npu?: number; system_name?: string; port_id: string; chassis_id: string; ttl_s: number; time: string }
-interface Flow { src: string; dst: string; src_qp: number; dst_qp: number; packets: number; bytes: number;
+export interface Lldp { netdev: string; npu?: number; system_name?: string; port_id: string; chassis_id: string; ttl_s: number; time: string }
+export interface Flow { src: string; dst: string; src_qp: number; dst_qp: number; packets: number; bytes: number;
   forward?: { ce: number; cnp: number; naks: number } }
 
 const MAX_CHARTS = 8;
 
-function flagText(o: Optic): string {
+export function flagText(o: Optic): string {
   const raised: string[] = [];
   for (const [what, f] of Object.entries(o.flags ?? {})) {
     for (const [k, v] of Object.entries(f)) if (v) raised.push(`${what} ${k.replace('_', ' ')}`);
@@ -27,7 +30,8 @@ function flagText(o: Optic): string {
   return raised.length ? `⚠ ${raised.join(', ')}` : 'within thresholds';
 }
 
-async function kpiCharts(section: HTMLElement, device: string, hours: number): Promise<Chart[]> {
+// The KPI series of `device` (a device name: its own and its ports'; or one port's entity).
+export async function kpiCharts(section: HTMLElement, device: string, hours: number): Promise<Chart[]> {
   const all = await get<{ items: Series[] }>('/api/v1/kpis/series?limit=10000');
   const mine = all.items.filter((s) => s.entity === device || s.entity.startsWith(`${device}/`));
   if (mine.length === 0) {
@@ -59,6 +63,25 @@ async function kpiCharts(section: HTMLElement, device: string, hours: number): P
   return charts;
 }
 
+// The device names and entities an alarm concerns: its entity, peer and root cause (a link id names both
+// ends).
+export function alarmEntities(a: Alarm): string[] {
+  return [a.entity, a.peer, a.root_cause].filter(Boolean).flatMap((e) => e.replace(/^(link|device|module):/, '').split('|'));
+}
+
+// The alarms (the newest 1,000) that `concerns` picks, newest first, each with a link to the alarm view.
+export async function alarmsSection(main: HTMLElement, concerns: (a: Alarm) => boolean): Promise<void> {
+  const list = await get<{ items: Alarm[] }>(`/api/v1/alarms${query({ limit: 1000 })}`);
+  const mine = list.items.filter(concerns);
+  const section = el('section', { 'aria-labelledby': 'alarms-title', id: 'entity-alarms' }, el('h2', { id: 'alarms-title' }, 'Alarms'));
+  section.dataset['count'] = String(mine.length);
+  section.append(table('Alarms (newest first)', ['severity', 'entity', 'fault', 'state', 'first seen', 'last seen', 'count', ''],
+    mine.map((a) => [severityBadge(a.severity), a.entity, a.fault || a.type,
+      `${a.state}${a.suppressed ? ' (suppressed)' : ''}${a.flapping ? ' ⚑ flapping' : ''}`, shortTime(a.first_seen), shortTime(a.last_seen), a.count,
+      el('a', { href: `#/alarms?entity=${encodeURIComponent(a.entity)}` }, 'in the alarm view')]), 'No alarm concerns it.'));
+  main.append(section);
+}
+
 export async function renderEntity(ctx: PageContext): Promise<Cleanup | void> {
   const { main, path, params } = ctx;
   const kind = path[0] === 'switch' ? 'switch' : 'host';
@@ -70,8 +93,10 @@ export async function renderEntity(ctx: PageContext): Promise<Cleanup | void> {
   const kpis = el('section', { 'aria-labelledby': 'kpi-title' }, el('h2', { id: 'kpi-title' }, 'KPIs'));
   main.append(kpis);
   const charts = await kpiCharts(kpis, name, hours);
+  await alarmsSection(main, (a) => alarmEntities(a).some((e) => entityDevices(e).includes(name)));
 
   if (kind === 'host') {
+    await npuPorts(main, name);
     const enc = encodeURIComponent(name);
     const [optics, lldp, flows] = await Promise.all([
       get<{ items: Optic[] }>(`/api/v1/hosts/${enc}/optics?limit=1000`),
@@ -102,7 +127,8 @@ export async function renderEntity(ctx: PageContext): Promise<Cleanup | void> {
             const other = graph.nodes[up ? l.target : l.source];
             const otherName = other?.name ?? '?';
             const href = other?.tier === 'host' ? `#/host/${encodeURIComponent(otherName)}` : `#/switch/${encodeURIComponent(otherName)}`;
-            return [up ? l.source_port : l.target_port, el('a', { href }, otherName), up ? l.target_port : l.source_port, l.bandwidth_gbps, stateBadge(l.state)];
+            const port = up ? l.source_port : l.target_port;
+            return [el('a', { href: linkHash(name, port) }, port), el('a', { href }, otherName), up ? l.target_port : l.source_port, l.bandwidth_gbps, stateBadge(l.state)];
           })));
       }
     } catch (e) {
@@ -112,4 +138,20 @@ export async function renderEntity(ctx: PageContext): Promise<Cleanup | void> {
   }
   setStatus(`${kind} ${name}`);
   return resizeAll(charts);
+}
+
+export const portHash = (host: string, port: string): string => `#/port/${encodeURIComponent(host)}/${encodeURIComponent(port)}`;
+export const linkHash = (device: string, port: string): string => `#/link/${encodeURIComponent(device)}/${encodeURIComponent(port)}`;
+
+// A host's NPU ports in the topology, each a link to its port page and its link page.
+async function npuPorts(main: HTMLElement, host: string): Promise<void> {
+  try {
+    const graph = await fetchGraph();
+    const me = graph.nodes.find((n) => n.name === host);
+    main.append(el('h2', {}, 'NPU ports'), table('NPU ports in the topology', ['NPU', 'port', 'state', 'link'],
+      (me?.npus ?? []).map((n) => [n.index, el('a', { href: portHash(host, n.port) }, n.port), stateBadge(n.state),
+        n.link === null ? 'no link' : el('a', { href: linkHash(host, n.port) }, `link of ${n.port}`)]), 'The topology has no NPU of this host.'));
+  } catch (e) {
+    if (!(e instanceof ApiError && e.status === 404)) throw e;
+  }
 }
