@@ -315,6 +315,9 @@ test('matrices show every link under each overlay, with the cells not ok named',
   assert.ok(await paintedPixels(page, '#matrix-chart canvas') > 0, 'host × NPU port: nothing drawn');
   await axe(page, 'matrix host × port (utilisation)');
   await shot(page, 'matrix-host-port-util');
+  // A cell's worst link is a link to its page (the heatmap cell's click goes there too).
+  await page.locator('#matrix-table a', { hasText: 'host003/eth1' }).click();
+  await page.waitForFunction(() => /^link host003\/eth1 — leaf/.test(document.getElementById('status')?.textContent ?? ''), null, { timeout: 20_000 });
   // rail × SU: PFC pauses of host005's eth2 flag rail 2 of SU 1.
   await open(page, '#/matrix?view=rail-su&overlay=pfc', 'Matrix');
   assert.equal(await chart.getAttribute('data-cells'), '16', 'rail × SU: not one cell per rail and SU');

@@ -22,6 +22,7 @@ import { describeAt, emptyLevel, fetchGraded, gradeLinks, levelWord, piecesOf, t
 import { followGrades } from '../overlay_live';
 import { followAlarmOverlay } from '../alarm_live';
 import { followTopologyStates } from '../topology_live';
+import { linkHash } from './entity';
 import { choiceParams, overlayChoice, overlayControls, wireNow, type OverlayChoice } from '../overlay_controls';
 
 export const VIEWS = [
@@ -124,6 +125,7 @@ function build(view: ViewId, graph: TopoGraph, graded: GradedLink[], bad: (level
 }
 
 const linkName = (g: GradedLink): string => `${g.lower.name}/${g.link.source_port} – ${g.upper.name}/${g.link.target_port}`;
+const linkPage = (g: GradedLink): string => linkHash(g.lower.name, g.link.source_port);
 const TABLE_ROWS = 200;
 
 export async function renderMatrix(ctx: PageContext): Promise<Cleanup | void> {
@@ -171,11 +173,12 @@ export async function renderMatrix(ctx: PageContext): Promise<Cleanup | void> {
     const noData = o.kind === 'metric' ? cells.filter(({ c }) => c.level === emptyLevel(o)).length : 0;
     const flagged = cells.filter(({ c }) => bad(c.level)).sort((a, b) => b.c.level - a.c.level);
     summary.textContent = `${m.ys.length} ${view.y}s × ${m.xs.length} ${view.x}s: ${m.links} links in ${m.cells.size} cells, ${flagged.length} cells not ok` +
-      `${o.kind === 'metric' ? `, ${noData} without data` : ''} (${o.label}, ${describeAt(choice.at)})${data.truncated ? '; the KPI answer was truncated' : ''}. Hover a cell for its worst link.`;
+      `${o.kind === 'metric' ? `, ${noData} without data` : ''} (${o.label}, ${describeAt(choice.at)})${data.truncated ? '; the KPI answer was truncated' : ''}. Hover a cell for its worst link; a click opens that link's page.`;
     container.dataset['flagged'] = String(flagged.length);
     const t = table(`Cells not ok (${o.label}, ${describeAt(choice.at)})${flagged.length > TABLE_ROWS ? `: the worst ${TABLE_ROWS} of ${flagged.length}` : ''}`,
       [view.y, view.x, 'links', 'not ok', 'grade', 'worst link', 'reading'],
-      flagged.slice(0, TABLE_ROWS).map(({ x, y, c }) => [m.ys[y], m.xs[x], c.links, c.notOk, levelWord(o, c.level), linkName(c.worst), c.worst.text]),
+      flagged.slice(0, TABLE_ROWS).map(({ x, y, c }) => [m.ys[y], m.xs[x], c.links, c.notOk, levelWord(o, c.level),
+        el('a', { href: linkPage(c.worst) }, linkName(c.worst)), c.worst.text]),
       o.kind === 'metric' ? `No cell is above its thresholds (${noData} cells have no data).` : 'Every cell is ok.');
     if (t.tagName === 'TABLE') t.id = 'matrix-table';
     flaggedBox.replaceChildren(t);
@@ -201,6 +204,11 @@ export async function renderMatrix(ctx: PageContext): Promise<Cleanup | void> {
     dataZoom: m.ys.length > 64 ? [{ type: 'inside', yAxisIndex: 0 }, { type: 'slider', yAxisIndex: 0 }] : [],
     series: [{ type: 'heatmap', data: data2, progressive: 5000 }],
   }, `Heatmap of ${view.label}: ${m.cells.size} cells, ${container.dataset['flagged']} not ok under ${o.label} at ${describeAt(choice.at)} (listed in the table below)`);
+  chart.on('click', (p) => {
+    const [x, y] = (p as { value?: number[] }).value ?? [];
+    const c = m.cells.get(`${x},${y}`);
+    if (c) navigate(linkPage(c.worst));
+  });
   setStatus(`Matrix: ${view.label}, ${o.id}, ${m.cells.size} cells`);
   const release = resizeAll([chart]);
   if (choice.at !== null) return release;
