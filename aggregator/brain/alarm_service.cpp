@@ -239,28 +239,17 @@ void AlarmService::refresh_gauges() {
 }
 
 void AlarmService::start() {
-  std::lock_guard lock(tick_mu_);
-  if (ticker_.joinable()) return;
-  stopping_ = false;
-  ticker_ = std::thread([this] {
-    std::unique_lock lk(tick_mu_);
-    while (!stopping_) {
-      tick_cv_.wait_for(lk, options_.tick_interval, [this] { return stopping_; });
-      if (stopping_) break;
-      lk.unlock();
-      tick(wall_ms());
-      lk.lock();
-    }
-  });
+  const std::lock_guard lock(tick_mu_);
+  if (ticker_) return;
+  ticker_.emplace(
+      "alarm ticker",
+      PeriodicThread::Options{.period = options_.tick_interval, .start = PeriodicThread::Start::after_period},
+      [this] { tick(wall_ms()); });
 }
 
 void AlarmService::stop() {
-  {
-    std::lock_guard lock(tick_mu_);
-    stopping_ = true;
-  }
-  tick_cv_.notify_all();
-  if (ticker_.joinable()) ticker_.join();
+  const std::lock_guard lock(tick_mu_);
+  ticker_.reset();  // waits for a running tick (ticks never take tick_mu_)
 }
 
 Result<brain::Alarm> AlarmService::acknowledge(const std::string& id, const std::string& who,

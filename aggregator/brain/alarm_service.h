@@ -32,7 +32,6 @@
 #include <prometheus/registry.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -40,12 +39,12 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "brain/alarm_config.h"
 #include "brain/alarms.h"
 #include "hsns/error.h"
+#include "hsns/periodic_thread.h"
 #include "store/alarm_store.h"
 
 namespace hsns::alarms {
@@ -120,10 +119,8 @@ class AlarmService {
   prometheus::Counter& dropped_;
   prometheus::Counter& store_failures_;
 
-  std::mutex tick_mu_;
-  std::condition_variable tick_cv_;
-  bool stopping_ = false;
-  std::thread ticker_;
+  std::mutex tick_mu_;  // guards ticker_ (start and stop)
+  std::optional<PeriodicThread> ticker_;
 };
 
 }  // namespace hsns::alarms

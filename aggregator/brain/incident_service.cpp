@@ -223,41 +223,32 @@ Result<void> IncidentService::start() {
     last_event_at_ = std::chrono::steady_clock::now();
     open_.Set(static_cast<double>(affected_.size()));
   }
-  std::lock_guard lock(tick_mu_);
-  if (!ticker_.joinable() && options_.tick.count() > 0) {
-    stopping_ = false;
-    ticker_ = std::thread([this] { tick_loop(); });
+  const std::lock_guard lock(tick_mu_);
+  if (!ticker_ && options_.tick.count() > 0) {
+    ticker_.emplace(
+        "incident ticker",
+        PeriodicThread::Options{.period = options_.tick, .start = PeriodicThread::Start::after_period},
+        [this] { tick(); });
   }
   return {};
 }
 
 void IncidentService::stop() {
-  {
-    std::lock_guard lock(tick_mu_);
-    stopping_ = true;
-  }
-  tick_cv_.notify_all();
-  if (ticker_.joinable()) ticker_.join();
+  const std::lock_guard lock(tick_mu_);
+  ticker_.reset();  // waits for a running tick (ticks never take tick_mu_)
 }
 
-void IncidentService::tick_loop() {
-  std::unique_lock lock(tick_mu_);
-  while (!stopping_) {
-    tick_cv_.wait_for(lock, options_.tick, [this] { return stopping_; });
-    if (stopping_) break;
-    lock.unlock();
-    std::int64_t now = 0;
-    {
-      std::lock_guard g(mu_);
-      if (last_event_ms_ > 0) {
-        now = last_event_ms_ + std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   std::chrono::steady_clock::now() - last_event_at_)
-                                   .count();
-      }
+void IncidentService::tick() {
+  std::int64_t now = 0;
+  {
+    const std::lock_guard lock(mu_);
+    if (last_event_ms_ > 0) {
+      now = last_event_ms_ + std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::steady_clock::now() - last_event_at_)
+                                 .count();
     }
-    if (now > 0) advance(now);
-    lock.lock();
   }
+  if (now > 0) advance(now);
 }
 
 void IncidentService::on_alarms(std::span<const IncidentInput> changes) {

@@ -32,21 +32,21 @@
 #include <prometheus/registry.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "brain/correlate.h"
 #include "brain/job_impact.h"
 #include "hsns/error.h"
+#include "hsns/periodic_thread.h"
 #include "http/websocket.h"
 #include "services/refresh_gate.h"
 #include "services/topology_cache.h"
@@ -94,7 +94,7 @@ class IncidentService {
  private:
   void refresh_locked(bool force);
   void commit_locked(const std::vector<brain::IncidentChange>& changes);
-  void tick_loop();
+  void tick();
 
   services::TopologyCache& topology_;
   store::JobStore& jobs_;
@@ -114,10 +114,8 @@ class IncidentService {
   std::int64_t last_event_ms_ = 0;
   std::chrono::steady_clock::time_point last_event_at_{};
 
-  std::mutex tick_mu_;
-  std::condition_variable tick_cv_;
-  bool stopping_ = false;
-  std::thread ticker_;
+  std::mutex tick_mu_;  // guards ticker_ (start and stop)
+  std::optional<PeriodicThread> ticker_;
 
   prometheus::Gauge& open_;
   prometheus::Counter& opened_;

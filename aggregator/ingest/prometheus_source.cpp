@@ -38,7 +38,7 @@ const char* reason_of(PrometheusError::Kind kind) {
 
 struct PrometheusSources::Source {
   PrometheusSourceConfig config;
-  std::optional<HttpClient> client;     // made on the source's thread (one client per thread)
+  std::optional<HttpClient> client;     // made by start(), then used by the source's thread only
   std::vector<CounterStates> counters;  // per query
   PrometheusSourceStatus status;
 };
@@ -125,19 +125,34 @@ PrometheusSources::~PrometheusSources() {
 }
 
 void PrometheusSources::start() {
-  const std::lock_guard lock(mutex_);
+  const std::lock_guard lock(lifecycle_);
   if (!threads_.empty()) return;
-  stopping_ = false;
-  for (auto& s : sources_) threads_.emplace_back([this, source = s.get()] { run(*source); });
+  for (auto& s : sources_) {
+    HttpClient::Options options;
+    options.bearer_token = s->config.bearer_token;
+    options.ca_file = s->config.ca_file;
+    options.timeout = s->config.timeout;
+    options.user_agent = "hsns-aggregator prometheus source";
+    auto client = HttpClient::make(s->config.url, options);
+    if (!client) {
+      // The configuration check accepted the URL's scheme; a URL the client still refuses is logged and the
+      // source stays idle rather than stopping the aggregator.
+      HSNS_LOG(error) << "prometheus source " << s->config.name << ": " << client.error();
+      continue;
+    }
+    s->client.emplace(std::move(*client));
+    // Paced from each poll's start: a poll that overruns the interval is followed by the next at once.
+    threads_.push_back(std::make_unique<PeriodicThread>(
+        "prometheus source " + s->config.name,
+        PeriodicThread::Options{.period = s->config.interval, .pacing = PeriodicThread::Pacing::from_start},
+        [this, source = s.get()](const std::stop_token& stop) { poll(*source, stop); }));
+  }
 }
 
 void PrometheusSources::stop() {
-  {
-    const std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  for (auto& t : threads_) t.join();
+  const std::lock_guard lock(lifecycle_);
+  // Every thread asked first, then waited for: the ones in a request end together, within one timeout.
+  for (auto& t : threads_) t->request_stop();
   threads_.clear();
 }
 
@@ -149,40 +164,11 @@ PrometheusSourceStatus PrometheusSources::status(const std::string& source) cons
   return {};
 }
 
-void PrometheusSources::run(Source& source) {
-  HttpClient::Options options;
-  options.bearer_token = source.config.bearer_token;
-  options.ca_file = source.config.ca_file;
-  options.timeout = source.config.timeout;
-  options.user_agent = "hsns-aggregator prometheus source";
-  auto client = HttpClient::make(source.config.url, options);
-  if (!client) {
-    // The configuration check accepted the URL's scheme; a URL the client still refuses is logged and the
-    // source stays idle rather than stopping the aggregator.
-    HSNS_LOG(error) << "prometheus source " << source.config.name << ": " << client.error();
-    return;
-  }
-  source.client.emplace(std::move(*client));
-  auto next = Clock::now();
-  std::unique_lock lock(mutex_);
-  while (!stopping_) {
-    lock.unlock();
-    poll(source);
-    lock.lock();
-    next += source.config.interval;
-    if (next < Clock::now()) next = Clock::now();  // an overrun: the next poll at once, none queued
-    wake_.wait_until(lock, next, [this] { return stopping_; });
-  }
-}
-
-void PrometheusSources::poll(Source& source) {
+void PrometheusSources::poll(Source& source, const std::stop_token& stop) {
   const auto& name = source.config.name;
   const std::string time = time_param(unix_seconds_now());
   for (std::size_t i = 0; i < source.config.queries.size(); ++i) {
-    {
-      const std::lock_guard lock(mutex_);
-      if (stopping_) return;
-    }
+    if (stop.stop_requested()) return;
     const auto& q = source.config.queries[i];
     const auto started = Clock::now();
     std::string failure;

@@ -30,15 +30,15 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <stop_token>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
+#include "hsns/periodic_thread.h"
 #include "ingest/prometheus_config.h"
 #include "ingest/prometheus_response.h"
 #include "ingest/snmp_poller.h"
@@ -87,16 +87,14 @@ class PrometheusSources {
 
  private:
   struct Source;
-  void run(Source& source);
-  void poll(Source& source);
+  void poll(Source& source, const std::stop_token& stop);
 
   KpiSink& sink_;
   PrometheusSourceMetrics& metrics_;
   std::vector<std::unique_ptr<Source>> sources_;
-  mutable std::mutex mutex_;  // guards stopping_ and every Source's status
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  std::vector<std::thread> threads_;
+  mutable std::mutex mutex_;  // guards every Source's status
+  std::mutex lifecycle_;      // start and stop, one at a time; guards threads_ (polls never take it)
+  std::vector<std::unique_ptr<PeriodicThread>> threads_;
 };
 
 }  // namespace hsns::ingest

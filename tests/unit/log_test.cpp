@@ -3,20 +3,20 @@
 // redirected to a real temporary file for each test and restored afterwards.
 #include "hsns/log.h"
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "support/stderr_capture.h"
 
 namespace {
 
@@ -26,30 +26,15 @@ namespace log = hsns::log;
 class LogTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = std::filesystem::temp_directory_path() /
-            ("hsns-log-test-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    ASSERT_GE(fd, 0);
-    saved_stderr_ = ::dup(STDERR_FILENO);
-    ASSERT_GE(saved_stderr_, 0);
-    ASSERT_EQ(::dup2(fd, STDERR_FILENO), STDERR_FILENO);
-    ::close(fd);
+    capture_.emplace(::testing::UnitTest::GetInstance()->current_test_info()->name());
     ::unsetenv("JOURNAL_STREAM");
   }
   void TearDown() override {
-    ::dup2(saved_stderr_, STDERR_FILENO);
-    ::close(saved_stderr_);
+    capture_.reset();
     ::unsetenv("JOURNAL_STREAM");
     log::init("hsns", log::Level::info);
-    std::filesystem::remove(path_);
   }
-  std::string output() const {
-    std::ifstream in(path_);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
+  std::string output() const { return capture_->output(); }
   // "<device>:<inode>" of the file stderr now writes to, as systemd sets $JOURNAL_STREAM.
   static std::string stderr_identity() {
     struct stat st {};
@@ -57,8 +42,7 @@ class LogTest : public ::testing::Test {
     return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
   }
 
-  std::filesystem::path path_;
-  int saved_stderr_ = -1;
+  std::optional<hsns::testing::StderrCapture> capture_;
 };
 
 TEST_F(LogTest, OnAFileOrTerminalEachLineStartsWithProgramAndLevel) {
@@ -138,6 +122,7 @@ TEST_F(LogTest, ManyThreadsWriteWholeLinesThatNeverMix) {
   constexpr int kThreads = 8;
   constexpr int kMessages = 2000;
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([t] {
       for (int m = 0; m < kMessages; ++m) {

@@ -168,35 +168,21 @@ void register_report_routes(http::Router& router, store::TelemetryStore& telemet
 
 TelemetryRetention::TelemetryRetention(store::TelemetryStore& telemetry, store::RetentionPolicy policy,
                                        std::chrono::milliseconds interval, TelemetryMetrics& metrics)
-    : telemetry_(telemetry), policy_(policy), interval_(interval), metrics_(metrics), thread_([this] {
-        run();
-      }) {}
+    : telemetry_(telemetry),
+      policy_(policy),
+      metrics_(metrics),
+      thread_("telemetry retention", {.period = interval}, [this] { prune(); }) {}
 
-TelemetryRetention::~TelemetryRetention() {
-  {
-    const std::lock_guard lock(mutex_);
-    stopping_ = true;
+void TelemetryRetention::prune() {
+  auto pruned = telemetry_.prune(policy_, std::chrono::system_clock::now());
+  if (!pruned) {
+    HSNS_LOG(warning) << "telemetry retention: " << pruned.error().message();
+    return;
   }
-  wake_.notify_all();
-  thread_.join();
-}
-
-void TelemetryRetention::run() {
-  std::unique_lock lock(mutex_);
-  while (!stopping_) {
-    lock.unlock();
-    auto pruned = telemetry_.prune(policy_, std::chrono::system_clock::now());
-    if (!pruned) {
-      HSNS_LOG(warning) << "telemetry retention: " << pruned.error().message();
-    } else {
-      metrics_.observe_prune(*pruned);
-      if (pruned->total_rows() > 0) {
-        HSNS_LOG(info) << "telemetry retention removed " << pruned->batches_by_age << " batches by age and "
-                       << pruned->batches_by_size << " by size (" << pruned->total_rows() << " rows)";
-      }
-    }
-    lock.lock();
-    wake_.wait_for(lock, interval_, [this] { return stopping_; });
+  metrics_.observe_prune(*pruned);
+  if (pruned->total_rows() > 0) {
+    HSNS_LOG(info) << "telemetry retention removed " << pruned->batches_by_age << " batches by age and "
+                   << pruned->batches_by_size << " by size (" << pruned->total_rows() << " rows)";
   }
 }
 

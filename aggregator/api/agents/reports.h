@@ -38,12 +38,10 @@
 #include <prometheus/registry.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <thread>
 
+#include "hsns/periodic_thread.h"
 #include "http/router.h"
 #include "services/topology_service.h"
 #include "store/telemetry_store.h"
@@ -79,21 +77,16 @@ class TelemetryRetention {
  public:
   TelemetryRetention(store::TelemetryStore& telemetry, store::RetentionPolicy policy,
                      std::chrono::milliseconds interval, TelemetryMetrics& metrics);
-  ~TelemetryRetention();
   TelemetryRetention(const TelemetryRetention&) = delete;
   TelemetryRetention& operator=(const TelemetryRetention&) = delete;
 
  private:
-  void run();
+  void prune();
 
   store::TelemetryStore& telemetry_;
   store::RetentionPolicy policy_;
-  std::chrono::milliseconds interval_;
   TelemetryMetrics& metrics_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  std::thread thread_;  // last: starts once the members above exist
+  PeriodicThread thread_;  // last: starts once the members above exist
 };
 
 }  // namespace hsns::network

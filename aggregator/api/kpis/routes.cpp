@@ -276,33 +276,18 @@ void register_kpi_routes(http::Router& router, store::KpiStore& store, KpiMetric
 
 KpiRetentionTask::KpiRetentionTask(store::KpiStore& store, std::chrono::milliseconds interval,
                                    KpiMetrics& metrics)
-    : store_(store), interval_(interval), metrics_(metrics), thread_([this] { run(); }) {}
+    : store_(store), metrics_(metrics), thread_("KPI retention", {.period = interval}, [this] { prune(); }) {}
 
-KpiRetentionTask::~KpiRetentionTask() {
-  {
-    const std::lock_guard lock(mutex_);
-    stopping_ = true;
+void KpiRetentionTask::prune() {
+  auto pruned = store_.prune(std::chrono::system_clock::now());
+  if (!pruned) {
+    HSNS_LOG(warning) << "KPI retention: " << pruned.error().message();
+    return;
   }
-  wake_.notify_all();
-  thread_.join();
-}
-
-void KpiRetentionTask::run() {
-  std::unique_lock lock(mutex_);
-  while (!stopping_) {
-    lock.unlock();
-    auto pruned = store_.prune(std::chrono::system_clock::now());
-    if (!pruned) {
-      HSNS_LOG(warning) << "KPI retention: " << pruned.error().message();
-    } else {
-      metrics_.observe_prune(*pruned);
-      if (pruned->raw + pruned->minute + pruned->hour > 0) {
-        HSNS_LOG(info) << "KPI retention removed " << pruned->raw << " raw samples, " << pruned->minute
-                       << " minute and " << pruned->hour << " hour buckets, " << pruned->series << " series";
-      }
-    }
-    lock.lock();
-    wake_.wait_for(lock, interval_, [this] { return stopping_; });
+  metrics_.observe_prune(*pruned);
+  if (pruned->raw + pruned->minute + pruned->hour > 0) {
+    HSNS_LOG(info) << "KPI retention removed " << pruned->raw << " raw samples, " << pruned->minute
+                   << " minute and " << pruned->hour << " hour buckets, " << pruned->series << " series";
   }
 }
 

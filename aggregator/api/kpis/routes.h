@@ -35,17 +35,15 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 
 #include "api/kpis/metrics.h"
+#include "hsns/periodic_thread.h"
 #include "http/router.h"
 #include "store/kpi_store.h"
 
@@ -75,20 +73,15 @@ void register_kpi_routes(http::Router& router, store::KpiStore& store, KpiMetric
 class KpiRetentionTask {
  public:
   KpiRetentionTask(store::KpiStore& store, std::chrono::milliseconds interval, KpiMetrics& metrics);
-  ~KpiRetentionTask();
   KpiRetentionTask(const KpiRetentionTask&) = delete;
   KpiRetentionTask& operator=(const KpiRetentionTask&) = delete;
 
  private:
-  void run();
+  void prune();
 
   store::KpiStore& store_;
-  std::chrono::milliseconds interval_;
   KpiMetrics& metrics_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  std::thread thread_;  // last: starts once the members above exist
+  PeriodicThread thread_;  // last: starts once the members above exist
 };
 
 }  // namespace hsns::kpis_api

@@ -10,18 +10,9 @@ std::string topology_change_message(std::int64_t revision) {
 
 TopologyChangeNotifier::TopologyChangeNotifier(std::shared_ptr<services::TopologyCache> cache,
                                                http::WebSocketHub& hub, std::chrono::milliseconds period)
-    : cache_(std::move(cache)), hub_(hub), period_(period) {
-  thread_ = std::thread([this] { run(); });
-}
-
-TopologyChangeNotifier::~TopologyChangeNotifier() {
-  {
-    const std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  thread_.join();
-}
+    : cache_(std::move(cache)),
+      hub_(hub),
+      thread_("topology change notifier", {.period = period}, [this] { poll(); }) {}
 
 std::int64_t TopologyChangeNotifier::revision() const {
   return revision_.load(std::memory_order_acquire);
@@ -33,19 +24,18 @@ std::int64_t TopologyChangeNotifier::read_revision() const {
   return snapshot ? snapshot->revision : 0;
 }
 
-void TopologyChangeNotifier::run() {
-  std::optional<std::int64_t> seen = cache_->change_mark();  // taken before the read: see store/revision.h
-  revision_.store(read_revision(), std::memory_order_release);
-  std::unique_lock lock(mutex_);
-  while (!wake_.wait_for(lock, period_, [this] { return stopping_; })) {
-    const std::optional<std::int64_t> mark = cache_->change_mark();  // an atomic load
-    if (mark == seen) continue;
-    seen = mark;
-    // Stored before it is published: a session opened meanwhile gets it at open or as a message.
-    const std::int64_t now = read_revision();
-    revision_.store(now, std::memory_order_release);
-    if (hub_.subscribers(kTopologyTopic) > 0) hub_.publish(kTopologyTopic, topology_change_message(now));
-  }
+void TopologyChangeNotifier::poll() {
+  // An atomic load, taken before the read: see store/revision.h.
+  const std::optional<std::int64_t> mark = cache_->change_mark();
+  if (read_ && mark == seen_) return;
+  seen_ = mark;
+  // Stored before it is published: a session opened meanwhile gets it at open or as a message.
+  const std::int64_t now = read_revision();
+  revision_.store(now, std::memory_order_release);
+  // The first reading (at start) is no change: sessions get it at open.
+  if (read_ && hub_.subscribers(kTopologyTopic) > 0)
+    hub_.publish(kTopologyTopic, topology_change_message(now));
+  read_ = true;
 }
 
 void register_topology_stream(http::Router& router, TopologyChangeNotifier& notifier,

@@ -22,14 +22,12 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 
+#include "hsns/periodic_thread.h"
 #include "http/router.h"
 #include "http/websocket.h"
 #include "services/topology_cache.h"
@@ -45,7 +43,6 @@ class TopologyChangeNotifier {
  public:
   TopologyChangeNotifier(std::shared_ptr<services::TopologyCache> cache, http::WebSocketHub& hub,
                          std::chrono::milliseconds period = std::chrono::milliseconds(250));
-  ~TopologyChangeNotifier();
   TopologyChangeNotifier(const TopologyChangeNotifier&) = delete;
   TopologyChangeNotifier& operator=(const TopologyChangeNotifier&) = delete;
 
@@ -54,16 +51,15 @@ class TopologyChangeNotifier {
 
  private:
   std::int64_t read_revision() const;
-  void run();
+  void poll();
 
   std::shared_ptr<services::TopologyCache> cache_;
   http::WebSocketHub& hub_;
-  std::chrono::milliseconds period_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
   std::atomic<std::int64_t> revision_{0};
-  std::thread thread_;
+  // The thread's own: whether it read the revision yet, and the change mark taken before that reading.
+  bool read_ = false;
+  std::optional<std::int64_t> seen_;
+  PeriodicThread thread_;  // last: starts once the members above exist
 };
 
 void register_topology_stream(http::Router& router, TopologyChangeNotifier& notifier,
