@@ -2,8 +2,8 @@
 // serving the built bundle, a synthetic fabric per size (POST /api/v1/topology/generate: HOSTS hosts × 8
 // NPUs, 32 hosts per SU, 8 spines per plane), and Debian's chromium (playwright-core, headless, WebGL
 // through SwiftShader: software rendering) driven the way an operator opens the pages. Per size:
-//   - the raw API: GET /api/v1/topology/layout, /export?format=json and /links from Node (bytes, median
-//     time): the baselines of the page figures below;
+//   - the raw API: GET /api/v1/topology/layout, /overlays/summary, /export?format=json and /links from Node
+//     (bytes, median time): the baselines of the page figures below;
 //   - the first complete site view (a fresh browser context: nothing cached): bytes transferred (every
 //     response of the page, headers included, as chromium counts them) and the time from navigation
 //     start to the view drawn (its status line set and two animation frames later); median of RUNS;
@@ -289,6 +289,7 @@ async function bench(hosts, browser, firstSite) {
     const generated = performance.now() - t0;
     const layout = await rawFetch(server.base, '/api/v1/topology/layout', opt.runs);
     const expanded = await rawFetch(server.base, '/api/v1/topology/layout?expand=su:0', opt.runs);
+    const groupSummary = await rawFetch(server.base, '/api/v1/overlays/summary', opt.runs);
     const exportText = await api(server.base, 'GET', '/api/v1/topology/export?format=json');
     const exp = await rawFetch(server.base, '/api/v1/topology/export?format=json', opt.runs);
     const links = await rawFetch(server.base, '/api/v1/topology/links', opt.runs);
@@ -303,6 +304,7 @@ async function bench(hosts, browser, firstSite) {
     };
     line('raw GET layout (Node)', layout);
     line('raw GET layout?expand=su:0 (Node)', expanded);
+    line('raw GET overlays/summary (Node)', groupSummary, { ms: layout.ms, what: 'raw layout' });
     line('raw GET export?format=json (Node)', exp);
     line('raw GET links (Node)', links, { ms: exp.ms, what: 'raw export' });
     line('raw GET links?upper=spine (Node)', uplinks);
