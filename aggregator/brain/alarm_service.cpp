@@ -29,9 +29,7 @@ Error from_store(const store::StoreError& e) {
 }  // namespace
 
 std::int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return unix_now_ms();
 }
 
 std::string format_time_ms(std::int64_t ms) {

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "hsns/log.h"
+#include "hsns/time.h"
 
 namespace hsns::ingest {
 namespace {
@@ -102,12 +103,6 @@ const OidVector kNotInTimeWindow{1, 3, 6, 1, 6, 3, 15, 1, 1, 2, 0};
 
 bool starts_with(const oid* name, std::size_t length, const OidVector& prefix) {
   return length >= prefix.size() && std::equal(prefix.begin(), prefix.end(), name);
-}
-
-std::int64_t unix_ms_now() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 std::int64_t steady_ms_now() {
@@ -584,7 +579,7 @@ void SnmpPoller::on_walk_answer(Agent& a, int operation, ::snmp_pdu* pdu) {
     }
     a.current.uptime_cs = static_cast<std::uint32_t>(*vb->val.integer);
     a.current.steady_ms = steady_ms_now();
-    a.current.ts_ms = unix_ms_now();
+    a.current.ts_ms = unix_now_ms();
     a.first_request = false;
     vb = vb->next_variable;
   }

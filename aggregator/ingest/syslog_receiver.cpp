@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "hsns/log.h"
+#include "hsns/time.h"
 #include "ingest/syslog_framing.h"
 
 namespace hsns::ingest {
@@ -14,12 +15,6 @@ using net::ip::tcp;
 using net::ip::udp;
 
 namespace {
-
-std::int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 constexpr std::size_t kTcpReadBuffer = std::size_t{16} * 1024;
 
@@ -241,7 +236,7 @@ void SyslogReceiver::accept_tcp() {
 
 void SyslogReceiver::ingest(std::string_view payload, std::string_view source, std::string_view transport) {
   metrics_.received(transport);
-  const SyslogContext context{now_ms(), source, SyslogLimits{.max_line = config_.max_message_bytes}};
+  const SyslogContext context{unix_now_ms(), source, SyslogLimits{.max_line = config_.max_message_bytes}};
   auto parsed = parse_syslog(payload, context);
   if (!parsed) {
     metrics_.malformed(fault_name(parsed.error().fault));

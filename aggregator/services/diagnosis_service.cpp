@@ -23,12 +23,6 @@ namespace topo = hsns::topology;
 constexpr std::size_t kRanksListed = 16;
 constexpr std::size_t kWorstListed = 5;
 
-std::int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 std::string rfc3339(std::int64_t ms) {
   return format_rfc3339_utc(std::chrono::system_clock::time_point(std::chrono::milliseconds(ms)));
 }
@@ -76,7 +70,7 @@ class Judge {
  public:
   Judge(const topo::Topology& t, store::KpiStore& kpis, const AlarmLookup& alarms,
         const diagnose::VerdictRules& rules, const DiagnosisLimits& limits)
-      : topo_(t), kpis_(kpis), alarms_(alarms), rules_(rules), limits_(limits), now_(now_ms()) {}
+      : topo_(t), kpis_(kpis), alarms_(alarms), rules_(rules), limits_(limits), now_(unix_now_ms()) {}
 
   struct Judged {
     diagnose::Hop hop;

@@ -31,4 +31,15 @@ TEST(Rfc3339, PadsEveryFieldAndHandlesLeapDays) {
             "2025-12-31T23:59:59Z");
 }
 
+TEST(UnixNowMs, IsTheSystemClockInMilliseconds) {
+  const auto ms = [](system_clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+  };
+  const auto before = ms(system_clock::now());
+  const auto now = hsns::unix_now_ms();
+  const auto after = ms(system_clock::now());
+  EXPECT_LE(before, now);
+  EXPECT_LE(now, after);
+}
+
 }  // namespace

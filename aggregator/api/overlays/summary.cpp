@@ -10,6 +10,7 @@
 
 #include "api/kpis/routes.h"
 #include "api/topology/layout.h"
+#include "hsns/time.h"
 #include "http/json_io.h"
 #include "services/store_errors.h"
 
@@ -31,12 +32,6 @@ json column(const std::vector<T>& values, F&& to_json) {
   json out = json::array();
   for (const auto& v : values) out.push_back(to_json(v));
   return out;
-}
-
-std::int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 }  // namespace
@@ -148,7 +143,7 @@ void register_summary_route(http::Router& router, const OverlaySettings& overlay
         if (auto p = http::check_query(ctx, {})) return http::problem(ctx, *p);
         auto snapshot = cache->current();
         if (!snapshot) return http::problem(ctx, snapshot.error());
-        const auto now = now_ms();
+        const auto now = unix_now_ms();
         auto values = read_entity_values(kpis, *util, std::nullopt,
                                          std::max<std::int64_t>(0, now - kDefaultGradeMaxAgeS * 1000));
         if (!values) return http::problem(ctx, services::from_store(values.error()));
