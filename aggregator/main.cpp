@@ -221,7 +221,8 @@ int run(const AggregatorConfig& c) {
                             topology_cache, backend.jobs(), backend.kpis(), active_alarms,
                             hsns::services::TrafficSource{&backend.telemetry(), &store}));
   hsns::overlays::register_overlay_routes(service.router(), c.overlays, marked_kpis, topology_cache);
-  hsns::overlays::OverlayGradeNotifier overlay_grades(c.overlays, marked_kpis, topology_cache, service.hub());
+  hsns::overlays::OverlayGradeNotifier overlay_grades(c.overlays, marked_kpis, topology_cache, service.hub(),
+                                                      metrics.registry());
   hsns::overlays::register_overlay_stream(service.router(), overlay_grades);
   // The dashboard (docs/dashboard.md): its assets, and browser sessions with a Secure cookie under TLS.
   service.configure_sessions(c.sessions, !c.tls_certificate.empty());
