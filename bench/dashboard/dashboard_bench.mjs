@@ -25,7 +25,8 @@
 //     matrix under the util overlay following it. Per phase: the notifier's gradings per second and their
 //     mean time per step (hsns_overlay_grading_seconds: KPI read, grading, sending), the aggregator's CPU
 //     (% of one core), the messages and bytes per second the follower received, the links a message names,
-//     the deltas the page applied per second and the frames it painted. Baselines: GET
+//     the deltas the page applied per second and the frames it painted (and, its baseline, painted in 3 s
+//     before the readings start). Baselines: GET
 //     /api/v1/overlays/util/grades (time and bytes: one full grade set) and the stream's full set at open.
 //
 // Usage: node bench/dashboard/dashboard_bench.mjs --build <build dir> [--hosts 1000,10000] [--runs 5]
@@ -425,7 +426,7 @@ function phaseLine(what, r, page) {
     `(read ${ms(r.read)} + grade ${ms(r.grade)} + send ${ms(r.send)} ms)  aggregator CPU ${r.cpu.toFixed(0).padStart(3)} %  ` +
     `received ${r.messages.toFixed(1).padStart(5)} messages/s ${(r.bytes / 1e3).toFixed(1).padStart(7)} kB/s ` +
     `(${r.count ? (r.links / r.count).toFixed(0) : 0} links a message)` +
-    `${page ? `  applied ${page.deltas.toFixed(0).padStart(5)} changes/s  painted ${page.painted.toFixed(0)} frames/s  stream closes: ${page.closed}` : ''}` +
+    `${page ? `  applied ${page.deltas.toFixed(0).padStart(5)} changes/s  painted ${page.painted.toFixed(0)} frames/s (idle ${page.idle.toFixed(0)})  stream closes: ${page.closed}` : ''}` +
     `  driver late by up to ${r.late.toFixed(0)} ms`);
 }
 
@@ -481,11 +482,15 @@ async function gradeStream(browser, server, exportText) {
       await page.evaluate(READY, { prefix, not: '' });
       await sleep(1500); // the stream opens and its full set is applied
       await page.evaluate(() => { window.__frames = 0; const f = () => { window.__frames += 1; requestAnimationFrame(f); }; requestAnimationFrame(f); });
+      // The baseline: the frames it paints with no reading arriving.
+      const idleFrom = await page.evaluate(() => window.__frames);
+      await sleep(3000);
+      const idle = ((await page.evaluate(() => window.__frames)) - idleFrom) / 3;
       const pageCounts = async () => ({ deltas: await page.evaluate(() => Number(document.querySelector('[data-deltas]')?.getAttribute('data-deltas') ?? 'NaN')),
         painted: await page.evaluate(() => window.__frames) });
       const r = await gradePhase(server, ports, onPage, pageCounts);
       if (errors.length) throw new Error(`${hash}: ${errors.join('; ')}`);
-      phaseLine(hash.replace('#/', ''), r, { deltas: (r.b.deltas - r.a.deltas) / r.s, painted: (r.b.painted - r.a.painted) / r.s, closed: onPage.closed });
+      phaseLine(hash.replace('#/', ''), r, { deltas: (r.b.deltas - r.a.deltas) / r.s, painted: (r.b.painted - r.a.painted) / r.s, idle, closed: onPage.closed });
     } finally {
       await context.close();
     }
