@@ -224,7 +224,8 @@ int run(const AggregatorConfig& c) {
   hsns::overlays::register_overlay_routes(service.router(), c.overlays, marked_kpis, topology_cache);
   hsns::overlays::register_summary_route(service.router(), c.overlays, marked_kpis, topology_cache,
                                          [&alarm_service] { return alarm_service.active(); });
-  hsns::overlays::OverlayGradeNotifier overlay_grades(c.overlays, marked_kpis, topology_cache, service.hub());
+  hsns::overlays::OverlayGradeNotifier overlay_grades(c.overlays, marked_kpis, topology_cache, service.hub(),
+                                                      metrics.registry());
   hsns::overlays::register_overlay_stream(service.router(), overlay_grades);
   // The dashboard (docs/dashboard.md): its assets, and browser sessions with a Secure cookie under TLS.
   service.configure_sessions(c.sessions, !c.tls_certificate.empty());

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Dashboard benchmark (issue 13 figures, docs/performance.md): the real hsns-aggregator (release preset)
 # serving the built dashboard, a generated fabric of each size, Debian's chromium headless with software
-# rendering (bench/dashboard/dashboard_bench.mjs says what is measured).
+# rendering (bench/dashboard/dashboard_bench.mjs says what is measured: the pages, live alarm deltas and the
+# live metric overlay grade stream; `--only grades` runs the grade stream phase alone).
 # Usage: bench/dashboard.sh [HOSTS,...] [extra dashboard_bench.mjs arguments]   (default: 1000,10000)
 #        BUILD_DIR=build/asan-ubsan bench/dashboard.sh ...   measures an existing tree instead (not built here)
 set -euo pipefail

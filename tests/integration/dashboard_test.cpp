@@ -14,7 +14,8 @@
 //   describe texts stating them, to any role; a bad section stops the aggregator before it listens.
 // - GET /api/v1/overlays/{id}/grades and its stream: the metric overlays graded by the aggregator from the
 //   KPIs pushed, index-aligned with /topology/links, at a past time, bad input named; the stream's full
-//   set at open, then a delta naming only the link a KPI changed, and nothing when nothing changed.
+//   set at open, then a delta naming only the link a KPI changed, and nothing when nothing changed; each
+//   stream session graded with its own max_age_s, a bad one closing it with 1008.
 // - GET /api/v1/overlays/summary: each layout group's worst active alarm and p95 utilisation.
 #include <gtest/gtest.h>
 
@@ -632,10 +633,74 @@ TEST_F(Dashboard, TheGradeStreamSendsOnlyWhatAKpiChanged) {
   WebSocketTestClient wrong;
   ASSERT_EQ(wrong.open(server_->port(), "/api/v1/overlays/state/stream", kViewerToken), 101);
   EXPECT_TRUE(wrong.next(std::chrono::milliseconds(2000)).is_null());
+  EXPECT_EQ(wrong.close_reason().first, 1008);
   // The server lives on (a close before the handshake completed waits for it).
   EXPECT_EQ(ok(server_->client(kViewerToken).get("/api/v1/overlays")).status, 200);
   WebSocketTestClient anonymous_stream;
   EXPECT_EQ(anonymous_stream.open(server_->port(), "/api/v1/overlays/fec/stream", ""), 401);
+}
+
+// A stream message's kind, or how the session was closed when none came.
+std::string kind_of(const json& m, const WebSocketTestClient& stream) {
+  if (m.is_object()) return m.value("kind", "");
+  const auto [code, reason] = stream.close_reason();
+  return "none (closed " + std::to_string(code) + " " + reason + ")";
+}
+
+// The stream's max_age_s: each session is graded with its own max age (a reading older than a short one is
+// no data there while the default grades it), a short one's readings age out without a write, and a bad
+// value closes the session with 1008 naming it.
+TEST_F(Dashboard, EachGradeStreamGradesWithItsOwnMaxAge) {
+  start();
+  const auto links = npu_links(*server_);
+  const auto [old_index, old_entity] = link_of(links, "host001", 0);
+  const auto [new_index, new_entity] = link_of(links, "host002", 0);
+  const auto now = wall_ms();
+  push_kpi(*server_, old_entity, "symbol_error_per_s", now - 20'000, 20);
+  push_kpi(*server_, new_entity, "symbol_error_per_s", now - 1'000, 20);
+  WebSocketTestClient standard;
+  ASSERT_EQ(standard.open(server_->port(), "/api/v1/overlays/fec/stream?upper=leaf", kViewerToken), 101);
+  ASSERT_EQ(kind_of(standard.next(), standard), "groups");
+  const json full = standard.next();
+  ASSERT_EQ(kind_of(full, standard), "grades") << full.dump();
+  EXPECT_EQ(full["links"]["grade"][old_index], 2);
+  EXPECT_EQ(full["links"]["grade"][new_index], 2);
+  WebSocketTestClient brief;
+  ASSERT_EQ(brief.open(server_->port(), "/api/v1/overlays/fec/stream?upper=leaf&max_age_s=3", kViewerToken),
+            101);
+  ASSERT_EQ(kind_of(brief.next(), brief), "groups");
+  const json short_full = brief.next();
+  ASSERT_EQ(kind_of(short_full, brief), "grades") << short_full.dump();
+  EXPECT_EQ(short_full["links"]["grade"][old_index], -1) << "20 s old: older than 3 s";
+  EXPECT_TRUE(short_full["links"]["value"][old_index].is_null());
+  EXPECT_EQ(short_full["links"]["grade"][new_index], 2);
+  EXPECT_GE(short_full["since_ms"].get<std::int64_t>(), now - 3'000);
+  // Without a write, the 1 s old reading ages out of 3 s: regraded within the max age, not 30 s.
+  const json aged = brief.next();
+  ASSERT_EQ(kind_of(aged, brief), "changes") << aged.dump();
+  EXPECT_EQ(aged["links"]["index"], json::array({new_index}));
+  EXPECT_EQ(aged["links"]["grade"], json::array({-1}));
+  // A new reading reaches both, each against the grades of its own max age.
+  push_kpi(*server_, old_entity, "symbol_error_per_s", wall_ms(), 0);
+  const json on_standard = standard.next();
+  ASSERT_EQ(kind_of(on_standard, standard), "changes") << on_standard.dump();
+  EXPECT_EQ(on_standard["links"]["index"], json::array({old_index}));
+  EXPECT_EQ(on_standard["links"]["grade"], json::array({0}));
+  const json on_brief = brief.next();
+  ASSERT_EQ(kind_of(on_brief, brief), "changes") << on_brief.dump();
+  EXPECT_EQ(on_brief["links"]["index"], json::array({old_index}));
+  EXPECT_EQ(on_brief["links"]["grade"], json::array({0}));
+  // Bad values: the REST route's bounds, the session closed with 1008 naming the parameter.
+  for (const auto* q : {"max_age_s=0", "max_age_s=604801", "max_age_s=ten", "max_age_s=5s"}) {
+    WebSocketTestClient bad;
+    ASSERT_EQ(bad.open(server_->port(), std::string("/api/v1/overlays/fec/stream?") + q, kViewerToken), 101);
+    EXPECT_TRUE(bad.next(std::chrono::milliseconds(2000)).is_null()) << q;
+    const auto [code, reason] = bad.close_reason();
+    EXPECT_EQ(code, 1008) << q;
+    EXPECT_EQ(reason, "max_age_s: must be an integer from 1 to 604800") << q;
+  }
+  EXPECT_EQ(ok(server_->client(kViewerToken).get("/api/v1/overlays/fec/grades?max_age_s=604801")).status,
+            400);
 }
 
 TEST(DashboardOverlays, ABadOverlaySectionStopsTheAggregator) {

@@ -43,6 +43,11 @@ nlohmann::json WebSocketTestClient::next(std::chrono::milliseconds timeout) {
   return nlohmann::json::parse(beast::buffers_to_string(buffer.data()), nullptr, false);
 }
 
+std::pair<int, std::string> WebSocketTestClient::close_reason() const {
+  const auto& r = impl_->ws.reason();
+  return {static_cast<int>(r.code), std::string(r.reason.data(), r.reason.size())};
+}
+
 nlohmann::json WebSocketTestClient::next_change(const std::string& change) {
   for (int i = 0; i < 20; ++i) {
     nlohmann::json m = next();

@@ -6,6 +6,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 namespace hsns::testing {
 
@@ -23,6 +24,9 @@ class WebSocketTestClient {
   nlohmann::json next(std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // The next message whose "change" is `change` (up to 20 others skipped); null as for next().
   nlohmann::json next_change(const std::string& change);
+  // The code and reason of the server's close frame (once next() answered null because of it); 0 and
+  // empty without one.
+  std::pair<int, std::string> close_reason() const;
 
  private:
   struct Impl;

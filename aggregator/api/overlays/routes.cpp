@@ -31,15 +31,9 @@ http::Response get_grades(const OverlaySettings& overlays, store::KpiStore& kpis
     if (!at_ms)
       errors.push_back({"at", "must be an RFC 3339 time with an offset or an integer of Unix milliseconds"});
   }
-  std::int64_t max_age_s = kDefaultGradeMaxAgeS;
-  if (auto text = ctx.query("max_age_s")) {
-    const auto* end = text->data() + text->size();
-    const auto [ptr, ec] = std::from_chars(text->data(), end, max_age_s);
-    if (ec != std::errc() || ptr != end || max_age_s < 1 || max_age_s > kpis_api::kMaxKpiLatestAgeS) {
-      errors.push_back(
-          {"max_age_s", "must be an integer from 1 to " + std::to_string(kpis_api::kMaxKpiLatestAgeS)});
-    }
-  }
+  const auto max_age = parse_grade_max_age(ctx);
+  if (!max_age) errors.push_back(max_age.error());
+  const std::int64_t max_age_s = max_age.value_or(kDefaultGradeMaxAgeS);
   const auto upper = topology_api::parse_upper_filter(ctx);
   if (!upper) {
     for (const auto& e : upper.error().invalid_params) errors.push_back(e);
@@ -61,6 +55,18 @@ http::Response get_grades(const OverlaySettings& overlays, store::KpiStore& kpis
 }
 
 }  // namespace
+
+tl::expected<std::int64_t, InvalidParam> parse_grade_max_age(const http::RequestContext& ctx) {
+  std::int64_t max_age_s = kDefaultGradeMaxAgeS;
+  const auto text = ctx.query("max_age_s");
+  if (!text) return max_age_s;
+  const auto* end = text->data() + text->size();
+  const auto [ptr, ec] = std::from_chars(text->data(), end, max_age_s);
+  if (ec != std::errc() || ptr != end || max_age_s < 1 || max_age_s > kpis_api::kMaxKpiLatestAgeS)
+    return tl::unexpected(InvalidParam{
+        "max_age_s", "must be an integer from 1 to " + std::to_string(kpis_api::kMaxKpiLatestAgeS)});
+  return max_age_s;
+}
 
 void register_overlay_routes(http::Router& router, const OverlaySettings& overlays, store::KpiStore& kpis,
                              std::shared_ptr<services::TopologyCache> topology) {

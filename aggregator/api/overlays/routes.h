@@ -18,10 +18,14 @@
 // kDefaultGradeMaxAgeS: older readings are no data) and `upper` (as /topology/links); an unknown query
 // parameter or a bad value is 400 naming it, an id that is no metric overlay 404, no topology 404, a store
 // failure 503. /grades is a worker-pool route (one KPI read per metric of the overlay, O(links)).
+// parse_grade_max_age(ctx) is `max_age_s` as /grades reads it (also its stream): kDefaultGradeMaxAgeS when
+// absent, the bad parameter named otherwise.
 // Thread-safe; the store and the cache must outlive the router.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <tl/expected.hpp>
 
 #include "api/overlays/thresholds.h"
 #include "http/router.h"
@@ -29,6 +33,8 @@
 #include "store/kpi_store.h"
 
 namespace hsns::overlays {
+
+tl::expected<std::int64_t, InvalidParam> parse_grade_max_age(const http::RequestContext& ctx);
 
 void register_overlay_routes(http::Router& router, const OverlaySettings& overlays, store::KpiStore& kpis,
                              std::shared_ptr<services::TopologyCache> topology);

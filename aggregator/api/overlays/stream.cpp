@@ -1,8 +1,10 @@
 #include "api/overlays/stream.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "api/overlays/routes.h"
 #include "hsns/log.h"
 #include "http/json_io.h"
 
@@ -19,8 +21,8 @@ topology_api::UpperFilter filter_of(unsigned mask) {
   return {false, (mask & 1U) != 0, (mask & 2U) != 0, (mask & 4U) != 0};
 }
 
-std::string topic_of(const std::string& overlay, unsigned mask) {
-  return "overlay-grades:" + overlay + ":" + std::to_string(mask);
+std::string topic_of(const std::string& overlay, std::int64_t max_age_s, unsigned mask) {
+  return "overlay-grades:" + overlay + ":" + std::to_string(max_age_s) + ":" + std::to_string(mask);
 }
 
 std::int64_t now_ms() {
@@ -29,15 +31,27 @@ std::int64_t now_ms() {
       .count();
 }
 
+const prometheus::Histogram::BucketBoundaries& buckets() {
+  static const prometheus::Histogram::BucketBoundaries b{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                                         0.1,    0.25,  0.5,    1,     2.5,  5};
+  return b;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 }  // namespace
 
-std::string grade_topic(const std::string& overlay, const topology_api::UpperFilter& upper) {
-  return topic_of(overlay, mask_of(upper));
+std::string grade_topic(const std::string& overlay, std::int64_t max_age_s,
+                        const topology_api::UpperFilter& upper) {
+  return topic_of(overlay, max_age_s, mask_of(upper));
 }
 
 OverlayGradeNotifier::OverlayGradeNotifier(OverlaySettings overlays, store::MarkedKpiStore& kpis,
                                            std::shared_ptr<services::TopologyCache> topology,
-                                           http::WebSocketHub& hub, std::chrono::milliseconds period,
+                                           http::WebSocketHub& hub, prometheus::Registry& registry,
+                                           std::chrono::milliseconds period,
                                            std::chrono::milliseconds refresh)
     : overlays_(std::move(overlays)),
       kpis_(kpis),
@@ -45,7 +59,10 @@ OverlayGradeNotifier::OverlayGradeNotifier(OverlaySettings overlays, store::Mark
       hub_(hub),
       period_(period),
       refresh_(refresh),
-      followed_(overlays_.size()) {
+      seconds_(prometheus::BuildHistogram()
+                   .Name("hsns_overlay_grading_seconds")
+                   .Help("Time of each step of a live metric overlay's grading (read, grade, send)")
+                   .Register(registry)) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -58,18 +75,19 @@ OverlayGradeNotifier::~OverlayGradeNotifier() {
   thread_.join();
 }
 
-void OverlayGradeNotifier::open(std::size_t overlay, const topology_api::UpperFilter& upper,
+void OverlayGradeNotifier::open(std::size_t overlay, std::int64_t max_age_s,
+                                const topology_api::UpperFilter& upper,
                                 std::shared_ptr<http::WebSocketChannel> channel) {
   {
     const std::lock_guard lock(mutex_);
-    pending_.push_back(Pending{overlay, upper, std::move(channel)});
+    pending_.push_back(Pending{Key{overlay, max_age_s}, upper, std::move(channel)});
   }
   wake_.notify_all();
 }
 
-bool OverlayGradeNotifier::followed(std::size_t overlay) const {
+bool OverlayGradeNotifier::followed(const Key& key) const {
   for (unsigned mask = 1; mask <= kAllTiers; ++mask) {
-    if (hub_.subscribers(topic_of(overlays_[overlay].id, mask)) > 0) return true;
+    if (hub_.subscribers(topic_of(overlays_[key.overlay].id, key.max_age_s, mask)) > 0) return true;
   }
   return false;
 }
@@ -80,36 +98,41 @@ const std::vector<std::int64_t>& OverlayGradeNotifier::positions(const topology:
   return it->second;
 }
 
-// Grades the overlay again and publishes what changed to its topics; false when it could not be graded.
-bool OverlayGradeNotifier::regrade(std::size_t overlay) {
-  const auto& o = overlays_[overlay];
+// Grades the overlay with the key's max age again and publishes what changed to its topics; false when
+// it could not be graded.
+bool OverlayGradeNotifier::regrade(const Key& key, Followed& f) {
+  const auto& o = overlays_[key.overlay];
   auto snapshot = topology_->current();  // the cached model (parsed here, off the I/O threads, if not yet)
   if (!snapshot) return false;
   if (snapshot->topology != model_) {
     model_ = snapshot->topology;
     positions_.clear();
   }
-  auto values = read_entity_values(kpis_, o, std::nullopt, now_ms() - kDefaultGradeMaxAgeS * 1000);
+  const std::int64_t since_ms = now_ms() - key.max_age_s * 1000;
+  const auto started = std::chrono::steady_clock::now();
+  auto values = read_entity_values(kpis_, o, std::nullopt, since_ms);
   if (!values) {
     HSNS_LOG(warning) << "overlay " << o.id << " grades: " << values.error().message();
     return false;
   }
-  auto& f = followed_[overlay];
+  const auto read = std::chrono::steady_clock::now();
+  seconds_.Add({{"overlay", o.id}, {"step", "read"}}, buckets()).Observe(seconds_since(started));
   Grades next = grade_topology(o, *model_, snapshot->revision, *values);
   f.graded = std::chrono::steady_clock::now();
+  seconds_.Add({{"overlay", o.id}, {"step", "grade"}}, buckets()).Observe(seconds_since(read));
   if (f.grades) {
     for (unsigned mask = 1; mask <= kAllTiers; ++mask) {
-      const auto topic = topic_of(o.id, mask);
+      const auto topic = topic_of(o.id, key.max_age_s, mask);
       if (hub_.subscribers(topic) == 0) continue;
       const auto& at = positions(*model_, mask);
       if (f.grades->revision == next.revision && f.grades->links.size() == next.links.size()) {
         if (auto changes = changes_json(o, *f.grades, next, at)) hub_.publish(topic, changes->dump());
       } else {
         hub_.publish(topic, groups_json(o, next).dump());
-        hub_.publish(topic,
-                     grades_json(o, next, at, std::nullopt, now_ms() - kDefaultGradeMaxAgeS * 1000).dump());
+        hub_.publish(topic, grades_json(o, next, at, std::nullopt, since_ms).dump());
       }
     }
+    seconds_.Add({{"overlay", o.id}, {"step", "send"}}, buckets()).Observe(seconds_since(f.graded));
   }
   f.grades = std::move(next);
   return true;
@@ -132,30 +155,35 @@ void OverlayGradeNotifier::run() {
     seen_kpis = kpis_mark;
     seen_topology = topology_mark;
     const auto now = std::chrono::steady_clock::now();
-    for (std::size_t i = 0; i < overlays_.size(); ++i) {
-      auto& f = followed_[i];
-      bool wanted = followed(i);
-      for (const auto& p : opened) wanted = wanted || p.overlay == i;
-      if (!wanted) {
-        f.grades.reset();
+    for (const auto& p : opened) followed_.try_emplace(p.key);
+    for (auto it = followed_.begin(); it != followed_.end();) {
+      const Key& key = it->first;
+      auto& f = it->second;
+      const bool opening =
+          std::any_of(opened.begin(), opened.end(), [&key](const Pending& p) { return p.key == key; });
+      if (!opening && !followed(key)) {
+        it = followed_.erase(it);  // nobody follows it any more: not graded, its grades forgotten
         continue;
       }
-      if (!f.grades || moved || now - f.graded >= refresh_) regrade(i);
+      // Readings age out of a short max age sooner than `refresh`.
+      const auto refresh = std::min<std::chrono::milliseconds>(refresh_, std::chrono::seconds(key.max_age_s));
+      if (!f.grades || moved || now - f.graded >= refresh) regrade(key, f);
+      ++it;
     }
     for (auto& p : opened) {
-      const auto& f = followed_[p.overlay];
+      const auto& f = followed_[p.key];
       if (!f.grades || !model_) {
         // Not graded (no topology yet, or the store failed): nothing to start the session with.
         p.channel->close(1011, "the grades could not be read");
         continue;
       }
-      const auto& o = overlays_[p.overlay];
+      const auto& o = overlays_[p.key.overlay];
       const auto mask = mask_of(p.upper);
       p.channel->send_text(groups_json(o, *f.grades).dump());
-      p.channel->send_text(grades_json(o, *f.grades, positions(*model_, mask), std::nullopt,
-                                       now_ms() - kDefaultGradeMaxAgeS * 1000)
-                               .dump());
-      hub_.subscribe(topic_of(o.id, mask), p.channel);
+      p.channel->send_text(
+          grades_json(o, *f.grades, positions(*model_, mask), std::nullopt, now_ms() - p.key.max_age_s * 1000)
+              .dump());
+      hub_.subscribe(topic_of(o.id, p.key.max_age_s, mask), p.channel);
     }
     lock.lock();
   }
@@ -176,10 +204,12 @@ void register_overlay_stream(http::Router& router, OverlayGradeNotifier& notifie
         }
         if (index == all.size())
           return refuse("id: no metric overlay is called \"" + std::string(id.substr(0, 32)) + "\"");
-        if (auto bad = http::check_query(ctx, {"upper"})) return refuse(bad->detail);
+        if (auto bad = http::check_query(ctx, {"max_age_s", "upper"})) return refuse(bad->detail);
         const auto upper = topology_api::parse_upper_filter(ctx);
         if (!upper) return refuse("upper: " + upper.error().detail);
-        notifier.open(index, *upper, channel);
+        const auto max_age = parse_grade_max_age(ctx);
+        if (!max_age) return refuse(max_age.error().name + ": " + max_age.error().reason);
+        notifier.open(index, *max_age, *upper, channel);
       });
 }
 

@@ -3,28 +3,38 @@
 // grades that changed whenever new KPI data landed.
 //
 // Contract:
-// - Query: `upper` as GET /api/v1/topology/links (link indices are positions in that answer). An id
-//   that is no metric overlay, an unknown query parameter or a bad `upper` closes the session at once with
-//   1008 (policy violation) and a reason naming it.
+// - Query: `upper` as GET /api/v1/topology/links (link indices are positions in that answer), `max_age_s`
+//   as GET /api/v1/overlays/{id}/grades (parse_grade_max_age: readings older are no data; default
+//   kDefaultGradeMaxAgeS). An id that is no metric overlay, an unknown query parameter or a bad `upper` or
+//   `max_age_s` closes the session at once with 1008 (policy violation) and a reason naming it.
 // - Messages (schemas in aggregator/openapi.json): at open, {"kind":"groups"} (the layout groups' grades:
 //   what the site view draws first) then {"kind":"grades"} (GET /api/v1/overlays/{id}/grades' answer
-//   without `at`, with the default max age); then {"kind":"changes","links":{"index","grade","value"},
+//   without `at`, with the session's max age); then {"kind":"changes","links":{"index","grade","value"},
 //   "devices":{"index","grade"},"groups":{"id","grade"}} naming only what changed since the grades the
 //   session has (grade or value). When the topology revision changed, a new "groups" and "grades" pair
 //   naming the new revision is sent instead (a reader whose drawing is of another revision rebuilds).
 // - OverlayGradeNotifier grades on a thread of its own, never on an I/O thread: every `period` it polls
 //   the KPI store's change mark (store/marked_kpi_store.h) and the topology's (TopologyCache::change_mark,
-//   atomic loads) and regrades each overlay someone follows when either moved, or `refresh` passed since
-//   its last grading (readings age out of the max age without a write). Nothing is sent when nothing
-//   changed. An overlay nobody follows is not graded. A session is served at open on that thread too
-//   (opened sessions are queued to it and it is woken): it gets the groups and grades, then is
-//   subscribed, so it never sees a change before its full set. A failed KPI read is logged; a session that
-//   cannot be served so (no topology yet, the store failed) is closed with 1011 and a reason saying so.
+//   atomic loads) and regrades each (overlay, max age) someone follows when either moved, or `refresh`
+//   (at most the max age) passed since its last grading (readings age out of the max age without a
+//   write). Nothing is sent when nothing changed. An overlay nobody follows is not graded; sessions of one
+//   overlay with different max ages are graded apart, each with its own (one grading per pair, whatever
+//   the number of sessions and upper filters). Each grading's steps are timed in the histogram
+//   hsns_overlay_grading_seconds{overlay, step}: step "read" (the KPI store read), "grade" (the
+//   topology graded) and "send" (the differences found, worded and queued to the sessions). A session is
+//   served at open on that thread too (opened sessions are queued to it and it is woken): it gets the groups
+//   and grades, then is subscribed, so it never sees a change before its full set. A failed KPI read is
+//   logged; a session that cannot be served so (no topology yet, the store failed) is closed with 1011 and a
+//   reason saying so.
 // - Bounded like every stream: the hub's per-session queue (http/websocket.h; a full one closes with
 //   1013). Role read; Origin checked at the upgrade like every WebSocket endpoint.
 // - The notifier must outlive the router's sessions' handlers that use it; the hub, the store and the
 //   cache must outlive the notifier. Thread-safe.
 #pragma once
+
+#include <prometheus/family.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -49,6 +59,7 @@ class OverlayGradeNotifier {
  public:
   OverlayGradeNotifier(OverlaySettings overlays, store::MarkedKpiStore& kpis,
                        std::shared_ptr<services::TopologyCache> topology, http::WebSocketHub& hub,
+                       prometheus::Registry& registry,
                        std::chrono::milliseconds period = std::chrono::milliseconds(500),
                        std::chrono::milliseconds refresh = std::chrono::seconds(30));
   ~OverlayGradeNotifier();
@@ -56,13 +67,20 @@ class OverlayGradeNotifier {
   OverlayGradeNotifier& operator=(const OverlayGradeNotifier&) = delete;
 
   const OverlaySettings& overlays() const { return overlays_; }
-  // Queues a session of a metric overlay (its index in overlays()) for its full set; any thread.
-  void open(std::size_t overlay, const topology_api::UpperFilter& upper,
+  // Queues a session of a metric overlay (its index in overlays()) and max age for its full set; any
+  // thread.
+  void open(std::size_t overlay, std::int64_t max_age_s, const topology_api::UpperFilter& upper,
             std::shared_ptr<http::WebSocketChannel> channel);
 
  private:
-  struct Pending {
+  // What one grading serves: the sessions of an overlay with one max age (any upper filter).
+  struct Key {
     std::size_t overlay;
+    std::int64_t max_age_s;
+    auto operator<=>(const Key&) const = default;
+  };
+  struct Pending {
+    Key key;
     topology_api::UpperFilter upper;
     std::shared_ptr<http::WebSocketChannel> channel;
   };
@@ -71,8 +89,8 @@ class OverlayGradeNotifier {
     std::chrono::steady_clock::time_point graded;
   };
   void run();
-  bool followed(std::size_t overlay) const;
-  bool regrade(std::size_t overlay);
+  bool followed(const Key& key) const;
+  bool regrade(const Key& key, Followed& f);
   const std::vector<std::int64_t>& positions(const topology::Topology& t, unsigned mask);
 
   OverlaySettings overlays_;
@@ -81,8 +99,9 @@ class OverlayGradeNotifier {
   http::WebSocketHub& hub_;
   std::chrono::milliseconds period_;
   std::chrono::milliseconds refresh_;
-  // The notifier thread's own state.
-  std::vector<Followed> followed_;
+  prometheus::Family<prometheus::Histogram>& seconds_;
+  // The notifier thread's own state: the pairs someone follows (or opened a session of).
+  std::map<Key, Followed> followed_;
   std::shared_ptr<const topology::Topology> model_;
   std::map<unsigned, std::vector<std::int64_t>> positions_;  // per upper mask, for model_
   // Shared with open().
@@ -93,8 +112,9 @@ class OverlayGradeNotifier {
   std::thread thread_;  // last: starts once the members above exist
 };
 
-// The hub topic of a metric overlay's sessions with an upper filter.
-std::string grade_topic(const std::string& overlay, const topology_api::UpperFilter& upper);
+// The hub topic of a metric overlay's sessions with a max age and an upper filter.
+std::string grade_topic(const std::string& overlay, std::int64_t max_age_s,
+                        const topology_api::UpperFilter& upper);
 
 void register_overlay_stream(http::Router& router, OverlayGradeNotifier& notifier);
 
