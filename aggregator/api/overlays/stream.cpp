@@ -6,6 +6,7 @@
 
 #include "api/overlays/routes.h"
 #include "hsns/log.h"
+#include "hsns/time.h"
 #include "http/json_io.h"
 
 namespace hsns::overlays {
@@ -23,12 +24,6 @@ topology_api::UpperFilter filter_of(unsigned mask) {
 
 std::string topic_of(const std::string& overlay, std::int64_t max_age_s, unsigned mask) {
   return "overlay-grades:" + overlay + ":" + std::to_string(max_age_s) + ":" + std::to_string(mask);
-}
-
-std::int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 const prometheus::Histogram::BucketBoundaries& buckets() {
@@ -57,22 +52,16 @@ OverlayGradeNotifier::OverlayGradeNotifier(OverlaySettings overlays, store::Mark
       kpis_(kpis),
       topology_(std::move(topology)),
       hub_(hub),
-      period_(period),
       refresh_(refresh),
       seconds_(prometheus::BuildHistogram()
                    .Name("hsns_overlay_grading_seconds")
                    .Help("Time of each step of a live metric overlay's grading (read, grade, send)")
-                   .Register(registry)) {
-  thread_ = std::thread([this] { run(); });
-}
+                   .Register(registry)),
+      thread_("overlay grades", {.period = period, .start = PeriodicThread::Start::after_period},
+              [this] { tick(); }) {}
 
 OverlayGradeNotifier::~OverlayGradeNotifier() {
-  {
-    const std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  thread_.join();
+  thread_.stop();  // before the members its ticks use go
 }
 
 void OverlayGradeNotifier::open(std::size_t overlay, std::int64_t max_age_s,
@@ -82,7 +71,7 @@ void OverlayGradeNotifier::open(std::size_t overlay, std::int64_t max_age_s,
     const std::lock_guard lock(mutex_);
     pending_.push_back(Pending{Key{overlay, max_age_s}, upper, std::move(channel)});
   }
-  wake_.notify_all();
+  thread_.wake();
 }
 
 bool OverlayGradeNotifier::followed(const Key& key) const {
@@ -108,7 +97,7 @@ bool OverlayGradeNotifier::regrade(const Key& key, Followed& f) {
     model_ = snapshot->topology;
     positions_.clear();
   }
-  const std::int64_t since_ms = now_ms() - key.max_age_s * 1000;
+  const std::int64_t since_ms = unix_now_ms() - key.max_age_s * 1000;
   const auto started = std::chrono::steady_clock::now();
   auto values = read_entity_values(kpis_, o, std::nullopt, since_ms);
   if (!values) {
@@ -138,22 +127,19 @@ bool OverlayGradeNotifier::regrade(const Key& key, Followed& f) {
   return true;
 }
 
-void OverlayGradeNotifier::run() {
-  std::optional<std::uint64_t> seen_kpis;
-  std::optional<std::int64_t> seen_topology;
-  std::unique_lock lock(mutex_);
-  for (;;) {
-    wake_.wait_for(lock, period_, [this] { return stopping_ || !pending_.empty(); });
-    if (stopping_) return;
-    auto opened = std::move(pending_);
-    pending_.clear();
-    lock.unlock();
+void OverlayGradeNotifier::tick() {
+  std::vector<Pending> opened;
+  {
+    const std::lock_guard lock(mutex_);
+    opened.swap(pending_);
+  }
+  {
     // Marks read before the data: a write after them moves them again (store/marked_kpi_store.h).
     const std::uint64_t kpis_mark = kpis_.change_mark();
     const std::optional<std::int64_t> topology_mark = topology_->change_mark();
-    const bool moved = kpis_mark != seen_kpis || topology_mark != seen_topology || !topology_mark;
-    seen_kpis = kpis_mark;
-    seen_topology = topology_mark;
+    const bool moved = kpis_mark != seen_kpis_ || topology_mark != seen_topology_ || !topology_mark;
+    seen_kpis_ = kpis_mark;
+    seen_topology_ = topology_mark;
     const auto now = std::chrono::steady_clock::now();
     for (const auto& p : opened) followed_.try_emplace(p.key);
     for (auto it = followed_.begin(); it != followed_.end();) {
@@ -180,12 +166,11 @@ void OverlayGradeNotifier::run() {
       const auto& o = overlays_[p.key.overlay];
       const auto mask = mask_of(p.upper);
       p.channel->send_text(groups_json(o, *f.grades).dump());
-      p.channel->send_text(
-          grades_json(o, *f.grades, positions(*model_, mask), std::nullopt, now_ms() - p.key.max_age_s * 1000)
-              .dump());
+      p.channel->send_text(grades_json(o, *f.grades, positions(*model_, mask), std::nullopt,
+                                       unix_now_ms() - p.key.max_age_s * 1000)
+                               .dump());
       hub_.subscribe(topic_of(o.id, p.key.max_age_s, mask), p.channel);
     }
-    lock.lock();
   }
 }
 

@@ -13,13 +13,13 @@
 //   "devices":{"index","grade"},"groups":{"id","grade"}} naming only what changed since the grades the
 //   session has (grade or value). When the topology revision changed, a new "groups" and "grades" pair
 //   naming the new revision is sent instead (a reader whose drawing is of another revision rebuilds).
-// - OverlayGradeNotifier grades on a thread of its own, never on an I/O thread: every `period` it polls
-//   the KPI store's change mark (store/marked_kpi_store.h) and the topology's (TopologyCache::change_mark,
-//   atomic loads) and regrades each (overlay, max age) someone follows when either moved, or `refresh`
-//   (at most the max age) passed since its last grading (readings age out of the max age without a
-//   write). Nothing is sent when nothing changed. An overlay nobody follows is not graded; sessions of one
-//   overlay with different max ages are graded apart, each with its own (one grading per pair, whatever
-//   the number of sessions and upper filters). Each grading's steps are timed in the histogram
+// - OverlayGradeNotifier grades on a thread of its own (hsns::PeriodicThread), never on an I/O thread:
+//   every `period` it polls the KPI store's change mark (store/marked_kpi_store.h) and the topology's
+//   (TopologyCache::change_mark, atomic loads) and regrades each (overlay, max age) someone follows when
+//   either moved, or `refresh` (at most the max age) passed since its last grading (readings age out of the
+//   max age without a write). Nothing is sent when nothing changed. An overlay nobody follows is not graded;
+//   sessions of one overlay with different max ages are graded apart, each with its own (one grading per
+//   pair, whatever the number of sessions and upper filters). Each grading's steps are timed in the histogram
 //   hsns_overlay_grading_seconds{overlay, step}: step "read" (the KPI store read), "grade" (the
 //   topology graded) and "send" (the differences found, worded and queued to the sessions). A session is
 //   served at open on that thread too (opened sessions are queued to it and it is woken): it gets the groups
@@ -37,17 +37,16 @@
 #include <prometheus/registry.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "api/overlays/grades.h"
 #include "api/overlays/thresholds.h"
+#include "hsns/periodic_thread.h"
 #include "http/router.h"
 #include "http/websocket.h"
 #include "services/topology_cache.h"
@@ -88,7 +87,7 @@ class OverlayGradeNotifier {
     std::optional<Grades> grades;
     std::chrono::steady_clock::time_point graded;
   };
-  void run();
+  void tick();
   bool followed(const Key& key) const;
   bool regrade(const Key& key, Followed& f);
   const std::vector<std::int64_t>& positions(const topology::Topology& t, unsigned mask);
@@ -97,19 +96,18 @@ class OverlayGradeNotifier {
   store::MarkedKpiStore& kpis_;
   std::shared_ptr<services::TopologyCache> topology_;
   http::WebSocketHub& hub_;
-  std::chrono::milliseconds period_;
   std::chrono::milliseconds refresh_;
   prometheus::Family<prometheus::Histogram>& seconds_;
   // The notifier thread's own state: the pairs someone follows (or opened a session of).
   std::map<Key, Followed> followed_;
   std::shared_ptr<const topology::Topology> model_;
   std::map<unsigned, std::vector<std::int64_t>> positions_;  // per upper mask, for model_
+  std::optional<std::uint64_t> seen_kpis_;                   // the change marks of the last tick
+  std::optional<std::int64_t> seen_topology_;
   // Shared with open().
   std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
   std::vector<Pending> pending_;
-  std::thread thread_;  // last: starts once the members above exist
+  PeriodicThread thread_;  // last: starts once the members above exist
 };
 
 // The hub topic of a metric overlay's sessions with a max age and an upper filter.
