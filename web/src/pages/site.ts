@@ -80,7 +80,6 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
   let items = drawnItems(layout, marked, markLabel);
   const site = choice.overlay.kind === 'state' ? null : await overlayGrades(choice);
   const grades = site?.levels ?? null;
-  // Each item's colour and label from the layout (device state, marks), before an overlay's grade.
   let health = healthByGroup(await summary);
   // In the graph's labels only what is there (the group list says "none" and "no data" too).
   const healthLabel = (name: string): string => {
@@ -88,6 +87,7 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
     if (!h) return '';
     return `${h.worst ? ` · ${h.worst} ×${h.alarms}` : ''}${h.p95 !== null ? ` · p95 ${h.p95} %` : ''}`;
   };
+  // Each item's colour and label from the layout (device state, marks), before an overlay's grade.
   const baseLabel = new Map<string, string>();
   const baseColour = new Map<string, string>();
   const remember = (drawn: Drawn[]): void => {
@@ -97,7 +97,6 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
     }
   };
   remember(items);
-  // An item's colour and label under the overlay (its grade in words).
   // A rail cuts across the SUs, so the overlay's device and group grades say nothing of it: under the
   // alarm overlay it takes its worst active alarm, under utilisation its p95 grade (both the summary's);
   // other overlays grade rails in the rail × SU matrix, and the rail is drawn neutral.
@@ -108,6 +107,7 @@ export async function renderSite(ctx: PageContext): Promise<Cleanup | void> {
     if (choice.overlay.id === 'util') return h.grade;
     return null;
   };
+  // An item's colour and label: the layout's, its group summary, and under an overlay its grade in words.
   const paint = (i: Drawn): void => {
     i.label = (baseLabel.get(i.id) ?? i.label) + healthLabel(i.name);
     i.colour = baseColour.get(i.id) ?? i.colour;
