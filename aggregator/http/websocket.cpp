@@ -25,7 +25,7 @@ void WebSocketHub::subscribe(const std::string& topic, const std::shared_ptr<Web
   });
 }
 
-std::size_t WebSocketHub::publish(const std::string& topic, std::string text) {
+std::size_t WebSocketHub::publish(const std::string& topic, std::string text, MessageKind kind) {
   const auto message = std::make_shared<const std::string>(std::move(text));
   std::size_t delivered = 0;
   // Holding the lock while queuing keeps one order per topic for every subscriber; send() only queues
@@ -34,7 +34,7 @@ std::size_t WebSocketHub::publish(const std::string& topic, std::string text) {
   const auto it = state_->topics.find(topic);
   if (it == state_->topics.end()) return 0;
   for (const auto& [id, weak] : it->second) {
-    if (const auto channel = weak.lock(); channel && channel->send(message, false)) ++delivered;
+    if (const auto channel = weak.lock(); channel && channel->send(message, false, kind)) ++delivered;
   }
   return delivered;
 }

@@ -12,6 +12,10 @@
 //   fit a consumer that reads too slowly. Queued messages not yet handed to the socket are dropped at
 //   close; the close frame follows the message being written, and a peer that does not take it within
 //   close_timeout has its connection closed without it.
+// - A message sent as a starting state (MessageKind::state: the full set a stream opens with, or sends
+//   again when the shape of what it follows changed) is queued whatever its size, within the message
+//   bound: it is state the server holds anyway and a client cannot start without it, and it can be larger
+//   than queue_bytes on a big fabric. The updates after it must fit behind it (its bytes count).
 // - on_message() and on_closed() handlers run on the session's strand (never concurrently for one
 //   session). Set on_message in the endpoint's on_open: reading starts after on_open returns. Messages
 //   larger than max_message_bytes close the session with 1009.
@@ -61,15 +65,22 @@ inline constexpr const char* kEndpoint = "endpoint";              // the endpoin
 inline constexpr const char* kError = "error";                    // transport or protocol error
 }  // namespace close_reason
 
+// What a queued message is to the session's byte bound (see the contract above).
+enum class MessageKind { update, state };
+
 class WebSocketChannel {
  public:
   virtual ~WebSocketChannel() = default;
 
   // Queues one message; false when the session is closing or the message did not fit (the session is
   // then closed with 1013). Any thread.
-  virtual bool send(std::shared_ptr<const std::string> message, bool binary) = 0;
+  virtual bool send(std::shared_ptr<const std::string> message, bool binary, MessageKind kind) = 0;
   bool send_text(std::string text) {
-    return send(std::make_shared<const std::string>(std::move(text)), false);
+    return send(std::make_shared<const std::string>(std::move(text)), false, MessageKind::update);
+  }
+  // A starting state: not refused for the byte bound.
+  bool send_state(std::string text) {
+    return send(std::make_shared<const std::string>(std::move(text)), false, MessageKind::state);
   }
 
   // Incoming messages (text or binary), on the session's strand; set it in on_open.
@@ -89,7 +100,7 @@ class WebSocketHub {
   WebSocketHub();
   void subscribe(const std::string& topic, const std::shared_ptr<WebSocketChannel>& channel);
   // Queues text on every subscriber of topic; answers how many took it (a full queue closes its session).
-  std::size_t publish(const std::string& topic, std::string text);
+  std::size_t publish(const std::string& topic, std::string text, MessageKind kind = MessageKind::update);
   std::size_t subscribers(const std::string& topic) const;
 
  private:

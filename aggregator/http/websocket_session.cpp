@@ -69,11 +69,12 @@ class WebSocketSession final : public WebSocketChannel,
 
   // --- WebSocketChannel (the endpoint, publishers on any thread) ---
 
-  bool send(std::shared_ptr<const std::string> message, bool binary) override {
+  bool send(std::shared_ptr<const std::string> message, bool binary, MessageKind kind) override {
     std::unique_lock lock(mu_);
     if (!accepting_) return false;
     const auto size = message->size();
-    if (queue_.size() + 1 > limits_.queue_messages || queued_bytes_ + size > limits_.queue_bytes) {
+    const bool over_bytes = kind == MessageKind::update && queued_bytes_ + size > limits_.queue_bytes;
+    if (queue_.size() + 1 > limits_.queue_messages || over_bytes) {
       accepting_ = false;
       lock.unlock();
       net::post(ws_.get_executor(), [self = this->shared_from_this()] {

@@ -647,6 +647,38 @@ std::string kind_of(const json& m, const WebSocketTestClient& stream) {
   return "none (closed " + std::to_string(code) + " " + reason + ")";
 }
 
+// A full grade set larger than a session's whole byte bound (websocket_queue_bytes) is a starting state:
+// the stream opens with it, a change follows behind it, and a new topology revision's set is sent too,
+// where an update that large would close the session as a slow consumer (1013).
+TEST_F(Dashboard, AGradeSetLargerThanTheSessionQueueStillOpensTheStream) {
+  start("http:\n  websocket_queue_bytes: 1024\n");
+  auto ops = server_->client(kOperatorToken);
+  ASSERT_EQ(
+      ok(ops.post("/api/v1/topology/generate",
+                  R"({"hosts":64,"npus_per_host":8,"hosts_per_su":32,"spines_per_plane":2,"name":"big"})"))
+          .status,
+      200);
+  WebSocketTestClient stream;
+  ASSERT_EQ(stream.open(server_->port(), "/api/v1/overlays/fec/stream", kViewerToken), 101);
+  const json groups = stream.next();
+  ASSERT_EQ(kind_of(groups, stream), "groups");
+  const json full = stream.next();
+  ASSERT_EQ(kind_of(full, stream), "grades");
+  EXPECT_GT(full.dump().size(), 1024U * 4) << "the set is not larger than the session's byte bound";
+  push_kpi(*server_, "host010/eth3", "symbol_error_per_s", wall_ms() - 1'000, 20);
+  const json delta = stream.next();
+  ASSERT_EQ(kind_of(delta, stream), "changes");
+  EXPECT_EQ(delta["links"]["grade"], json::array({2}));
+  // A new revision: its groups and its full set again.
+  ASSERT_EQ(ok(ops.patch("/api/v1/topology/devices/host001", R"({"state":"isolated"})")).status, 200);
+  const json regrouped = stream.next();
+  ASSERT_EQ(kind_of(regrouped, stream), "groups");
+  EXPECT_GT(regrouped["revision"].get<std::int64_t>(), full["revision"].get<std::int64_t>());
+  const json again = stream.next();
+  ASSERT_EQ(kind_of(again, stream), "grades");
+  EXPECT_EQ(again["revision"], regrouped["revision"]);
+}
+
 // The stream's max_age_s: each session is graded with its own max age (a reading older than a short one is
 // no data there while the default grades it), a short one's readings age out without a write, and a bad
 // value closes the session with 1008 naming it.

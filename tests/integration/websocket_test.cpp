@@ -153,7 +153,8 @@ class InProcessServer {
           channel->on_message(
               [weak = std::weak_ptr<WebSocketChannel>(channel)](std::string message, bool binary) {
                 if (auto c = weak.lock())
-                  c->send(std::make_shared<const std::string>(std::move(message)), binary);
+                  c->send(std::make_shared<const std::string>(std::move(message)), binary,
+                          http::MessageKind::update);
               });
         });
     service_.router().add_websocket(

@@ -32,7 +32,7 @@ using nlohmann::json;
 // A hub subscriber that keeps what it is sent.
 class RecordingChannel final : public http::WebSocketChannel {
  public:
-  bool send(std::shared_ptr<const std::string> message, bool) override {
+  bool send(std::shared_ptr<const std::string> message, bool, http::MessageKind) override {
     std::lock_guard lock(mu);
     messages.push_back(json::parse(*message));
     return true;

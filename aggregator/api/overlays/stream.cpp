@@ -118,7 +118,8 @@ bool OverlayGradeNotifier::regrade(const Key& key, Followed& f) {
         if (auto changes = changes_json(o, *f.grades, next, at)) hub_.publish(topic, changes->dump());
       } else {
         hub_.publish(topic, groups_json(o, next).dump());
-        hub_.publish(topic, grades_json(o, next, at, std::nullopt, since_ms).dump());
+        hub_.publish(topic, grades_json(o, next, at, std::nullopt, since_ms).dump(),
+                     http::MessageKind::state);
       }
     }
     seconds_.Add({{"overlay", o.id}, {"step", "send"}}, buckets()).Observe(seconds_since(f.graded));
@@ -166,9 +167,9 @@ void OverlayGradeNotifier::tick() {
       const auto& o = overlays_[p.key.overlay];
       const auto mask = mask_of(p.upper);
       p.channel->send_text(groups_json(o, *f.grades).dump());
-      p.channel->send_text(grades_json(o, *f.grades, positions(*model_, mask), std::nullopt,
-                                       unix_now_ms() - p.key.max_age_s * 1000)
-                               .dump());
+      p.channel->send_state(grades_json(o, *f.grades, positions(*model_, mask), std::nullopt,
+                                        unix_now_ms() - p.key.max_age_s * 1000)
+                                .dump());
       hub_.subscribe(topic_of(o.id, p.key.max_age_s, mask), p.channel);
     }
   }

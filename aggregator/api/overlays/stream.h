@@ -27,7 +27,10 @@
 //   logged; a session that cannot be served so (no topology yet, the store failed) is closed with 1011 and a
 //   reason saying so.
 // - Bounded like every stream: the hub's per-session queue (http/websocket.h; a full one closes with
-//   1013). Role read; Origin checked at the upgrade like every WebSocket endpoint.
+//   1013). A full grade set (at open, or for a new revision) is sent as a starting state
+//   (MessageKind::state): queued whatever its size, so a fabric whose set outgrows queue_bytes still opens;
+//   the changes after it must fit behind it. Role read; Origin checked at the upgrade like every WebSocket
+//   endpoint.
 // - The notifier must outlive the router's sessions' handlers that use it; the hub, the store and the
 //   cache must outlive the notifier. Thread-safe.
 #pragma once
