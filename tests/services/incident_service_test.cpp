@@ -95,7 +95,7 @@ class IncidentTest : public ::testing::Test {
     services::TopologyService topology(cache_);
     ASSERT_TRUE(topology.generate(p).has_value());
   }
-  void add_job(const std::string& name, std::vector<std::string> hosts) {
+  void add_job(const std::string& name, const std::vector<std::string>& hosts) {
     store::JobRecord job;
     job.name = name;
     std::uint32_t r = 0;
@@ -201,6 +201,7 @@ TEST_F(IncidentTest, ServiceOpensRanksStoresPublishesAndResolves) {
   auto svc = service(&hub);
   ASSERT_TRUE(svc->start().has_value());
   std::vector<IncidentInput> in;
+  in.reserve(4);
   for (int n = 0; n < 4; ++n)
     in.push_back(alarm("a" + std::to_string(n), "link_down", port(2, n), 100'000 + n));
   svc->on_alarms(in);
