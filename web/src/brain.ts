@@ -88,8 +88,13 @@ export function globRegExp(glob: string): RegExp {
   return new RegExp(`^${re}$`);
 }
 
+// The plain entities an entity id names: itself without a kind prefix, or a link id's two ends
+// ("link:host001/eth0|leaf000/Eth1/1" -> both ports).
+export function entityParts(entity: string): string[] {
+  return entity.replace(/^(link|device|module):/, '').split('|');
+}
+
 // The device an entity names ("leaf000/Eth1/1" -> "leaf000"); a link id names both ends' devices.
 export function entityDevices(entity: string): string[] {
-  const bare = entity.replace(/^(link|device|module):/, '');
-  return bare.split('|').map((e) => e.split('/')[0] ?? '').filter(Boolean);
+  return entityParts(entity).map((e) => e.split('/')[0] ?? '').filter(Boolean);
 }

@@ -8,7 +8,7 @@ import { ApiError, get, query } from '../api';
 import { el, setStatus, stateBadge, table } from '../dom';
 import { makeChart, resizeAll, type Chart } from '../charts';
 import { fetchGraph } from '../topology';
-import { entityDevices, severityBadge, shortTime, type Alarm } from '../brain';
+import { entityDevices, entityParts, severityBadge, shortTime, type Alarm } from '../brain';
 
 interface Series { entity: string; metric: string; last_ms: number; last_value: number }
 interface Points { points: { ts_ms: number; min: number; max: number; avg: number; last: number }[] }
@@ -63,10 +63,16 @@ export async function kpiCharts(section: HTMLElement, device: string, hours: num
   return charts;
 }
 
+// The KPI window of the entity pages (URL `hours`, 1 h .. 7 days, default 6) and the links choosing it.
+export const hoursOf = (params: URLSearchParams): number => Math.min(24 * 7, Math.max(1, Number(params.get('hours') ?? '6') || 6));
+export function windowLinks(base: string, hours: number): HTMLElement[] {
+  return [1, 6, 24].map((h) => el('a', { href: `${base}?hours=${h}`, 'aria-current': h === hours ? 'true' : undefined }, ` ${h} h `));
+}
+
 // The device names and entities an alarm concerns: its entity, peer and root cause (a link id names both
 // ends).
 export function alarmEntities(a: Alarm): string[] {
-  return [a.entity, a.peer, a.root_cause].filter(Boolean).flatMap((e) => e.replace(/^(link|device|module):/, '').split('|'));
+  return [a.entity, a.peer, a.root_cause].filter(Boolean).flatMap(entityParts);
 }
 
 // The alarms (the newest 1,000) that `concerns` picks, newest first, each with a link to the alarm view.
@@ -86,10 +92,10 @@ export async function renderEntity(ctx: PageContext): Promise<Cleanup | void> {
   const { main, path, params } = ctx;
   const kind = path[0] === 'switch' ? 'switch' : 'host';
   const name = path[1] ?? '';
-  const hours = Math.min(24 * 7, Math.max(1, Number(params.get('hours') ?? '6') || 6));
+  const hours = hoursOf(params);
   main.append(el('h1', {}, `${kind === 'host' ? 'Host' : 'Switch'} ${name}`),
     el('p', {}, el('a', { href: `#/site?mark=${encodeURIComponent(kind === 'host' ? name : '')}` }, 'Back to the site view'),
-      ' · KPI window: ', ...[1, 6, 24].map((h) => el('a', { href: `#/${kind}/${encodeURIComponent(name)}?hours=${h}`, 'aria-current': h === hours ? 'true' : undefined, style: undefined }, ` ${h} h `))));
+      ' · KPI window: ', ...windowLinks(`#/${kind}/${encodeURIComponent(name)}`, hours)));
   const kpis = el('section', { 'aria-labelledby': 'kpi-title' }, el('h2', { id: 'kpi-title' }, 'KPIs'));
   main.append(kpis);
   const charts = await kpiCharts(kpis, name, hours);

@@ -8,7 +8,7 @@ import { ApiError, get, query } from '../api';
 import { el, setStatus, stateBadge, table } from '../dom';
 import { resizeAll, type Chart } from '../charts';
 import { fetchGraph, type TopoGraph, type TopoLink } from '../topology';
-import { alarmEntities, alarmsSection, flagText, kpiCharts, linkHash, portHash, type Flow, type Lldp, type Optic } from './entity';
+import { alarmEntities, alarmsSection, flagText, hoursOf, kpiCharts, linkHash, portHash, windowLinks, type Flow, type Lldp, type Optic } from './entity';
 
 // A link's tier (its upper end's) in words.
 const TIER_WORDS: Record<string, string> = { leaf: 'host-to-leaf', spine: 'leaf-to-spine', core: 'spine-to-core' };
@@ -68,11 +68,7 @@ function endLink(graph: TopoGraph, node: number, port: string): HTMLElement {
     : el('a', { href: `#/switch/${encodeURIComponent(name)}` }, `${name}/${port}`);
 }
 
-function windowLinks(base: string, hours: number): HTMLElement {
-  return el('p', {}, 'KPI window: ', ...[1, 6, 24].map((h) => el('a', { href: `${base}?hours=${h}`, 'aria-current': h === hours ? 'true' : undefined }, ` ${h} h `)));
-}
-
-const hoursOf = (params: URLSearchParams): number => Math.min(24 * 7, Math.max(1, Number(params.get('hours') ?? '6') || 6));
+const kpiWindow = (base: string, hours: number): HTMLElement => el('p', {}, 'KPI window: ', ...windowLinks(base, hours));
 
 export async function renderPort(ctx: PageContext): Promise<Cleanup | void> {
   const { main, path, params } = ctx;
@@ -82,7 +78,7 @@ export async function renderPort(ctx: PageContext): Promise<Cleanup | void> {
   const hours = hoursOf(params);
   main.append(el('h1', {}, `NPU port ${entity}`),
     el('p', {}, el('a', { href: `#/host/${encodeURIComponent(host)}` }, `Host ${host}`), ' · ', el('a', { href: linkHash(host, netdev) }, 'its link')),
-    windowLinks(portHash(host, netdev), hours));
+    kpiWindow(portHash(host, netdev), hours));
   const graph = await readGraph(main);
   const link = graph ? linkOf(graph, host, netdev) : null;
   const npu = graph?.nodes.find((n) => n.name === host)?.npus?.find((n) => n.port === netdev);
@@ -130,7 +126,7 @@ export async function renderLink(ctx: PageContext): Promise<Cleanup | void> {
   const device = path[1] ?? '';
   const port = path[2] ?? '';
   const hours = hoursOf(params);
-  main.append(el('h1', {}, `Link of ${device}/${port}`), windowLinks(linkHash(device, port), hours));
+  main.append(el('h1', {}, `Link of ${device}/${port}`), kpiWindow(linkHash(device, port), hours));
   const graph = await readGraph(main);
   const link = graph ? linkOf(graph, device, port) : null;
   if (!graph || !link) {
