@@ -39,6 +39,7 @@
 #include "brain/wiring.h"
 #include "config.h"
 #include "hsns/log.h"
+#include "hsns/time.h"
 #include "hsns/version.h"
 #include "http/service.h"
 #include "http/static_files.h"
@@ -141,7 +142,7 @@ int run(const AggregatorConfig& c) {
   auto topology_cache = std::make_shared<hsns::services::TopologyCache>(backend.topology());
   // Alarms: the pipeline's faults go to alarm_service.on_faults (its FaultHandler).
   hsns::alarms::AlarmService alarm_service(backend.alarms(), metrics.registry(), c.alarms);
-  if (auto loaded = alarm_service.load(hsns::alarms::wall_ms()); !loaded) {
+  if (auto loaded = alarm_service.load(hsns::unix_now_ms()); !loaded) {
     HSNS_LOG(error) << "alarms: " << loaded.error().message();
     return 1;
   }

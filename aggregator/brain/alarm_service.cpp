@@ -28,10 +28,6 @@ Error from_store(const store::StoreError& e) {
 
 }  // namespace
 
-std::int64_t wall_ms() {
-  return unix_now_ms();
-}
-
 std::string format_time_ms(std::int64_t ms) {
   const std::int64_t millis = ((ms % 1000) + 1000) % 1000;
   const std::chrono::system_clock::time_point whole{std::chrono::milliseconds(ms - millis)};
@@ -180,7 +176,7 @@ void AlarmService::on_faults(std::span<const brain::FaultMatch> faults) {
   std::vector<brain::AlarmChange> changes;
   engine_.observe(faults, changes);
   last_event_ms_ = engine_.now_ms();
-  wall_at_last_event_ms_ = wall_ms();
+  wall_at_last_event_ms_ = unix_now_ms();
   commit(std::move(changes));
 }
 
@@ -190,7 +186,7 @@ void AlarmService::advance_event_time(std::int64_t event_ms) {
   std::vector<brain::AlarmChange> changes;
   engine_.advance(event_ms, changes);
   last_event_ms_ = engine_.now_ms();
-  wall_at_last_event_ms_ = wall_ms();
+  wall_at_last_event_ms_ = unix_now_ms();
   commit(std::move(changes));
 }
 
@@ -242,7 +238,7 @@ void AlarmService::start() {
   ticker_.emplace(
       "alarm ticker",
       PeriodicThread::Options{.period = options_.tick_interval, .start = PeriodicThread::Start::after_period},
-      [this] { tick(wall_ms()); });
+      [this] { tick(unix_now_ms()); });
 }
 
 void AlarmService::stop() {

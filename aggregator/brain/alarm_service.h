@@ -54,7 +54,6 @@ inline constexpr std::size_t kMaxAckGroup = 1000;
 
 using AlarmListener = std::function<void(std::span<const brain::AlarmChange>)>;
 
-std::int64_t wall_ms();  // system clock, Unix ms
 // RFC 3339 UTC with milliseconds ("2026-12-02T05:07:56.123Z"), as the rest of the API writes times.
 std::string format_time_ms(std::int64_t ms);
 

@@ -6,6 +6,7 @@
 #include "brain/alarm_service.h"
 #include "hsns/http_client.h"
 #include "hsns/log.h"
+#include "hsns/time.h"
 
 namespace hsns::alarms {
 
@@ -98,7 +99,7 @@ void AlertmanagerPush::enqueue_locked(const std::shared_ptr<const std::string>& 
 void AlertmanagerPush::on_changes(std::span<const brain::AlarmChange> changes) {
   if (targets_.empty()) return;
   using K = brain::AlarmChangeKind;
-  const std::int64_t now = wall_ms();
+  const std::int64_t now = unix_now_ms();
   bool queued = false;
   {
     std::lock_guard lock(mu_);
@@ -129,7 +130,7 @@ void AlertmanagerPush::on_changes(std::span<const brain::AlarmChange> changes) {
 
 void AlertmanagerPush::seed(std::span<const brain::Alarm> alarms) {
   if (targets_.empty()) return;
-  const std::int64_t now = wall_ms();
+  const std::int64_t now = unix_now_ms();
   {
     std::lock_guard lock(mu_);
     for (const brain::Alarm& a : alarms) {
@@ -174,7 +175,7 @@ void AlertmanagerPush::run() {
     const auto now = Clock::now();
     if (now >= next_resend) {
       next_resend = now + config_.resend_interval;
-      const std::int64_t wall = wall_ms();
+      const std::int64_t wall = unix_now_ms();
       for (const auto& [id, a] : active_)
         enqueue_locked(std::make_shared<const std::string>(alert_json(a, false, wall)));
       queued_.Set(static_cast<double>(stats_.queued));

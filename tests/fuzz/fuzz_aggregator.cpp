@@ -19,6 +19,7 @@
 #include "api/network/routes.h"
 #include "api/scheduling/routes.h"
 #include "api/topology/routes.h"
+#include "hsns/time.h"
 #include "metrics.h"
 #include "services/topology_cache.h"
 #include "store/factory.h"
@@ -80,7 +81,7 @@ FuzzAggregator::FuzzAggregator() : state_(new State) {
   topology_api::register_topology_routes(router, topology);
   scheduling_api::register_scheduling_routes(router, topology, backend.jobs(), backend.network());
   state_->alarms.emplace(backend.alarms(), state_->metrics.registry());
-  require(state_->alarms->load(alarms::wall_ms()).has_value());
+  require(state_->alarms->load(unix_now_ms()).has_value());
   alarms_api::register_alarm_routes(router, *state_->alarms, state_->service->hub());
   state_->service->set_ready(true);
 }

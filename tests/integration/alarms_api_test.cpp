@@ -27,6 +27,7 @@
 #include "brain/alertmanager_push.h"
 #include "brain/patterns.h"
 #include "hsns/http_client.h"
+#include "hsns/time.h"
 #include "http/auth.h"
 #include "http/server.h"
 #include "http/service.h"
@@ -121,8 +122,7 @@ class InProcessAggregator {
     alarms::AlarmServiceOptions options;
     options.engine.update_interval_ms = 0;
     alarms_ = std::make_unique<alarms::AlarmService>(stores_->alarms(), metrics_.registry(), options);
-    if (auto loaded = alarms_->load(alarms::wall_ms()); !loaded)
-      throw std::runtime_error(loaded.error().detail);
+    if (auto loaded = alarms_->load(unix_now_ms()); !loaded) throw std::runtime_error(loaded.error().detail);
     alarms_api::register_alarm_routes(service_->router(), *alarms_, service_->hub());
     alarms::AlertmanagerConfig am;
     am.urls = {alertmanager_url};
@@ -207,7 +207,7 @@ TEST(AlarmsApi, FaultsReachRestWebSocketAndAlertmanagerAndSurviveARestart) {
   auto library = brain::load_pattern_library(testing::source_path("patterns").string());
   ASSERT_TRUE(library) << library.error().message();
   brain::PatternMatcher matcher(*library, [](std::string_view) { return std::nullopt; });
-  const std::int64_t t0 = alarms::wall_ms() - 60'000;
+  const std::int64_t t0 = unix_now_ms() - 60'000;
 
   std::filesystem::create_directories(dir.path() / "binary");
   testing::AggregatorProcess binary(dir.path() / "binary");
@@ -334,7 +334,7 @@ TEST(AlarmsApi, FaultsReachRestWebSocketAndAlertmanagerAndSurviveARestart) {
       EXPECT_EQ(field_of(*r), field) << rule << ": " << r->body;
     }
     EXPECT_EQ(viewer.post("/api/v1/silences", R"({"entity":"leaf01/*","reason":"x"})")->status, 403);
-    const std::string expires = alarms::format_time_ms(alarms::wall_ms() + 3'600'000);
+    const std::string expires = alarms::format_time_ms(unix_now_ms() + 3'600'000);
     auto silenced =
         ops.post("/api/v1/silences",
                  R"({"entity":"leaf01/Ethernet2","reason":"cable swap","expires":")" + expires + "\"}");

@@ -31,6 +31,7 @@
 #include <string>
 #include <thread>
 
+#include "hsns/time.h"
 #include "http/service.h"
 #include "metrics.h"
 #include "support/aggregator_process.h"
@@ -473,12 +474,6 @@ std::pair<std::size_t, std::string> link_of(const json& links, const std::string
   return {0, ""};
 }
 
-std::int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 void push_kpi(AggregatorProcess& server, const std::string& entity, const std::string& metric,
               std::int64_t ts, double value) {
   const auto r = ok(
@@ -497,7 +492,7 @@ TEST_F(Dashboard, TheAggregatorGradesTheMetricOverlays) {
   start();
   const auto links = npu_links(*server_);
   const auto [index, entity] = link_of(links, "host002", 1);
-  const auto now = wall_ms();
+  const auto now = unix_now_ms();
   push_kpi(*server_, entity, "pfc_prio3_rx_pause_per_s", now - 10'000, 4000);
   push_kpi(*server_, entity, "pfc_prio5_tx_pause_per_s", now - 10'000, 1000);
   auto viewer = server_->client(kViewerToken);
@@ -551,7 +546,7 @@ TEST_F(Dashboard, TheSummaryNamesEachGroupsWorstAlarmAndItsUtilisation) {
   const auto links = npu_links(*server_);
   const auto [index, entity] = link_of(links, "host002", 1);
   const double gbps = links["links"]["gbps"][index];
-  const auto now = wall_ms();
+  const auto now = unix_now_ms();
   push_kpi(*server_, entity, "tx_bytes_per_s", now - 5'000, gbps * 1e9 / 8 * 0.42);  // 42 % of capacity
   auto ops = server_->client(kOperatorToken);
   const json line = {{"entity", "host001"},
@@ -601,7 +596,7 @@ TEST_F(Dashboard, TheGradeStreamSendsOnlyWhatAKpiChanged) {
   start();
   const auto links = npu_links(*server_);
   const auto [index, entity] = link_of(links, "host003", 0);
-  const auto now = wall_ms();
+  const auto now = unix_now_ms();
   push_kpi(*server_, entity, "symbol_error_per_s", now - 20'000, 0);
   WebSocketTestClient stream;
   ASSERT_EQ(stream.open(server_->port(), "/api/v1/overlays/fec/stream?upper=leaf", kViewerToken), 101);
@@ -665,7 +660,7 @@ TEST_F(Dashboard, AGradeSetLargerThanTheSessionQueueStillOpensTheStream) {
   const json full = stream.next();
   ASSERT_EQ(kind_of(full, stream), "grades");
   EXPECT_GT(full.dump().size(), 1024U * 4) << "the set is not larger than the session's byte bound";
-  push_kpi(*server_, "host010/eth3", "symbol_error_per_s", wall_ms() - 1'000, 20);
+  push_kpi(*server_, "host010/eth3", "symbol_error_per_s", unix_now_ms() - 1'000, 20);
   const json delta = stream.next();
   ASSERT_EQ(kind_of(delta, stream), "changes");
   EXPECT_EQ(delta["links"]["grade"], json::array({2}));
@@ -687,7 +682,7 @@ TEST_F(Dashboard, EachGradeStreamGradesWithItsOwnMaxAge) {
   const auto links = npu_links(*server_);
   const auto [old_index, old_entity] = link_of(links, "host001", 0);
   const auto [new_index, new_entity] = link_of(links, "host002", 0);
-  const auto now = wall_ms();
+  const auto now = unix_now_ms();
   push_kpi(*server_, old_entity, "symbol_error_per_s", now - 20'000, 20);
   push_kpi(*server_, new_entity, "symbol_error_per_s", now - 1'000, 20);
   WebSocketTestClient standard;
@@ -713,7 +708,7 @@ TEST_F(Dashboard, EachGradeStreamGradesWithItsOwnMaxAge) {
   EXPECT_EQ(aged["links"]["index"], json::array({new_index}));
   EXPECT_EQ(aged["links"]["grade"], json::array({-1}));
   // A new reading reaches both, each against the grades of its own max age.
-  push_kpi(*server_, old_entity, "symbol_error_per_s", wall_ms(), 0);
+  push_kpi(*server_, old_entity, "symbol_error_per_s", unix_now_ms(), 0);
   const json on_standard = standard.next();
   ASSERT_EQ(kind_of(on_standard, standard), "changes") << on_standard.dump();
   EXPECT_EQ(on_standard["links"]["index"], json::array({old_index}));

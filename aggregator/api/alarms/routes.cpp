@@ -5,6 +5,7 @@
 
 #include "api/kpis/routes.h"
 #include "hsns/json_fields.h"
+#include "hsns/time.h"
 #include "http/json_io.h"
 
 namespace hsns::alarms_api {
@@ -153,7 +154,7 @@ Response ack_one(alarms::AlarmService& service, RequestContext& ctx) {
   auto ack = read_ack(ctx, false);
   if (!ack) return http::problem(ctx, ack.error());
   auto done =
-      service.acknowledge(std::string(ctx.path_param("id")), actor_of(ctx), ack->first, alarms::wall_ms());
+      service.acknowledge(std::string(ctx.path_param("id")), actor_of(ctx), ack->first, unix_now_ms());
   if (!done) return http::problem(ctx, done.error());
   return http::json_ok(ctx, alarm_json(*done));
 }
@@ -162,7 +163,7 @@ Response ack_group(alarms::AlarmService& service, RequestContext& ctx) {
   if (auto p = http::check_query(ctx, {})) return http::problem(ctx, *p);
   auto ack = read_ack(ctx, true);
   if (!ack) return http::problem(ctx, ack.error());
-  auto done = service.acknowledge_all(ack->second, actor_of(ctx), ack->first, alarms::wall_ms());
+  auto done = service.acknowledge_all(ack->second, actor_of(ctx), ack->first, unix_now_ms());
   if (!done) return http::problem(ctx, done.error());
   nlohmann::json items = nlohmann::json::array();
   for (const auto& a : *done) items.push_back(alarm_json(a));
@@ -189,7 +190,7 @@ Response create_silence(alarms::AlarmService& service, RequestContext& ctx) {
   if (auto p = http::check_query(ctx, {})) return http::problem(ctx, *p);
   auto body = http::json_request_body(ctx);
   if (!body) return http::problem(ctx, body.error());
-  const std::int64_t now = alarms::wall_ms();
+  const std::int64_t now = unix_now_ms();
   FieldReader r(*body);
   brain::Silence s;
   s.entity = r.string("entity", false, brain::kMaxSilenceFieldLength).value_or("");
@@ -218,7 +219,7 @@ Response create_silence(alarms::AlarmService& service, RequestContext& ctx) {
 
 Response delete_silence(alarms::AlarmService& service, RequestContext& ctx) {
   if (auto p = http::check_query(ctx, {})) return http::problem(ctx, *p);
-  auto gone = service.delete_silence(std::string(ctx.path_param("id")), actor_of(ctx), alarms::wall_ms());
+  auto gone = service.delete_silence(std::string(ctx.path_param("id")), actor_of(ctx), unix_now_ms());
   if (!gone) return http::problem(ctx, gone.error());
   return http::empty_response(ctx.request, bhttp::status::no_content);
 }
