@@ -2,18 +2,19 @@
  * IPv4 / IPv6, UDP to port 4791, BTH and AETH; optionally GRE-encapsulated ERSPAN type I, II and III
  * (mirrored frames) with one level of inner Ethernet.
  *
- * Contract: roce_parse() reads only inside [data, end) (every access is bounds checked), never writes to
- * the packet, and returns ROCE_CNT_ROCE with *pkt filled for a well-formed RoCEv2 packet, ROCE_CNT_NON_ROCE
- * for a well-formed packet that is not RoCEv2, or the enum roce_counter of the malformed case. *decapped
- * is set when an ERSPAN header was removed. Nothing is guessed: a truncated or inconsistent header is
- * reported, never accounted.
+ * Contract: roce_parse_frame() reads only inside [data, end) (every access is bounds checked), never writes
+ * to the packet, and returns ROCE_CNT_ROCE with *pkt filled for a well-formed RoCEv2 packet,
+ * ROCE_CNT_NON_ROCE for a well-formed packet that is not RoCEv2, or the enum roce_counter of the malformed
+ * case, with ROCE_PARSE_DECAPPED set when an ERSPAN header was removed. Nothing is guessed: a truncated or
+ * inconsistent header is reported, never accounted.
  *
  * Cost notes (the per-packet budget is tens of ns): multi-byte fields are read with one load each (the
  * packet is read in network order, compared against constants converted at compile time); malformed cases
  * are marked unlikely so that the well-formed path falls through; the outer IP header of a GRE packet on a
  * collector port is validated but not copied into the flow key (the inner header overwrites it); every exit
- * of the parse leaves through one status register (the ERSPAN flag folded in), so the caller's code does not
- * carry each exit's constants separately. Behaviour (status, counters, extracted fields) is the same as a
+ * of the parse leaves through one status (the ERSPAN flag folded in), and the programs call it through
+ * global functions (bpf/roce_flow.bpf.c), so their code after it does not carry each exit's constants
+ * separately. Behaviour (status, counters, extracted fields) is the same as a
  * field-by-field parse.
  */
 #ifndef HSNS_BPF_ROCE_PARSE_BPF_H
@@ -222,15 +223,6 @@ static __always_inline int roce_parse_frame(void* data, void* end, struct roce_p
   }
   if (st) return st;
   return roce_parse_l4(cur, end, l4proto, l4len, pkt);
-}
-
-static __always_inline int roce_parse(void* data, void* end, struct roce_pkt* pkt, int decap, int* decapped) {
-  int r = roce_parse_frame(data, end, pkt, decap);
-  /* One opaque register out of every exit: keeps the compiler from threading each exit's constants (and
-   * the decapped flag, otherwise kept on the stack) separately into the caller's code. */
-  barrier_var(r);
-  if (r & ROCE_PARSE_DECAPPED) *decapped = 1;
-  return r & 0xFF;
 }
 
 #endif /* HSNS_BPF_ROCE_PARSE_BPF_H */

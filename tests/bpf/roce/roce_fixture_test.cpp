@@ -18,6 +18,7 @@
 #include "packet.h"
 #include "roce_flow.h"
 #include "roce_flow.skel.h"
+#include "roce_flow_loader.h"
 
 namespace {
 
@@ -42,29 +43,7 @@ class RoceFixture : public ::testing::Test {
     skel_ = nullptr;
   }
 
-  static roce_flow* load(std::uint32_t table_size) {
-    roce_flow* s = roce_flow::open();
-    if (s == nullptr) return nullptr;
-    const std::uint32_t slots = roce_table_slots(table_size);
-    bpf_map__set_max_entries(s->maps.roce_flows_a, slots);
-    bpf_map__set_max_entries(s->maps.roce_flows_b, slots);
-    LIBBPF_OPTS(bpf_map_create_opts, tmpl_opts, .map_flags = BPF_F_MMAPABLE);
-    const int tmpl =
-        bpf_map_create(BPF_MAP_TYPE_ARRAY, "roce_tmpl", 4, sizeof(roce_flow_slot), slots, &tmpl_opts);
-    bpf_map__set_inner_map_fd(s->maps.roce_tables, tmpl);
-    bpf_map__set_max_entries(s->maps.roce_psn_last, slots);
-    bpf_map__set_max_entries(s->maps.roce_clear_list, slots);
-    bpf_map__set_max_entries(s->maps.roce_occupied, (slots + 63) / 64);
-    s->rodata->roce_slot_mask = slots - 1;
-    if (table_size < 1024) bpf_map__set_max_entries(s->maps.roce_overflow, 4096);
-    const int rc = roce_flow::load(s);
-    close(tmpl);
-    if (rc != 0) {
-      roce_flow::destroy(s);
-      return nullptr;
-    }
-    return s;
-  }
+  static roce_flow* load(std::uint32_t table_size) { return hsns::test::load_roce_flow(table_size); }
 
   void SetUp() override {
     ASSERT_NE(skel_, nullptr) << "cannot load roce_flow.bpf.o (needs root)";
