@@ -78,14 +78,21 @@ class DaemonTest : public ::testing::Test {
     const json j = json::parse(read_file(state_dir() / "status.json"), nullptr, false);
     return j.is_discarded() ? json() : j;
   }
+  // The port entry of `netdev` in a status document, or an empty object: the daemon writes its status
+  // while the test reads it, so a status without the port (or without any ports yet) is normal early on,
+  // and every lookup below must be answerable (value() on a null throws).
   json port(const json& st, const std::string& netdev) {
-    if (!st.is_object()) return json();
-    for (const auto& p : st["ports"])
-      if (p["netdev"] == netdev) return p;
-    return json();
+    if (!st.is_object()) return json::object();
+    const json ports = st.value("ports", json::array());
+    if (!ports.is_array()) return json::object();
+    for (const auto& p : ports)
+      if (p.is_object() && p.value("netdev", "") == netdev) return p;
+    return json::object();
   }
   std::uint64_t pass_of(const json& st) {
-    return st.is_object() ? st["local"]["pass"].get<std::uint64_t>() : 0;
+    if (!st.is_object()) return 0;
+    const json local = st.value("local", json::object());
+    return local.is_object() ? local.value("pass", std::uint64_t{0}) : 0;
   }
 
   void wait_registered(std::size_t npus) {
