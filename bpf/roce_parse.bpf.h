@@ -12,9 +12,8 @@
  * packet is read in network order, compared against constants converted at compile time); malformed cases
  * are marked unlikely so that the well-formed path falls through; the outer IP header of a GRE packet on a
  * collector port is validated but not copied into the flow key (the inner header overwrites it); every exit
- * of the parse leaves through one status (the ERSPAN flag folded in), and the programs call it through
- * global functions (bpf/roce_flow.bpf.c), so their code after it does not carry each exit's constants
- * separately. Behaviour (status, counters, extracted fields) is the same as a
+ * of the parse leaves through one status (the ERSPAN flag folded in), so the caller's code does not carry
+ * each exit's constants separately. Behaviour (status, counters, extracted fields) is the same as a
  * field-by-field parse.
  */
 #ifndef HSNS_BPF_ROCE_PARSE_BPF_H

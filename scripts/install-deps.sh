@@ -29,6 +29,8 @@ packages=(
   prometheus-alertmanager
   # the dashboard's browser tests: Debian's chromium, driven headless by playwright-core (web/tests)
   chromium
+  # the eBPF programs verified inside Debian 12's own kernel under qemu (tests/bpf/kernels)
+  qemu-system-x86 busybox-static cpio
 )
 
 missing=()

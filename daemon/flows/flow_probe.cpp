@@ -1,6 +1,7 @@
 #include "flow_probe.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include <linux/if_link.h>
@@ -220,10 +221,8 @@ class RoceFlowProbe final : public FlowProbe {
     bpf_map__set_max_entries(skel_->maps.roce_flows_b, slots_);
     // The outer map's inner-map template must have the tables' size (array inner maps are checked
     // against it); libbpf 1.1 cannot resize its own template, so pass one of the right size.
-    LIBBPF_OPTS(bpf_map_create_opts, tmpl_opts, .map_flags = BPF_F_MMAPABLE);
-    const int tmpl = bpf_map_create(BPF_MAP_TYPE_ARRAY, "roce_tmpl", sizeof(std::uint32_t),
-                                    sizeof(roce_flow_slot), slots_, &tmpl_opts);
-    if (tmpl < 0) return tl::unexpected("inner map template: " + err_text(errno));
+    const int tmpl = create_flow_table_template(slots_);
+    if (tmpl < 0) return tl::unexpected("inner map template: " + err_text(-tmpl));
     bpf_map__set_inner_map_fd(skel_->maps.roce_tables, tmpl);
     bpf_map__set_max_entries(skel_->maps.roce_overflow, config_.ring_buffer_bytes);
     bpf_map__set_max_entries(skel_->maps.roce_psn_last, slots_);
@@ -797,6 +796,24 @@ void flow_test_crash_point(const char* point) {
 
 const char* counter_name(int c) {
   return c >= 0 && c < ROCE_CNT_MAX ? kCounterNames[c] : "?";
+}
+
+int create_flow_table_template(std::uint32_t slots) {
+  btf* layout = btf__new_empty();
+  if (layout == nullptr) return -errno;
+  const int key = btf__add_int(layout, "unsigned int", sizeof(std::uint32_t), 0);
+  const int value = btf__add_struct(layout, "roce_flow_slot", sizeof(roce_flow_slot));
+  int fd = key > 0 && value > 0 ? btf__load_into_kernel(layout) : -EINVAL;
+  if (fd == 0) {
+    LIBBPF_OPTS(bpf_map_create_opts, opts, .btf_fd = static_cast<__u32>(btf__fd(layout)),
+                .btf_key_type_id = static_cast<__u32>(key), .btf_value_type_id = static_cast<__u32>(value),
+                .map_flags = BPF_F_MMAPABLE);
+    fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "roce_tmpl", sizeof(std::uint32_t), sizeof(roce_flow_slot), slots,
+                        &opts);
+    if (fd < 0) fd = -errno;
+  }
+  btf__free(layout);  // the map keeps its own reference to the loaded BTF
+  return fd;
 }
 
 tl::expected<std::unique_ptr<FlowProbe>, std::string> FlowProbe::start(const FlowProbeConfig& config) {

@@ -98,6 +98,15 @@ class FlowProbe {
 
 const char* counter_name(int counter);
 
+// The inner-map template of the flow tables (roce_tables' values), to pass to bpf_map__set_inner_map_fd
+// before the object is loaded: an mmapable array of `slots` slots with a BTF layout of its own (a u32 key and
+// a struct of a slot's size with no special field). A template without BTF would match the tables on current
+// kernels but not on Linux 6.1, which compares a template and an inner map by the offsets of their BTF
+// special fields ("none" for a map with BTF, which libbpf gives the tables, "unknown" for one without):
+// there the object would not load. Returns the map's fd (the caller closes it once the object is loaded) or
+// -errno.
+int create_flow_table_template(std::uint32_t slots);
+
 // Test-only crash hook (HSNS_TEST_CRASH_AFTER_DRAIN): kills the calling process with SIGKILL, exactly as
 // kill -9 would, when the variable equals `point`. Never set it outside the restart tests.
 void flow_test_crash_point(const char* point);

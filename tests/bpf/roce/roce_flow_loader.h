@@ -1,6 +1,7 @@
 // Loads bpf/roce_flow.bpf.c's skeleton the way hsnsd's probe does (daemon/flows/flow_probe.cpp), for tests:
-// flow tables and their companions sized for `table_size` flows, the inner-map template of that size, the
-// slot mask in .rodata; nothing pinned, nothing attached.
+// flow tables and their companions sized for `table_size` flows, the inner-map template of that size
+// (create_flow_table_template, daemon/flows/flow_probe.h), the slot mask in .rodata; nothing pinned, nothing
+// attached.
 //
 // Contract: load_roce_flow(table_size) returns the loaded skeleton (the caller destroys it with
 // roce_flow::destroy) or nullptr with errno set when the kernel refuses it (not root, or the verifier
@@ -15,6 +16,7 @@
 #include <cerrno>
 #include <cstdint>
 
+#include "flow_probe.h"
 #include "roce_flow.h"
 #include "roce_flow.skel.h"
 
@@ -26,9 +28,7 @@ inline roce_flow* load_roce_flow(std::uint32_t table_size) {
   const std::uint32_t slots = roce_table_slots(table_size);
   bpf_map__set_max_entries(s->maps.roce_flows_a, slots);
   bpf_map__set_max_entries(s->maps.roce_flows_b, slots);
-  LIBBPF_OPTS(bpf_map_create_opts, tmpl_opts, .map_flags = BPF_F_MMAPABLE);
-  const int tmpl =
-      bpf_map_create(BPF_MAP_TYPE_ARRAY, "roce_tmpl", 4, sizeof(roce_flow_slot), slots, &tmpl_opts);
+  const int tmpl = hsns::daemon::create_flow_table_template(slots);
   bpf_map__set_inner_map_fd(s->maps.roce_tables, tmpl);
   bpf_map__set_max_entries(s->maps.roce_psn_last, slots);
   bpf_map__set_max_entries(s->maps.roce_clear_list, slots);
