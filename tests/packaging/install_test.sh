@@ -7,9 +7,14 @@
 #   4. the aggregator runs from the root (on loopback), a subnet is created through hsnsctl, a conffile is
 #      changed; then an upgrade to a newer build of the same packages keeps the changed conffile and the
 #      database (the subnet is still there);
-#   5. `apt-get purge` removes the user, the state and the configuration.
+#   5. the dashboard as a fresh machine runs the browser tests: Debian's nodejs, npm and chromium installed
+#      in the root, scripts/install-node.sh brings the Node.js the tools need (Debian 12's is too old),
+#      `npm ci` installs web/'s pinned tools and web/tests/package_smoke.mjs logs in to the packages'
+#      aggregator in Debian's chromium (the root gets the machine's CA certificates and npm settings);
+#   6. `apt-get purge` removes the user, the state and the configuration.
 # Usage: tests/packaging/install_test.sh DEB_DIR [WORK_DIR]      (as root)
 set -euo pipefail
+src=$(cd "$(dirname "$0")/../.." && pwd)
 debs=$(cd "$1" && pwd)
 work=${2:-$(mktemp -d /var/tmp/hsns-install-test.XXXXXX)}
 root=$work/root
@@ -117,6 +122,31 @@ stop_aggregator
 sed -i 's/^port: 8080$/port: 8181/' "$root/etc/hsns/aggregator.yaml"
 grep -q '^port: 8181$' "$root/etc/hsns/aggregator.yaml" || fail "could not change the conffile"
 
+echo "== the dashboard in Debian's chromium, driven by the Node.js that scripts/install-node.sh chooses"
+in_root apt-get install -y -qq --no-install-recommends ca-certificates nodejs npm chromium >"$work/web.log" 2>&1 ||
+  { tail -30 "$work/web.log"; fail "installing nodejs, npm and chromium into the root"; }
+# The machine's CA certificates and npm settings (registry, proxy, CA file), as a new machine of its kind has.
+mkdir -p "$root/usr/local/share/ca-certificates"
+cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/" 2>/dev/null || true
+in_root update-ca-certificates >>"$work/web.log" 2>&1 || fail "update-ca-certificates in the root"
+for f in /etc/npmrc /usr/etc/npmrc /root/.npmrc; do
+  if [ -f "$f" ]; then mkdir -p "$root$(dirname "$f")" && cp "$f" "$root$f"; fi
+done
+mkdir -p "$root/tmp/hsns/scripts" "$root/tmp/hsns/web/tests"
+cp "$src/scripts/install-node.sh" "$root/tmp/hsns/scripts/"
+cp "$src/web/package.json" "$src/web/package-lock.json" "$root/tmp/hsns/web/"
+cp "$src/web/tests/package_smoke.mjs" "$root/tmp/hsns/web/tests/"
+web_env=(env HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+  NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt)
+in_root "${web_env[@]}" /tmp/hsns/scripts/install-node.sh || fail "scripts/install-node.sh in the root"
+in_root "${web_env[@]}" sh -c 'cd /tmp/hsns/web && npm ci --no-audit --no-fund --loglevel=error' \
+  >>"$work/web.log" 2>&1 || { tail -30 "$work/web.log"; fail "npm ci of web/ in the root"; }
+start_aggregator
+ctl topology generate --hosts 8 --npus-per-host 8 >/dev/null || { cat "$work/aggregator.log"; fail "generating a topology"; }
+in_root "${web_env[@]}" node /tmp/hsns/web/tests/package_smoke.mjs --url "http://127.0.0.1:$port" --token "$token" ||
+  { cat "$work/aggregator.log"; fail "the dashboard smoke test in the root"; }
+stop_aggregator
+
 echo "== upgrade to a newer build"
 # The same packages as version <v>+upgrade1: dpkg runs the real upgrade path (prerm upgrade, unpack,
 # conffile handling, postinst configure <old version>).
@@ -142,4 +172,4 @@ in_root getent passwd hsns >/dev/null && fail "purge left the user hsns"
 in_root getent group hsns >/dev/null && fail "purge left the group hsns"
 [ -e "$root/var/lib/hsns" ] && fail "purge left /var/lib/hsns: $(ls -A "$root/var/lib/hsns")"
 [ -e "$root/etc/hsns" ] && fail "purge left /etc/hsns: $(ls -A "$root/etc/hsns")"
-echo "PASS: installed, verified, upgraded (conffile and database kept), purged"
+echo "PASS: installed, verified, dashboard shown by the fresh root's own tools, upgraded (conffile and database kept), purged"
