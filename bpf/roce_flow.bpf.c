@@ -482,8 +482,12 @@ static __always_inline long roce_harvest_slot(struct roce_flow_slot* s, __u32 j,
  * name##_a runs step(roce_flows_a, roce_flows_b, i, l), name##_b the same with the tables swapped; `other`
  * is the table not walked (the active one). ROCE_TABLE_LOOP runs name's callback of table `table` (0: a,
  * 1: b) n times. Each callback handles one slot and holds no loop: the verifier checks a loop inside a
- * callback once per iteration and state. (bpf_loop with a known callback is inlined by the verifier, so
- * one call per slot costs a function call, not a helper call.) */
+ * callback once per iteration and state.
+ * Each bpf_loop call names one callback, so that the verifier inlines it (the loop becomes a direct call of
+ * the callback per slot); a call whose callback depends on the path stays a helper call that reaches the
+ * callback through an indirect call per slot, and the compiler makes one such call of `table ?
+ * bpf_loop(cb_b) : bpf_loop(cb_a)`: the empty asm after one of the two calls keeps it from merging them.
+ * tests/bpf/verifier checks that the walks hold no helper call. */
 #define ROCE_TABLE_CALLBACKS(name, step)                   \
   static long name##_a(__u32 i, struct roce_walk_ref* r) { \
     return step(&roce_flows_a, &roce_flows_b, i, r->l);    \
@@ -492,7 +496,14 @@ static __always_inline long roce_harvest_slot(struct roce_flow_slot* s, __u32 j,
     return step(&roce_flows_b, &roce_flows_a, i, r->l);    \
   }
 #define ROCE_TABLE_LOOP(name, table, n, ref) \
-  ((table) ? bpf_loop((n), name##_b, (ref), 0) : bpf_loop((n), name##_a, (ref), 0))
+  do {                                       \
+    if (table) {                             \
+      bpf_loop((n), name##_b, (ref), 0);     \
+      asm volatile("");                      \
+    } else {                                 \
+      bpf_loop((n), name##_a, (ref), 0);     \
+    }                                        \
+  } while (0)
 
 static __always_inline long roce_harvest_run(void* table, void* other, __u32 i, struct roce_harvest_loop* l) {
   __u32 j = l->start + i;

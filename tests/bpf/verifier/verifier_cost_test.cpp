@@ -9,10 +9,13 @@
 #include <gtest/gtest.h>
 #include <sys/utsname.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "bpf/libbpf_log.h"
 #include "isolation.skel.h"
@@ -67,6 +70,55 @@ TEST(VerifierCost, EveryRoceFlowProgramAtEveryTableSize) {
     EXPECT_GE(check_programs(skel->obj, "roce_flow (table_size " + std::to_string(table_size) + ")"), 10);
     roce_flow::destroy(skel);
   }
+}
+
+// BPF-to-BPF calls in a loaded program's instructions as the kernel runs them (after the verifier's
+// rewrites, in which an inlined bpf_loop calls its callback so).
+int subprogram_calls(const bpf_program* prog) {
+  bpf_prog_info info{};
+  std::uint32_t len = sizeof(info);
+  if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) != 0) return -1;
+  std::vector<bpf_insn> insns(info.xlated_prog_len / sizeof(bpf_insn));
+  bpf_prog_info again{};
+  again.xlated_prog_len = static_cast<std::uint32_t>(insns.size() * sizeof(bpf_insn));
+  again.xlated_prog_insns = reinterpret_cast<std::uintptr_t>(insns.data());
+  len = sizeof(again);
+  if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &again, &len) != 0) return -1;
+  return static_cast<int>(std::count_if(insns.begin(), insns.end(), [](const bpf_insn& i) {
+    return i.code == (BPF_JMP | BPF_CALL) && i.src_reg == BPF_PSEUDO_CALL;
+  }));
+}
+
+// bpf_loop calls in a program as compiled (before it is loaded).
+int loop_calls(const bpf_program* prog) {
+  const bpf_insn* insns = bpf_program__insns(prog);
+  return static_cast<int>(std::count_if(insns, insns + bpf_program__insn_cnt(prog), [](const bpf_insn& i) {
+    return i.code == (BPF_JMP | BPF_CALL) && i.src_reg == 0 && i.imm == BPF_FUNC_loop;
+  }));
+}
+
+// The walks of a flow table run one bpf_loop callback per slot. Inlined by the verifier, which it does
+// only for a call with one known callback, that is a direct call per slot; otherwise the helper reaches the
+// callback through an indirect call per slot, several times the cost where indirect branches and returns
+// are mitigated. Every bpf_loop call of the walks must have become a direct call of its callback.
+TEST(VerifierCost, TableWalksInlineTheirLoops) {
+  roce_flow* compiled = roce_flow::open();
+  ASSERT_NE(compiled, nullptr);
+  LibbpfLogCapture log;
+  roce_flow* loaded = hsns::test::load_roce_flow(65536);
+  ASSERT_NE(loaded, nullptr) << std::strerror(errno) << "\n" << log.text();
+  const std::pair<const bpf_program*, const bpf_program*> walks[] = {
+      {compiled->progs.roce_harvest, loaded->progs.roce_harvest},
+      {compiled->progs.roce_clear, loaded->progs.roce_clear},
+      {compiled->progs.roce_clear_listed, loaded->progs.roce_clear_listed}};
+  for (const auto& [before, after] : walks) {
+    EXPECT_GT(loop_calls(before), 0) << bpf_program__name(before);
+    EXPECT_EQ(subprogram_calls(after), loop_calls(before))
+        << bpf_program__name(after) << " on Linux " << kernel_release()
+        << ": not every bpf_loop call was inlined (a call whose callback depends on the path is not)";
+  }
+  roce_flow::destroy(loaded);
+  roce_flow::destroy(compiled);
 }
 
 TEST(VerifierCost, EveryIsolationProgram) {
