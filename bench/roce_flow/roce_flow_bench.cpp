@@ -67,9 +67,41 @@ long rss_kib() {
   return status_kib("VmRSS:");
 }
 
-// Writes `n` flows into the active table as the program would place them (digest, linear probing).
-bool fill_table(int fd, std::uint32_t slots, const std::vector<roce_flow_key>& keys,
+// The probe's occupancy bits (roce_occupied, which is not pinned): the map of that name among the maps of
+// the roce_harvest program that also uses the table with map id `table_id`. -1 when there is none.
+int find_occupied_map(std::uint32_t table_id) {
+  std::uint32_t id = 0;
+  while (bpf_prog_get_next_id(id, &id) == 0) {
+    const int prog = bpf_prog_get_fd_by_id(id);
+    if (prog < 0) continue;
+    std::vector<std::uint32_t> maps(64);
+    bpf_prog_info info{};
+    info.nr_map_ids = static_cast<std::uint32_t>(maps.size());
+    info.map_ids = reinterpret_cast<std::uintptr_t>(maps.data());
+    std::uint32_t len = sizeof(info);
+    const bool ours = bpf_obj_get_info_by_fd(prog, &info, &len) == 0 &&
+                      std::string(info.name) == "roce_harvest" && info.nr_map_ids <= maps.size() &&
+                      std::count(maps.begin(), maps.begin() + info.nr_map_ids, table_id) > 0;
+    close(prog);
+    if (!ours) continue;
+    for (std::uint32_t i = 0; i < info.nr_map_ids; ++i) {
+      const int map = bpf_map_get_fd_by_id(maps[i]);
+      bpf_map_info mi{};
+      std::uint32_t mlen = sizeof(mi);
+      if (map >= 0 && bpf_obj_get_info_by_fd(map, &mi, &mlen) == 0 && std::string(mi.name) == "roce_occupied")
+        return map;
+      if (map >= 0) close(map);
+    }
+  }
+  return -1;
+}
+
+// Writes `n` flows into the active table as the program would place them (digest, linear probing), and
+// sets their occupancy bits in `occupied` as the program does when it claims a slot (a harvest reads
+// only the slots those bits name, but every 64th).
+bool fill_table(int fd, int occupied, std::uint32_t slots, const std::vector<roce_flow_key>& keys,
                 const std::vector<roce_flow_stats>& vals) {
+  std::vector<std::uint64_t> bits((slots + 63) / 64);
   const std::size_t len = std::size_t{slots} * sizeof(roce_flow_slot);
   void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) return false;
@@ -95,11 +127,20 @@ bool fill_table(int fd, std::uint32_t slots, const std::vector<roce_flow_key>& k
       s.max_psn = v.max_psn;
       s.tag = h | 1;
       s.ready = 1;
+      const std::uint32_t j = (static_cast<std::uint32_t>(h) + n) & (slots - 1);
+      bits[j / 64] |= std::uint64_t{1} << (j % 64);
       ok = true;
       break;
     }
   }
   munmap(p, len);
+  for (std::uint32_t w = 0; w < bits.size() && ok; ++w) {
+    if (bits[w] == 0) continue;
+    std::uint64_t word = 0;
+    ok = bpf_map_lookup_elem(occupied, &w, &word) == 0;
+    word |= bits[w];
+    ok = ok && bpf_map_update_elem(occupied, &w, &word, BPF_ANY) == 0;
+  }
   return ok;
 }
 
@@ -200,6 +241,8 @@ int main(int argc, char** argv) {
   std::uint32_t info_len = sizeof(info_a);
   bpf_obj_get_info_by_fd(fd_a, &info_a, &info_len);
   // The table the program writes now (the harvester flips them).
+  const int fd_occupied = find_occupied_map(info_a.id);
+  if (fd_occupied < 0) return std::cerr << "cannot find the probe's roce_occupied map\n", 1;
   auto active_fd = [&] {
     std::uint32_t zero = 0;
     std::uint32_t id = 0;
@@ -239,7 +282,7 @@ int main(int argc, char** argv) {
   double best_c = 1e18;
   std::size_t got = 0;
   for (int r = 0; r < rounds; ++r) {
-    if (!fill_table(active_fd(), slots, keys, vals))
+    if (!fill_table(active_fd(), fd_occupied, slots, keys, vals))
       return std::cerr << "fill failed: " << std::strerror(errno) << "\n", 1;
     const auto t0 = std::chrono::steady_clock::now();
     auto batch = (*probe)->harvest();
@@ -279,7 +322,7 @@ int main(int argc, char** argv) {
   }
   // RSS as hsnsd would hold it: fill once more, drop the benchmark's own fill buffers, harvest, and measure
   // while the 100,000 records are still alive.
-  fill_table(active_fd(), slots, keys, vals);
+  fill_table(active_fd(), fd_occupied, slots, keys, vals);
   keys = {};
   vals = {};
   auto recs = (*probe)->harvest();
@@ -293,6 +336,7 @@ int main(int argc, char** argv) {
   close(fd_a);
   close(fd_b);
   close(fd_outer);
+  close(fd_occupied);
   (*probe)->stop(true);
   return 0;
 }
