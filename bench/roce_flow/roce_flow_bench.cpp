@@ -157,6 +157,17 @@ PacketSpec spec(int family, std::uint8_t opcode) {
   return s;
 }
 
+// bpftool's generated open_and_load, hidden from clang-tidy's static analyzer, which takes libbpf's
+// bpf_object__destroy_skeleton (a system header's function) for one that frees nothing and so reports a
+// leak inside the generated error path (as daemon/isolation/isolation_maps.cpp does).
+roce_flow* open_and_load_skeleton() {
+#ifdef __clang_analyzer__
+  return nullptr;
+#else
+  return roce_flow::open_and_load();
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -172,7 +183,7 @@ int main(int argc, char** argv) {
     if (a == "--ns-rounds") ns_rounds = std::stoi(argv[i + 1]);
   }
   libbpf_set_print(nullptr);
-  roce_flow* skel = roce_flow::open_and_load();
+  roce_flow* skel = open_and_load_skeleton();
   if (skel == nullptr) return std::cerr << "cannot load roce_flow (root?)\n", 1;
 
   struct Case {
@@ -234,6 +245,11 @@ int main(int argc, char** argv) {
   const long rss_before = rss_kib();
   auto probe = hsns::daemon::FlowProbe::start(config);
   if (!probe) return std::cerr << probe.error() << "\n", 1;
+  // Whatever way the bench ends, the probe's pinned maps go with it.
+  struct StopProbe {
+    hsns::daemon::FlowProbe& p;
+    ~StopProbe() { p.stop(true); }
+  } stop_probe{**probe};
   const int fd_a = bpf_obj_get((config.pin_dir + "/roce_flows_a").c_str());
   const int fd_b = bpf_obj_get((config.pin_dir + "/roce_flows_b").c_str());
   const int fd_outer = bpf_obj_get((config.pin_dir + "/roce_tables").c_str());
@@ -265,7 +281,7 @@ int main(int argc, char** argv) {
     keys[i].dest_qp = i;
     vals[i] = {};
     vals[i].packets = 100 + i;
-    vals[i].bytes = 1000 * (100 + i);
+    vals[i].bytes = std::uint64_t{1000} * (100 + i);
     vals[i].op[ROCE_OP_WRITE] = 100 + i;
     vals[i].has_psn = 1;
     vals[i].first_psn = i;
@@ -337,6 +353,5 @@ int main(int argc, char** argv) {
   close(fd_b);
   close(fd_outer);
   close(fd_occupied);
-  (*probe)->stop(true);
   return 0;
 }
