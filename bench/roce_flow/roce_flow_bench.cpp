@@ -23,6 +23,7 @@
 #include "flow_probe.h"
 #include "packet.h"
 #include "roce_flow.skel.h"
+#include "roce_flow_skeleton.h"
 
 namespace {
 
@@ -157,17 +158,6 @@ PacketSpec spec(int family, std::uint8_t opcode) {
   return s;
 }
 
-// bpftool's generated open_and_load, hidden from clang-tidy's static analyzer, which takes libbpf's
-// bpf_object__destroy_skeleton (a system header's function) for one that frees nothing and so reports a
-// leak inside the generated error path (as daemon/isolation/isolation_maps.cpp does).
-roce_flow* open_and_load_skeleton() {
-#ifdef __clang_analyzer__
-  return nullptr;
-#else
-  return roce_flow::open_and_load();
-#endif
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -183,7 +173,7 @@ int main(int argc, char** argv) {
     if (a == "--ns-rounds") ns_rounds = std::stoi(argv[i + 1]);
   }
   libbpf_set_print(nullptr);
-  roce_flow* skel = open_and_load_skeleton();
+  roce_flow* skel = open_and_load_roce_flow();
   if (skel == nullptr) return std::cerr << "cannot load roce_flow (root?)\n", 1;
 
   struct Case {
