@@ -1,7 +1,9 @@
 // hsnsctl scenario run|judge (scenario.h, docs/scenarios.md): the scenario reader and the replay.
 #include "scenario.h"
 
+#include <arpa/inet.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -13,6 +15,8 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <memory>
 #include <set>
 #include <thread>
 
@@ -84,6 +88,28 @@ void sort_by_offset(std::vector<T>& items) {
   std::stable_sort(items.begin(), items.end(), [](const T& a, const T& b) { return a.at_ms < b.at_ms; });
 }
 
+// A syslog line's source address: only loopback, which is what a scenario may send from (the runner binds
+// it).
+std::string loopback_source(const std::string& text, const std::string& where) {
+  addrinfo hints{};
+  hints.ai_flags = AI_NUMERICHOST;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(text.c_str(), nullptr, &hints, &found) != 0 || found == nullptr) {
+    throw usage_error(where + ": \"source\" must be an IP address, got '" + text + "'");
+  }
+  bool loopback = false;
+  if (found->ai_family == AF_INET) {
+    const auto* v4 = reinterpret_cast<const sockaddr_in*>(found->ai_addr);
+    loopback = (ntohl(v4->sin_addr.s_addr) >> 24) == 127;
+  } else if (found->ai_family == AF_INET6) {
+    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(found->ai_addr);
+    loopback = IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr);
+  }
+  freeaddrinfo(found);
+  if (!loopback) throw usage_error(where + ": \"source\" must be a loopback address, got '" + text + "'");
+  return text;
+}
+
 std::int64_t wall_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -93,7 +119,7 @@ std::int64_t wall_ms() {
 // A syslog sender over TCP (RFC 6587 octet counting) or UDP (one datagram per line).
 class SyslogSender {
  public:
-  explicit SyslogSender(const std::string& url) {
+  SyslogSender(const std::string& url, const std::string& source) {
     std::string rest;
     if (url.starts_with("tcp://")) {
       tcp_ = true;
@@ -116,15 +142,32 @@ class SyslogSender {
       throw usage_error("--syslog: cannot resolve " + rest);
     }
     fd_ = ::socket(found->ai_family, found->ai_socktype, found->ai_protocol);
-    const bool ok = fd_ >= 0 && ::connect(fd_, found->ai_addr, found->ai_addrlen) == 0;
+    bool ok = fd_ >= 0;
+    if (ok && !source.empty()) ok = bind_source(source, found->ai_family);
+    ok = ok && ::connect(fd_, found->ai_addr, found->ai_addrlen) == 0;
     freeaddrinfo(found);
-    if (!ok) throw connection_error("syslog " + url + ": cannot connect");
+    if (!ok) {
+      throw connection_error("syslog " + url + ": cannot connect" +
+                             (source.empty() ? "" : " from " + source));
+    }
     url_ = url;
   }
   SyslogSender(const SyslogSender&) = delete;
   SyslogSender& operator=(const SyslogSender&) = delete;
   ~SyslogSender() {
     if (fd_ >= 0) ::close(fd_);
+  }
+
+  // Binds the socket to a source address (a device's management address in a scenario) before connecting.
+  bool bind_source(const std::string& source, int family) {
+    addrinfo hints{};
+    hints.ai_flags = AI_NUMERICHOST;
+    hints.ai_family = family;
+    addrinfo* local = nullptr;
+    if (getaddrinfo(source.c_str(), "0", &hints, &local) != 0 || local == nullptr) return false;
+    const bool bound = ::bind(fd_, local->ai_addr, local->ai_addrlen) == 0;
+    freeaddrinfo(local);
+    return bound;
   }
 
   void send(const std::string& line) {
@@ -318,7 +361,13 @@ void set_up(Context& ctx, const Scenario& s) {
   std::string subnet_id;
   std::set<std::string> addressed;
   int mac = 0;
-  for (const auto& job : s.jobs) {
+  std::vector<const json*> bodies;
+  for (const auto& job : s.jobs) bodies.push_back(&job);
+  for (const auto& event : s.job_events) {
+    if (event.release.empty()) bodies.push_back(&event.schedule);
+  }
+  for (const json* body : bodies) {
+    const json& job = *body;
     const auto npus = std::max<std::int64_t>(1, job.value("npus_per_host", std::int64_t{0}));
     if (!job.contains("hosts") || !job["hosts"].is_array()) continue;  // the schedule route names the error
     for (const auto& h : job["hosts"]) {
@@ -356,8 +405,12 @@ json replay(Context& ctx, const Scenario& s, const RunOptions& o) {
   const std::int64_t base_ms =
       o.base.empty() ? (wall_ms() / 1000) * 1000 - s.duration_ms - 60'000 : parse_base(o.base);
   set_up(ctx, s);
-  std::optional<SyslogSender> syslog;
-  if (!s.syslog.empty()) syslog.emplace(o.syslog);
+  std::map<std::string, std::unique_ptr<SyslogSender>> senders;  // by source address ("" = the default)
+  auto sender = [&](const std::string& source) -> SyslogSender& {
+    auto& slot = senders[source];
+    if (!slot) slot = std::make_unique<SyslogSender>(o.syslog, source);
+    return *slot;
+  };
 
   // One timeline over the streams: (offset, kind, index), stable so equal offsets keep kpis, syslog,
   // reports order.
@@ -367,10 +420,11 @@ json replay(Context& ctx, const Scenario& s, const RunOptions& o) {
     std::size_t index;
   };
   std::vector<Item> items;
-  items.reserve(s.kpis.size() + s.syslog.size() + s.reports.size());
+  items.reserve(s.kpis.size() + s.syslog.size() + s.reports.size() + s.job_events.size());
   for (std::size_t i = 0; i < s.kpis.size(); ++i) items.push_back({s.kpis[i].at_ms, 0, i});
   for (std::size_t i = 0; i < s.syslog.size(); ++i) items.push_back({s.syslog[i].at_ms, 1, i});
   for (std::size_t i = 0; i < s.reports.size(); ++i) items.push_back({s.reports[i].at_ms, 2, i});
+  for (std::size_t i = 0; i < s.job_events.size(); ++i) items.push_back({s.job_events[i].at_ms, 3, i});
   std::stable_sort(items.begin(), items.end(),
                    [](const Item& a, const Item& b) { return a.at_ms < b.at_ms; });
 
@@ -402,7 +456,17 @@ json replay(Context& ctx, const Scenario& s, const RunOptions& o) {
     } else if (item.kind == 1) {
       flush();
       const auto& l = s.syslog[item.index];
-      syslog->send(render_syslog_line(l.line, base_ms + l.at_ms));
+      sender(l.source).send(render_syslog_line(l.line, base_ms + l.at_ms));
+    } else if (item.kind == 3) {
+      // The brain dates a job's start and end by its event clock: let it catch up with what was sent.
+      flush();
+      wait_for_brain(ctx, o);
+      const auto& j = s.job_events[item.index];
+      if (j.release.empty()) {
+        request_ok(ctx, "POST", "/api/v1/schedule", j.schedule.dump());
+      } else {
+        request_ok(ctx, "DELETE", "/api/v1/jobs/" + j.release);
+      }
     } else {
       flush();
       const auto& r = s.reports[item.index];
@@ -423,6 +487,7 @@ json replay(Context& ctx, const Scenario& s, const RunOptions& o) {
               {"replay_ms", replay_ms},
               {"sent",
                {{"jobs", s.jobs.size()},
+                {"job_events", s.job_events.size()},
                 {"kpi_samples", s.kpis.size()},
                 {"kpi_batches", batches},
                 {"syslog_lines", s.syslog.size()},
@@ -520,6 +585,22 @@ Scenario load_scenario(const fs::path& dir) {
       s.jobs.push_back(jobs[i]);
     }
   }
+  if (fs::exists(dir / "jobs.jsonl")) {
+    for_each_json_line(dir / "jobs.jsonl", [&](const json& j, const std::string& where) {
+      only_keys(j, {"at_ms", "schedule", "release"}, where);
+      ScenarioJobEvent event;
+      event.at_ms = offset_field(j, "at_ms", where, true);
+      if (j.contains("schedule") == j.contains("release"))
+        throw usage_error(where + ": give one of \"schedule\" and \"release\"");
+      if (j.contains("schedule")) {
+        if (!j["schedule"].is_object()) throw usage_error(where + ": \"schedule\" must be an object");
+        event.schedule = j["schedule"];
+      } else {
+        event.release = string_field(j, "release", where);
+      }
+      s.job_events.push_back(std::move(event));
+    });
+  }
   if (fs::exists(dir / "kpis.jsonl")) {
     for_each_json_line(dir / "kpis.jsonl", [&](const json& j, const std::string& where) {
       only_keys(j, {"at_ms", "ts_ms", "entity", "metric", "value"}, where);
@@ -539,8 +620,10 @@ Scenario load_scenario(const fs::path& dir) {
   }
   if (fs::exists(dir / "syslog.jsonl")) {
     for_each_json_line(dir / "syslog.jsonl", [&](const json& j, const std::string& where) {
-      only_keys(j, {"at_ms", "line"}, where);
-      s.syslog.push_back({offset_field(j, "at_ms", where, true), string_field(j, "line", where)});
+      only_keys(j, {"at_ms", "line", "source"}, where);
+      ScenarioSyslog line{offset_field(j, "at_ms", where, true), string_field(j, "line", where), {}};
+      if (j.contains("source")) line.source = loopback_source(string_field(j, "source", where), where);
+      s.syslog.push_back(std::move(line));
     });
   }
   if (fs::exists(dir / "reports.jsonl")) {
@@ -556,9 +639,11 @@ Scenario load_scenario(const fs::path& dir) {
   sort_by_offset(s.kpis);
   sort_by_offset(s.syslog);
   sort_by_offset(s.reports);
+  sort_by_offset(s.job_events);
   for (const auto& k : s.kpis) s.duration_ms = std::max({s.duration_ms, k.at_ms, k.ts_ms});
   if (!s.syslog.empty()) s.duration_ms = std::max(s.duration_ms, s.syslog.back().at_ms);
   if (!s.reports.empty()) s.duration_ms = std::max(s.duration_ms, s.reports.back().at_ms);
+  if (!s.job_events.empty()) s.duration_ms = std::max(s.duration_ms, s.job_events.back().at_ms);
   return s;
 }
 

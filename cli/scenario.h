@@ -7,6 +7,8 @@
 //   a usage error naming "<file>:<line>: <what>" for the first problem; nothing is sent before the whole
 //   scenario has been read. Streams are ordered by their send offset (`at_ms`), file order kept for ties.
 // - parse_expectation(text, source) reads expect.yaml alone (unknown keys refused).
+// - A syslog line's `source` must be a loopback address (127.0.0.0/8 or ::1): the runner binds it, one
+//   connection (or UDP socket) per source, so that the receiver sees a device's management address.
 // - render_syslog_line(line, ts_ms) replaces every "{ts}" of the line by the RFC 3339 UTC time of ts_ms
 //   with milliseconds (both of the aggregator's syslog parsers accept it).
 // - canonical_entity(): one spelling per entity, so the judge compares names as the brain may write them:
@@ -31,6 +33,7 @@ struct ExpectedIncident {
   std::vector<std::string> root_causes;  // any of these entities (equivalent names of one fault)
   std::vector<std::string> fault_types;  // any of these; empty: any fault type
   std::vector<std::string> affected_jobs;
+  std::string state;  // "open" or "resolved": the incident's state at the end of the run; "" = either
 };
 
 struct Expectation {
@@ -52,6 +55,14 @@ struct ScenarioKpi {
 struct ScenarioSyslog {
   std::int64_t at_ms = 0;
   std::string line;
+  std::string source;  // the sender's address (a loopback address the runner binds); "" = the default
+};
+
+// A job event of jobs.jsonl: a schedule request registered at at_ms, or the release of a job.
+struct ScenarioJobEvent {
+  std::int64_t at_ms = 0;
+  nlohmann::json schedule;  // POST /api/v1/schedule body; null for a release
+  std::string release;      // the job's name for DELETE /api/v1/jobs/{name}
 };
 
 struct ScenarioReport {
@@ -66,8 +77,9 @@ struct Scenario {
   std::filesystem::path dir;
   std::string name;  // the directory's name
   TopologySource topology_source = TopologySource::none;
-  std::string topology_body;         // the file as it is (JSON or YAML)
-  std::vector<nlohmann::json> jobs;  // POST /api/v1/schedule bodies
+  std::string topology_body;                 // the file as it is (JSON or YAML)
+  std::vector<nlohmann::json> jobs;          // POST /api/v1/schedule bodies (jobs.json, before offset 0)
+  std::vector<ScenarioJobEvent> job_events;  // jobs.jsonl
   std::vector<ScenarioKpi> kpis;
   std::vector<ScenarioSyslog> syslog;
   std::vector<ScenarioReport> reports;

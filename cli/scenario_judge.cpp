@@ -61,6 +61,10 @@ ExpectedIncident parse_incident(const std::string& source, const YAML::Node& nod
       e.fault_types = one_or_many(source, kv.second, field, false);
     } else if (name == "affected_jobs") {
       e.affected_jobs = one_or_many(source, kv.second, field, true);
+    } else if (name == "state") {
+      e.state = scalar(source, kv.second, field);
+      if (e.state != "open" && e.state != "resolved")
+        bad(source, kv.second, field + " must be open or resolved");
     } else {
       bad(source, kv.first, "unknown key " + field);
     }
@@ -267,6 +271,7 @@ json judge(const Expectation& expect, const json& incidents, std::optional<std::
   bool top1 = true;
   bool top3 = true;
   bool jobs_exact = true;
+  bool state_right = true;
   json expected = json::array();
   for (std::size_t e = 0; e < expect.incidents.size(); ++e) {
     const auto& want = expect.incidents[e];
@@ -281,6 +286,14 @@ json judge(const Expectation& expect, const json& incidents, std::optional<std::
       row["incident"] = text_of(inc, "id");
       row["affected_jobs_actual"] = got_jobs;
       row["jobs_exact"] = got_jobs == want_jobs;
+      // An expected lifecycle state is part of naming the fault right: a held condition stays open.
+      const bool state_ok = want.state.empty() || text_of(inc, "state") == want.state;
+      if (!want.state.empty()) {
+        row["state_expected"] = want.state;
+        row["state_actual"] = text_of(inc, "state");
+      }
+      row["state_ok"] = state_ok;
+      state_right = state_right && state_ok;
       top1 = top1 && chosen[e]->rank == 1;
       top3 = top3 && chosen[e]->rank <= 3;
       jobs_exact = jobs_exact && got_jobs == want_jobs;
@@ -333,6 +346,7 @@ json judge(const Expectation& expect, const json& incidents, std::optional<std::
                   {"top1", top1 && blameless},
                   {"top3", top3 && blameless},
                   {"jobs_exact", jobs_exact},
+                  {"state", state_right},
                   {"clean", clean},
                   {"incidents", items.size()},
                   {"expected_incidents", expect.incidents.size()},
@@ -343,8 +357,8 @@ json judge(const Expectation& expect, const json& incidents, std::optional<std::
                   {"min_compression", expect.min_compression ? json(*expect.min_compression) : json(nullptr)},
                   {"compression_ok", compression_ok},
                   {"expected", expected}};
-  verdict["pass"] =
-      top1 && blameless && jobs_exact && (compression_ok.is_null() || compression_ok.get<bool>());
+  verdict["pass"] = top1 && blameless && jobs_exact && state_right &&
+                    (compression_ok.is_null() || compression_ok.get<bool>());
   return verdict;
 }
 

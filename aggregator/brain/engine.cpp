@@ -1,6 +1,7 @@
 #include "brain/engine.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <future>
 
@@ -74,6 +75,11 @@ BrainMetric map_kpi_metric(std::string_view metric) {
         return {std::string(dir) + "_prio" + std::string(prio) + "_pause_duration", true};
       }
     }
+  }
+  // hsnsd's pause frames per second and a switch's raw pause frame counters are one series name.
+  if (starts_with(metric, "pfc_prio") &&
+      (ends_with(metric, "_rx_pause_per_s") || ends_with(metric, "_tx_pause_per_s"))) {
+    return {std::string(metric.substr(0, metric.size() - 6)) + "_frames", true};
   }
   if (metric == "module_temperature_celsius") return {"temperature_celsius", false};
   if (ends_with(metric, "_per_s") && metric.size() > 6) {
@@ -382,10 +388,68 @@ void BrainEngine::process_sample(const store::KpiSample& sample) {
     if (mapped.rate) bank_value = it->second.total;
   }
 
+  // A module's own thresholds are kept, not judged; a reading of a module that has them is judged by its
+  // margin to them (module_thresholds.h) instead of the library's generic bound.
+  if (module_thresholds_.absorb(sample.entity, mapped.metric, sample.value)) return;
   verdicts_.clear();
   bank_.observe({sample.entity, mapped.metric, sample.ts_ms, bank_value}, verdicts_);
   if (!observe) return;
+  if (mapped.metric == "if_mtu") observe_mtu(sample);
+  if (mapped.metric == "pfc_enabled_mask" || mapped.metric == "ecn_enabled") observe_fabric_setting(sample);
+  if (const auto margin = module_thresholds_.margin(sample.entity, mapped.metric, observed)) {
+    matcher_.observe(brain::KpiObservation{sample.entity, std::string(margin->metric), sample.ts_ms,
+                                           margin->value, verdicts_},
+                     faults_);
+    return;
+  }
   matcher_.observe(brain::KpiObservation{sample.entity, mapped.metric, sample.ts_ms, observed, verdicts_},
+                   faults_);
+}
+
+// Both ends of a link should carry the same MTU: each reading of either end gives both ends the difference
+// ("mtu_peer_difference_bytes", 0 when equal), which the mtu_mismatch pattern judges.
+void BrainEngine::observe_mtu(const store::KpiSample& sample) {
+  if (!std::isfinite(sample.value)) return;
+  if (mtu_.size() >= options_.bank.max_series && !mtu_.contains(sample.entity)) mtu_.clear();
+  mtu_[sample.entity] = sample.value;
+  const auto peer = peers_.find(sample.entity);
+  if (peer == peers_.end()) return;
+  const auto other = mtu_.find(peer->second);
+  if (other == mtu_.end()) return;
+  const double difference = std::abs(sample.value - other->second);
+  const std::array<const std::string*, 2> ends = {&sample.entity, &peer->second};
+  for (const std::string* entity : ends) {
+    verdicts_.clear();
+    matcher_.observe(
+        brain::KpiObservation{*entity, "mtu_peer_difference_bytes", sample.ts_ms, difference, verdicts_},
+        faults_);
+  }
+}
+
+// A lossless fabric needs one QoS setting everywhere (the same PFC priorities, ECN on the RoCE queue): a
+// port whose setting differs from what most ports of the fabric report ("<metric>_differs_from_fabric" 1,
+// else 0; judged once at least kFabricQuorum ports report it) is drifted configuration.
+void BrainEngine::observe_fabric_setting(const store::KpiSample& sample) {
+  constexpr std::size_t kFabricQuorum = 4;
+  if (!std::isfinite(sample.value)) return;
+  auto& setting = fabric_settings_[sample.metric];
+  if (setting.by_entity.size() >= options_.bank.max_series && !setting.by_entity.contains(sample.entity)) {
+    setting = {};
+  }
+  auto [it, fresh] = setting.by_entity.try_emplace(sample.entity, sample.value);
+  if (!fresh && it->second != sample.value) {
+    if (--setting.ports_with[it->second] == 0) setting.ports_with.erase(it->second);
+    it->second = sample.value;
+    ++setting.ports_with[sample.value];
+  } else if (fresh) {
+    ++setting.ports_with[sample.value];
+  }
+  if (setting.by_entity.size() < kFabricQuorum) return;
+  const auto mode = std::max_element(setting.ports_with.begin(), setting.ports_with.end(),
+                                     [](const auto& a, const auto& b) { return a.second < b.second; });
+  verdicts_.clear();
+  matcher_.observe(brain::KpiObservation{sample.entity, sample.metric + "_differs_from_fabric", sample.ts_ms,
+                                         sample.value == mode->first ? 0.0 : 1.0, verdicts_},
                    faults_);
 }
 

@@ -53,6 +53,7 @@
 #include <deque>
 #include <functional>
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -66,6 +67,7 @@
 
 #include "brain/bank.h"
 #include "brain/config.h"
+#include "brain/module_thresholds.h"
 #include "brain/patterns.h"
 #include "hsns/error.h"
 #include "services/refresh_gate.h"
@@ -217,6 +219,8 @@ class BrainEngine {
   void process_sample(const store::KpiSample& sample);
   void process_batch(const std::vector<store::KpiSample>& samples);
   void process_log(const LogInput& log);
+  void observe_mtu(const store::KpiSample& sample);
+  void observe_fabric_setting(const store::KpiSample& sample);
   void hand_over();  // faults_ to the FaultHandler, then cleared
   void refresh_topology(bool force);
   void track(const brain::FaultMatch& match);
@@ -251,7 +255,14 @@ class BrainEngine {
   std::vector<brain::LogField> fields_;
   std::string key_;
   std::unordered_map<std::string, CounterTotal> totals_;
-  std::unordered_map<std::string, brain::FaultMatch> active_;  // (pattern id, entity or link) -> raised
+  brain::ModuleThresholds module_thresholds_;    // optics judged by the module's own alarm thresholds
+  std::unordered_map<std::string, double> mtu_;  // the last if_mtu per port entity
+  struct FabricSetting {
+    std::unordered_map<std::string, double> by_entity;  // the last value per port
+    std::map<double, std::size_t> ports_with;           // value -> ports reporting it
+  };
+  std::unordered_map<std::string, FabricSetting> fabric_settings_;  // by metric
+  std::unordered_map<std::string, brain::FaultMatch> active_;       // (pattern id, entity or link) -> raised
   std::int64_t topology_revision_ = 0;
   services::RefreshGate<std::int64_t> topology_gate_;  // when to read the topology again
   std::int64_t last_event_ms_ = 0;

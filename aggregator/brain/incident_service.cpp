@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <set>
 #include <utility>
 
 #include "hsns/log.h"
@@ -79,6 +80,7 @@ json alarm_input_json(const IncidentInput& a) {
           {"state", kStates.at(static_cast<std::size_t>(a.state))},
           {"suppressed", a.suppressed},
           {"flapping", a.flapping},
+          {"victim", a.victim},
           {"first_ms", a.first_ms},
           {"last_ms", a.last_ms},
           {"count", a.count},
@@ -127,6 +129,9 @@ Result<IncidentInput> alarm_input_from_json(const json& j) {
     return tl::unexpected(Error::invalid("suppressed", "must be a boolean"));
   if (!boolean("flapping", a.flapping))
     return tl::unexpected(Error::invalid("flapping", "must be a boolean"));
+  // Absent in incidents stored before victims were folded: not a victim.
+  if (j.contains("victim") && !boolean("victim", a.victim))
+    return tl::unexpected(Error::invalid("victim", "must be a boolean"));
   std::int64_t count = 0;
   if (!integer("first_ms", a.first_ms))
     return tl::unexpected(Error::invalid("first_ms", "must be an integer"));
@@ -197,6 +202,10 @@ Result<void> IncidentService::start() {
     std::lock_guard lock(mu_);
     auto options = options_.correlator;
     options.first_sequence = std::max(options.first_sequence, *max_seq + 1);
+    // Runs inside the correlator's apply, which is called with mu_ held.
+    options.symptom_of = [this](const brain::IncidentInput& symptom, const brain::Incident& cause) {
+      return victim_of_locked(symptom, cause);
+    };
     correlator_ = std::make_unique<brain::Correlator>(nullptr, options);
     topology_revision_ = -1;
     jobs_revision_ = -1;
@@ -216,7 +225,7 @@ Result<void> IncidentService::start() {
       }
       correlator_->restore(inc);
       if (const auto* live = correlator_->find(r.id)) {
-        affected_[r.id] = impact_ ? impact_->affected(live->root_causes) : std::vector<brain::AffectedJob>{};
+        affected_[r.id] = affected_jobs_locked(*live);
         last_event_ms_ = std::max(last_event_ms_, live->last_ms);
       }
     }
@@ -267,11 +276,11 @@ void IncidentService::on_alarms(std::span<const IncidentInput> changes) {
 
 void IncidentService::advance(std::int64_t now_ms) {
   std::lock_guard lock(mu_);
+  refresh_locked(false);          // before the clock moves: a job written since is dated by the clock it saw
   if (now_ms > last_event_ms_) {  // the ticker extrapolates from here when no event comes
     last_event_ms_ = now_ms;
     last_event_at_ = std::chrono::steady_clock::now();
   }
-  refresh_locked(false);
   commit_locked(correlator_->advance(now_ms));
 }
 
@@ -308,14 +317,10 @@ void IncidentService::refresh_locked(bool force) {
   auto jobs = jobs_.list_jobs();
   if (!jobs) return;
   jobs_revision_ = *revision;
+  update_job_history_locked(*jobs);
   std::vector<brain::JobDescription> described;
-  for (const auto& j : *jobs) {
-    brain::JobDescription d;
-    d.id = j.name;
-    d.name = j.name;
-    for (const auto& r : j.ranks) d.ranks.push_back({r.rank, r.host, r.npu});
-    described.push_back(std::move(d));
-  }
+  described.reserve(job_history_.size());
+  for (const auto& [name, d] : job_history_) described.push_back(d);
   impact_ = located_ ? std::make_unique<brain::JobImpact>(located_, std::move(described)) : nullptr;
   // Re-score the jobs of the live incidents; answer those that changed.
   std::vector<store::IncidentRecord> records;
@@ -323,7 +328,7 @@ void IncidentService::refresh_locked(bool force) {
   for (auto& [id, affected] : affected_) {
     const auto* inc = correlator_->find(id);
     if (inc == nullptr) continue;
-    auto now_affected = impact_ ? impact_->affected(inc->root_causes) : std::vector<brain::AffectedJob>{};
+    auto now_affected = affected_jobs_locked(*inc);
     if (now_affected == affected) continue;
     affected = std::move(now_affected);
     auto doc = incident_json(*inc, affected);
@@ -340,6 +345,82 @@ void IncidentService::refresh_locked(bool force) {
   if (hub_ != nullptr) {
     for (auto& e : events) hub_->publish(kIncidentsTopic, e.dump());
   }
+}
+
+std::int64_t IncidentService::event_now_locked() const {
+  if (last_event_ms_ == 0) return 0;
+  return last_event_ms_ + std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::steady_clock::now() - last_event_at_)
+                              .count();
+}
+
+void IncidentService::update_job_history_locked(const std::vector<store::JobRecord>& jobs) {
+  const std::int64_t now = event_now_locked();
+  std::set<std::string> running;
+  for (const auto& j : jobs) {
+    running.insert(j.name);
+    auto it = job_history_.find(j.name);
+    if (it != job_history_.end() && it->second.ended_ms == 0) continue;  // still the same run
+    brain::JobDescription d;
+    d.id = j.name;
+    d.name = j.name;
+    d.started_ms = now;
+    for (const auto& r : j.ranks) d.ranks.push_back({r.rank, r.host, r.npu});
+    job_history_.insert_or_assign(j.name, std::move(d));
+  }
+  std::vector<std::pair<std::int64_t, std::string>> ended;
+  for (auto& [name, d] : job_history_) {
+    if (!running.contains(name) && d.ended_ms == 0) d.ended_ms = std::max<std::int64_t>(now, 1);
+    if (d.ended_ms != 0) ended.emplace_back(d.ended_ms, name);
+  }
+  // Ended jobs are kept for the incidents they may have run during; the oldest go beyond the bound.
+  if (ended.size() > kEndedJobsKept) {
+    std::sort(ended.begin(), ended.end());
+    for (std::size_t i = 0; i + kEndedJobsKept < ended.size(); ++i) job_history_.erase(ended[i].second);
+  }
+}
+
+bool IncidentService::victim_of_locked(const brain::IncidentInput& symptom,
+                                       const brain::Incident& cause) const {
+  const auto host = std::string_view(symptom.entity).substr(0, symptom.entity.find('/'));
+  // A symptom at a host that runs a job the cause hits: collectives are synchronous, so every rank of the
+  // job retransmits, times out or throttles while one of its paths is broken.
+  if (impact_) {
+    for (const auto& job : impact_->affected(cause.root_causes, {cause.first_ms, 0})) {
+      const auto it = job_history_.find(job.name);
+      if (it == job_history_.end()) continue;
+      for (const auto& rank : it->second.ranks) {
+        if (rank.host == host) return true;
+      }
+    }
+  }
+  return shares_cause_switch_locked(symptom, cause);
+}
+
+// Without a job to tell: a symptom at a host port whose leaf is the cause's switch (or a switch end of the
+// cause's link). Its traffic goes through the broken part: paused by a storm on that leaf, dropped by an
+// MTU or CRC fault on one of its ports.
+bool IncidentService::shares_cause_switch_locked(const brain::IncidentInput& symptom,
+                                                 const brain::Incident& cause) const {
+  if (!located_ || cause.root_causes.empty()) return false;
+  const auto& t = located_->topology();
+  const auto* port = located_->port(symptom.entity);
+  if (port == nullptr || port->upper) return false;
+  const auto& symptom_link = t.link(port->link);
+  if (!symptom_link.npu) return false;  // a host port's link
+  const topology::NodeId leaf = symptom_link.upper;
+  const auto& top = cause.root_causes.front();
+  if (top.node != topology::kNoNode) return top.node == leaf;
+  if (top.link != topology::kNoLink && top.link < t.links().size()) {
+    const auto& l = t.link(top.link);
+    return l.upper == leaf || (t.node(l.lower).tier != topology::Tier::kHost && l.lower == leaf);
+  }
+  return false;
+}
+
+std::vector<brain::AffectedJob> IncidentService::affected_jobs_locked(const brain::Incident& inc) const {
+  if (!impact_) return {};
+  return impact_->affected(inc.root_causes, {inc.first_ms, inc.resolved ? inc.last_ms : 0});
 }
 
 void IncidentService::commit_locked(const std::vector<brain::IncidentChange>& changes) {
@@ -364,7 +445,7 @@ void IncidentService::commit_locked(const std::vector<brain::IncidentChange>& ch
                         {"item", {{"id", inc.id}, {"merged_into", c.merged_into}}}});
       continue;
     }
-    auto jobs = impact_ ? impact_->affected(inc.root_causes) : std::vector<brain::AffectedJob>{};
+    auto jobs = affected_jobs_locked(inc);
     auto doc = incident_json(inc, jobs);
     json alarms = json::array();
     for (const auto& a : inc.alarms) alarms.push_back(alarm_input_json(a));

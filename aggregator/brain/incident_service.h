@@ -94,6 +94,14 @@ class IncidentService {
  private:
   void refresh_locked(bool force);
   void commit_locked(const std::vector<brain::IncidentChange>& changes);
+  // The brain's event clock: the newest event time plus the wall time since it arrived (0 before any).
+  std::int64_t event_now_locked() const;
+  // Dates the registered jobs by the event clock: a new name starts now, a name gone ended now.
+  void update_job_history_locked(const std::vector<store::JobRecord>& jobs);
+  std::vector<brain::AffectedJob> affected_jobs_locked(const brain::Incident& inc) const;
+  // Victim folding (CorrelatorOptions::symptom_of): the symptom's host runs a job the cause hits.
+  bool victim_of_locked(const brain::IncidentInput& symptom, const brain::Incident& cause) const;
+  bool shares_cause_switch_locked(const brain::IncidentInput& symptom, const brain::Incident& cause) const;
   void tick();
 
   services::TopologyCache& topology_;
@@ -111,6 +119,10 @@ class IncidentService {
   // When to read the topology and the jobs again (their stores' change marks, together).
   services::RefreshGate<std::pair<std::int64_t, std::int64_t>> refresh_gate_{std::chrono::seconds(1)};
   std::map<std::string, std::vector<brain::AffectedJob>> affected_;  // live incidents
+  // Every registered job and the last kEndedJobsKept released ones, dated in event time (job impact counts
+  // the jobs that ran while an incident was live). In memory: after a restart, running jobs date from 0.
+  static constexpr std::size_t kEndedJobsKept = 1024;
+  std::map<std::string, brain::JobDescription> job_history_;
   std::int64_t last_event_ms_ = 0;
   std::chrono::steady_clock::time_point last_event_at_{};
 

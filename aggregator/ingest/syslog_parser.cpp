@@ -326,6 +326,23 @@ std::optional<std::int64_t> closest_year(unsigned month, unsigned day, const Tim
   return std::nullopt;
 }
 
+// "+hh:mm", "-hh:mm", "+hhmm" or "-hhmm" at s[pos], followed by the end, SP or ':': the offset in minutes
+// east of UTC, pos moved past it; nullopt (pos unchanged) when there is none.
+std::optional<std::int64_t> read_zone_offset(std::string_view s, std::size_t& pos) {
+  if (pos >= s.size() || (s[pos] != '+' && s[pos] != '-')) return std::nullopt;
+  const auto hours = digits(s, pos + 1, 2);
+  if (!hours || *hours > 23) return std::nullopt;
+  std::size_t p = pos + 3;
+  if (p < s.size() && s[p] == ':') ++p;
+  const auto minutes = digits(s, p, 2);
+  if (!minutes || *minutes > 59) return std::nullopt;
+  p += 2;
+  if (p < s.size() && s[p] != ' ' && s[p] != ':') return std::nullopt;
+  const std::int64_t sign = s[pos] == '-' ? -1 : 1;
+  pos = p;
+  return sign * (*hours * 60 + *minutes);
+}
+
 // The BSD timestamp variants at s[pos] (see the header). nullopt with pos unchanged: no timestamp there;
 // an error: one started but is not valid.
 tl::expected<std::optional<std::int64_t>, SyslogParseError> read_bsd_timestamp(std::string_view s,
@@ -377,6 +394,13 @@ tl::expected<std::optional<std::int64_t>, SyslogParseError> read_bsd_timestamp(s
       break;
     }
   }
+  // A numeric zone offset right after the time (Huawei VRP: "18:00:00+08:00", optionally " DST" after it):
+  // the time is local, the offset gives UTC.
+  std::int64_t offset_minutes = 0;
+  if (const auto offset = read_zone_offset(s, p)) {
+    offset_minutes = *offset;
+    if (s.substr(p).starts_with(" DST") && (p + 4 == s.size() || s[p + 4] == ' ')) p += 4;
+  }
   if (p < s.size() && s[p] == ':') ++p;  // Cisco ends the timestamp with ':'
   const auto m = static_cast<unsigned>(month);
   const auto d = static_cast<unsigned>(*day);
@@ -388,7 +412,7 @@ tl::expected<std::optional<std::int64_t>, SyslogParseError> read_bsd_timestamp(s
   }
   if (!ms) return fail(SyslogFault::bad_timestamp, start, "the date does not exist");
   pos = p;
-  return ms;
+  return *ms - offset_minutes * 60'000;
 }
 
 // A TAG at s[pos]: 1 to 48 printable octets but '[' and ':', an optional "[PID]", then ':'. On success pos
@@ -417,6 +441,13 @@ bool read_tag(std::string_view s, std::size_t& pos, std::string& tag, std::strin
   return true;
 }
 
+// A vendor's message mnemonic starts here: "%FACILITY-SEVERITY-MNEMONIC" (IOS, NX-OS, EOS) or "%%01..."
+// (Huawei VRP).
+bool starts_mnemonic(std::string_view s, std::size_t pos) {
+  return pos + 1 < s.size() && s[pos] == '%' &&
+         (s[pos + 1] == '%' || (s[pos + 1] >= 'A' && s[pos + 1] <= 'Z'));
+}
+
 bool is_level_word(std::string_view w) {
   for (const std::string_view level :
        {"EMERG", "ALERT", "CRIT", "ERR", "ERROR", "WARNING", "WARN", "NOTICE", "INFO", "DEBUG"}) {
@@ -432,7 +463,8 @@ tl::expected<SyslogMessage, SyslogParseError> parse_3164(std::string_view s, std
   {
     std::size_t p = pos;
     while (p < s.size() && is_digit(s[p]) && p - pos < 10) ++p;
-    if (p > pos && p + 1 < s.size() && s[p] == ':' && s[p + 1] == ' ') pos = p + 2;
+    // NX-OS without sequence numbers still writes the ": " ("<189>: 2026 Dec  7 ...").
+    if (p + 1 < s.size() && s[p] == ':' && s[p + 1] == ' ') pos = p + 2;
   }
   auto ts = read_bsd_timestamp(s, pos, context);
   if (!ts) return tl::unexpected(std::move(ts.error()));
@@ -443,8 +475,12 @@ tl::expected<SyslogMessage, SyslogParseError> parse_3164(std::string_view s, std
     m.timestamp_ms = context.receive_time_ms;
     m.timestamp_from_receipt = true;
   }
-  // A line with a timestamp has a HOSTNAME unless the first word is already a TAG.
-  if (*ts && !read_tag(s, pos, m.app, m.procid)) {
+  // A line with a timestamp has a HOSTNAME unless the first word is already a TAG or a message mnemonic
+  // ("%ETHPORT-5-IF_DOWN_LINK_FAILURE:", Huawei "%%01IFNET/4/LINK_STATE(l)[12]:"): NX-OS's default header
+  // has no hostname, and the mnemonic stays in the message, where the vendors' catalogues put it.
+  if (*ts && starts_mnemonic(s, pos)) {
+    // no hostname, no tag
+  } else if (*ts && !read_tag(s, pos, m.app, m.procid)) {
     const std::size_t start = pos;
     while (pos < s.size() && s[pos] != ' ') {
       if (!is_print(s[pos]))
@@ -463,8 +499,8 @@ tl::expected<SyslogMessage, SyslogParseError> parse_3164(std::string_view s, std
       std::size_t p = after_level + 1;
       if (read_tag(s, p, m.app, m.procid)) pos = p;
     }
-    if (m.app.empty()) read_tag(s, pos, m.app, m.procid);
-  } else if (!*ts) {
+    if (m.app.empty() && !starts_mnemonic(s, pos)) read_tag(s, pos, m.app, m.procid);
+  } else if (!*ts && !starts_mnemonic(s, pos)) {
     read_tag(s, pos, m.app, m.procid);
   }
   auto msg = read_msg(s, pos);

@@ -10,11 +10,14 @@
 //   the receive time), HOSTNAME, APP-NAME, PROCID, MSGID ("-" is empty), STRUCTURED-DATA with the escapes
 //   \" \\ \] in values (a backslash before anything else stays), MSG with an optional UTF-8 BOM (after a
 //   BOM the message must be well-formed UTF-8; without one, ill-formed bytes become U+FFFD).
-// - RFC 3164 and the variants switches send: an optional Cisco sequence number ("123: ") and an optional
-//   "*" or "." sync mark before the timestamp; the timestamp as "Mmm dd hh:mm:ss", "Mmm dd yyyy hh:mm:ss",
-//   "yyyy Mmm dd hh:mm:ss" (each with an optional fraction and an optional "UTC"/"GMT"/"Z" zone and ":") or
-//   RFC 3339; no timestamp at all (the receive time). Then an optional HOSTNAME (missing when the first word
-//   is already a TAG: "tag:" or "tag[pid]:"), an optional level word (SONiC: "INFO"), TAG[PID]: and the MSG.
+// - RFC 3164 and the variants switches send: an optional Cisco sequence number ("123: ", or NX-OS's bare
+//   ": ") and an optional "*" or "." sync mark before the timestamp; the timestamp as "Mmm dd hh:mm:ss",
+//   "Mmm dd yyyy hh:mm:ss", "yyyy Mmm dd hh:mm:ss" (each with an optional fraction, an optional
+//   "UTC"/"GMT"/"Z" zone or a numeric offset "+08:00"/"-0500" (Huawei; an optional " DST" after it), and
+//   ":") or RFC 3339; no timestamp at all (the receive time). Then an optional HOSTNAME (missing when the
+//   first word is already a TAG: "tag:" or "tag[pid]:", or a vendor mnemonic: "%ETHPORT-5-IF_UP:",
+//   "%%01IFNET/4/LINK_STATE(l)[3]:", which stays the start of the message), an optional level word (SONiC:
+//   "INFO"), TAG[PID]: and the MSG.
 //   A line without a TAG keeps everything after the hostname as the message. A timestamp without a year
 //   takes the latest year that puts it at most a day after the receive time; one without a zone is UTC.
 // - The result is a SyslogMessage (UTC milliseconds; text fields are well-formed UTF-8 so they can be

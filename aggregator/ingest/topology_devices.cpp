@@ -44,7 +44,13 @@ DeviceResolver topology_device_resolver(std::shared_ptr<services::TopologyCache>
       device.assign(name);
       return true;
     });
-    return by_name(hostname, address);
+    if (auto device = by_name(hostname, address)) return device;
+    // No hostname (NX-OS's default header) or one the topology does not know: the sender's management
+    // address (an IPv4 sender on a dual-stack socket arrives as ::ffff:a.b.c.d).
+    std::string_view sender = address;
+    if (sender.starts_with("::ffff:") && sender.find('.') != std::string_view::npos) sender.remove_prefix(7);
+    if (const auto id = model->find_by_management_address(sender)) return model->node(*id).name;
+    return std::nullopt;
   };
 }
 

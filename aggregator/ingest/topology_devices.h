@@ -1,11 +1,12 @@
 // Maps a syslog sender to a device of the current topology (services/topology_cache.h).
 //
-// Contract: the topology model has no management addresses, so the mapping is by HOSTNAME only
-// (NameResolver's rules: as sent, lower case, first label); the source address names unknown devices.
-// The resolver reads the cached model again when the cache's change mark moved (TopologyCache::change_mark,
-// an atomic load: a device added by a topology write of this process is found by the next message) and
-// otherwise at most once a second (TopologyCache::current() reads the stored revision, a database query,
-// which must not run once per message). No topology yet: every sender is unknown. Thread-safe.
+// Contract: by HOSTNAME first (NameResolver's rules: as sent, lower case, first label), else by the sender's
+// address among the switches' management addresses (a line without a hostname, NX-OS's default); else it is
+// unknown. The resolver reads the cached model again when the cache's change mark moved
+// (TopologyCache::change_mark, an atomic load: a device added by a topology write of this process is found by
+// the next message) and otherwise at most once a second (TopologyCache::current() reads the stored revision,
+// a database query, which must not run once per message). No topology yet: every sender is unknown.
+// Thread-safe.
 #pragma once
 
 #include <memory>

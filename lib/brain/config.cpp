@@ -290,6 +290,8 @@ BrainConfig default_brain_config() {
   // Error counters: bursts of increments.
   b.metrics["symbol_error"] = burst(counter(), 1, 60, 10);
   b.metrics["port_rcv_errors"] = burst(counter(), 1, 60, 10);
+  b.metrics["dot3_stats_fcs_errors"] = burst(counter(), 1, 60, 10);  // EtherLike-MIB: CRC errors received
+  b.metrics["fec_uncorrectable_codewords"] = counter();
   b.metrics["out_of_sequence"] = burst(counter(), 100, 60, 1000);
   b.metrics["local_ack_timeout_err"] = burst(counter(), 10, 60, 100);
   b.metrics["out_of_buffer"] = burst(counter(), 10, 60, 100);
@@ -300,36 +302,24 @@ BrainConfig default_brain_config() {
   // The other cumulative counters the fabric reports: no detector of their own, but declared counters so
   // that a raw total (push API, SNMP, a replay) reaches the patterns as a per-second rate, as the daemons'
   // "_per_s" readings do. Untracked by the detector bank (no detector enabled).
-  for (const char* name : {"port_xmit_packets",
-                           "port_rcv_packets",
-                           "link_error_recovery",
-                           "port_xmit_discards",
-                           "port_xmit_wait",
-                           "np_ecn_marked_roce_packets",
-                           "np_cnp_sent",
-                           "rp_cnp_handled",
-                           "rp_cnp_ignored",
-                           "packet_seq_err",
-                           "implied_nak_seq_err",
-                           "rnr_nak_retry_err",
-                           "duplicate_request",
-                           "roce_adp_retrans",
-                           "roce_slow_restart",
-                           "rx_bytes",
-                           "tx_bytes",
-                           "rx_packets",
-                           "tx_packets",
-                           "rx_errors",
-                           "tx_errors",
-                           "rx_dropped",
-                           "tx_dropped",
-                           "rx_discards_phy",
-                           "tx_discards_phy",
-                           "if_in_errors",
-                           "if_out_errors",
-                           "if_in_discards",
-                           "if_out_discards"}) {
+  for (const char* name :
+       {"port_xmit_packets", "port_rcv_packets", "link_error_recovery", "port_xmit_discards",
+        "port_xmit_wait", "np_ecn_marked_roce_packets", "np_cnp_sent", "rp_cnp_handled", "rp_cnp_ignored",
+        "packet_seq_err", "implied_nak_seq_err", "rnr_nak_retry_err", "duplicate_request", "roce_adp_retrans",
+        "roce_slow_restart", "rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "rx_errors", "tx_errors",
+        "rx_dropped", "tx_dropped", "rx_discards_phy", "tx_discards_phy", "if_in_errors", "if_out_errors",
+        "if_in_discards", "if_out_discards",
+        // As switches count them (SNMP, gNMI, pushed polls): docs/brain.md "Device inputs".
+        "if_in_octets", "if_out_octets", "fec_corrected_codewords", "pfc_wd_storm_detected",
+        "ecn_marked_packets"}) {
     b.metrics.try_emplace(name, counter());
+  }
+  // IEEE 802.1Qbb pause frames per priority, received and sent (hsnsd's pfc_prio<N>_{rx,tx}_pause_per_s
+  // arrive under the same names).
+  for (int prio = 0; prio < 8; ++prio) {
+    for (const char* dir : {"rx", "tx"}) {
+      b.metrics.try_emplace("pfc_prio" + std::to_string(prio) + "_" + dir + "_pause_frames", counter());
+    }
   }
   return b;
 }

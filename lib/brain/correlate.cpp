@@ -5,6 +5,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <map>
+#include <span>
+#include <tuple>
 #include <utility>
 
 namespace hsns::brain {
@@ -516,15 +519,49 @@ bool hint_names(const IncidentInput& a, const std::string& entity, CandidateKind
          hint.starts_with(entity + "/");
 }
 
-std::string main_fault_type(std::span<const IncidentInput> alarms, const std::set<std::size_t>& idx) {
-  std::map<std::string, std::pair<int, std::size_t>> by_type;  // type -> (max severity, count)
+// How strongly a class of alarm names a fault, as opposed to reporting its symptoms: a device's own
+// state, then the physical layer and modules, then configuration, then transport symptoms (retransmissions,
+// CNPs, pauses, drops), which a cause upstream produces.
+int evidence_rank(Cls cls) {
+  switch (cls) {
+    case Cls::device:
+      return 4;
+    case Cls::physical:
+    case Cls::module:
+      return 3;
+    case Cls::config:
+      return 2;
+    case Cls::transport:
+      return 1;
+  }
+  return 0;
+}
+
+// The fault type a candidate is named by: among the alarms it explains, the type of the strongest evidence
+// class, then the most severe, then the most frequent. A switch explained mostly by its links' physical
+// alarms with nothing of its own (no reboot, power, fan or configuration alarm: it went silent) is
+// "switch_down".
+std::string main_fault_type(std::span<const IncidentInput> alarms, std::span<const Cls> classes,
+                            const std::set<std::size_t>& idx, CandidateKind kind) {
+  if (kind == CandidateKind::switch_device) {
+    std::size_t own = 0;
+    std::size_t links_lost = 0;
+    for (auto i : idx) {
+      if (classes[i] == Cls::device || classes[i] == Cls::config) ++own;
+      if (classes[i] == Cls::physical || classes[i] == Cls::module) ++links_lost;
+    }
+    if (own == 0 && 2 * links_lost > idx.size()) return "switch_down";
+  }
+  // type -> (evidence class, max severity, count)
+  std::map<std::string, std::tuple<int, int, std::size_t>> by_type;
   for (auto i : idx) {
     auto& e = by_type[alarms[i].fault_type];
-    e.first = std::max(e.first, severity_rank(alarms[i].severity));
-    ++e.second;
+    std::get<0>(e) = std::max(std::get<0>(e), evidence_rank(classes[i]));
+    std::get<1>(e) = std::max(std::get<1>(e), severity_rank(alarms[i].severity));
+    ++std::get<2>(e);
   }
   std::string best;
-  std::pair<int, std::size_t> best_key{-1, 0};
+  std::tuple<int, int, std::size_t> best_key{-1, -1, 0};
   for (const auto& [type, key] : by_type) {
     if (key > best_key) {
       best_key = key;
@@ -536,6 +573,11 @@ std::string main_fault_type(std::span<const IncidentInput> alarms, const std::se
 
 }  // namespace
 
+bool is_symptom_fault(std::string_view fault_type) {
+  return fault_type == "retransmission_burst" || fault_type == "cnp_surge" || fault_type == "ecn_surge" ||
+         fault_type == "buffer_drops";
+}
+
 std::vector<RootCauseCandidate> rank_candidates(const LocatedTopology* topo,
                                                 std::span<const IncidentInput> alarms,
                                                 std::size_t max_candidates) {
@@ -544,10 +586,18 @@ std::vector<RootCauseCandidate> rank_candidates(const LocatedTopology* topo,
   std::map<std::string, LinkAgg> links;
   std::map<NodeId, NodeAgg> nodes;
   std::map<std::string, std::vector<std::size_t>> loose;  // no topology place: by hint or entity
+  std::vector<Cls> classes(alarms.size(), Cls::physical);
+  std::size_t victims = 0;
   for (std::size_t i = 0; i < alarms.size(); ++i) {
     const auto& a = alarms[i];
+    if (a.victim) {  // a symptom of the cause elsewhere: evidence of reach, not a candidate
+      classes[i] = Cls::transport;
+      ++victims;
+      continue;
+    }
     const Location loc = locate(topo, a);
     const Cls cls = classify(a, loc, topo);
+    classes[i] = cls;
     if (loc.link != kNoLink || !loc.pair.empty()) {
       const std::string key = loc.link != kNoLink ? "l:" + std::to_string(loc.link) : "p:" + loc.pair;
       auto [it, fresh] = links.try_emplace(key);
@@ -641,7 +691,7 @@ std::vector<RootCauseCandidate> rank_candidates(const LocatedTopology* topo,
     if (flapping) c.evidence.push_back("Some of its alarms are flapping.");
   }
 
-  const double n = static_cast<double>(alarms.size());
+  const double n = static_cast<double>(std::max<std::size_t>(1, alarms.size() - victims));
   for (auto& [entity, c] : b.cands) {
     RootCauseCandidate r;
     r.entity = entity;
@@ -652,7 +702,7 @@ std::vector<RootCauseCandidate> rank_candidates(const LocatedTopology* topo,
     r.evidence = std::move(c.evidence);
     r.evidence.push_back("Explains " + std::to_string(c.explains.size()) + " of the incident's " +
                          std::to_string(alarms.size()) + " alarms.");
-    r.fault_type = main_fault_type(alarms, c.explains);
+    r.fault_type = main_fault_type(alarms, classes, c.explains, c.kind);
     for (auto i : c.explains) r.symptoms.push_back(alarms[i].alarm_id);
     std::sort(r.symptoms.begin(), r.symptoms.end());
     r.symptoms.erase(std::unique(r.symptoms.begin(), r.symptoms.end()), r.symptoms.end());
@@ -761,6 +811,48 @@ struct Correlator::State {
                        [&](const IncidentInput& a) { return a.entity == device && is_active(a); });
   }
 
+  // The live incident whose cause takes this symptom as a victim's (CorrelatorOptions::symptom_of).
+  // A cause stays one while its incident is joinable: victims' retransmission bursts are detected over a
+  // window and keep coming for a while after the cause recovered. A pending cause is ranked first.
+  std::optional<std::uint64_t> cause_of_victim(const IncidentInput& symptom) {
+    if (!options.symptom_of || !is_symptom_fault(symptom.fault_type)) return std::nullopt;
+    for (auto& [seq, l] : live) {
+      if (!joinable(l)) continue;
+      const bool has_cause =
+          std::any_of(l.inc.alarms.begin(), l.inc.alarms.end(),
+                      [](const IncidentInput& a) { return !a.victim && !is_symptom_fault(a.fault_type); });
+      if (!has_cause) continue;
+      if (l.inc.root_causes.empty()) rank(l);
+      if (!l.inc.root_causes.empty() && options.symptom_of(symptom, l.inc)) return seq;
+    }
+    return std::nullopt;
+  }
+
+  // The other direction: a cause that arrives after its victims' symptoms opened incidents of their own
+  // (a CRC burst is confirmed later than the retransmissions it causes) takes those incidents in, when
+  // every alarm of one is a symptom it explains.
+  void absorb_victims(std::uint64_t cause_seq, std::set<std::uint64_t>& touched,
+                      std::vector<IncidentChange>& out) {
+    if (!options.symptom_of) return;
+    auto& cause = live.at(cause_seq);
+    rank(cause);
+    if (cause.inc.root_causes.empty()) return;
+    std::vector<std::uint64_t> victims;
+    for (auto& [seq, l] : live) {
+      if (seq == cause_seq || !joinable(l) || l.inc.alarms.empty()) continue;
+      const bool all_explained =
+          std::all_of(l.inc.alarms.begin(), l.inc.alarms.end(), [&](const IncidentInput& a) {
+            return is_symptom_fault(a.fault_type) && options.symptom_of(a, cause.inc);
+          });
+      if (all_explained) victims.push_back(seq);
+    }
+    for (auto seq : victims) {
+      for (auto& a : live.at(seq).inc.alarms) a.victim = true;
+      merge(cause_seq, seq, out);
+      touched.erase(seq);
+    }
+  }
+
   bool joinable(const Live& l) const {
     return l.active > 0 || (l.cleared_at >= 0 && now - l.cleared_at <= options.window_ms);
   }
@@ -853,8 +945,10 @@ struct Correlator::State {
                                    : recommended_action(l.inc.root_causes.front(), l.inc.alarms);
   }
 
+  // Confirmed once an alarm has been active for confirm_ms, however many alarms it holds: a port that
+  // flaps for a second makes both ends (and their several lines) report, and that is still noise.
   bool confirmable(const Live& l) const {
-    if (l.force_confirm || l.inc.alarms.size() >= 2) return true;
+    if (l.force_confirm) return true;
     if (l.active == 0) return false;
     return now - l.inc.first_ms >= options.confirm_ms;
   }
@@ -995,6 +1089,16 @@ std::vector<IncidentChange> Correlator::apply(std::span<const IncidentInput> cha
     }
     std::sort(hits.begin(), hits.end());
     hits.erase(std::unique(hits.begin(), hits.end()), hits.end());
+    IncidentInput folded;
+    const IncidentInput* adding = &c;
+    if (hits.empty()) {
+      if (const auto cause = s.cause_of_victim(c)) {
+        hits.push_back(*cause);
+        folded = c;
+        folded.victim = true;
+        adding = &folded;
+      }
+    }
     std::uint64_t target = 0;
     if (hits.empty()) {
       target = s.next_seq++;
@@ -1008,8 +1112,9 @@ std::vector<IncidentChange> Correlator::apply(std::span<const IncidentInput> cha
         touched.erase(hits[i]);
       }
     }
-    s.add_alarm(target, s.live.at(target), c, keys);
+    s.add_alarm(target, s.live.at(target), *adding, keys);
     touched.insert(target);
+    if (!is_symptom_fault(c.fault_type)) s.absorb_victims(target, touched, out);
   }
   s.publish(touched, out);
   s.expire(out);

@@ -24,13 +24,13 @@
 //   incident, a storm of one fault is one incident, and faults that share no device or link are separate
 //   incidents. Known limit: two independent faults on ports of one switch within the window share an incident
 //   (each still gets its own link or port candidate).
-// - Lifecycle: an incident is pending (never answered) until it holds two alarms or an alarm has been
-//   active for confirm_ms (event time); a pending incident whose alarms all clear within confirm_ms of its
-//   first raise is dropped as noise (stats().noise_dropped), and an alarm raised once that clears within
-//   confirm_ms leaves the incident it joined. Confirmed: `opened`, then `updated` on
-//   changes, `resolved` once every alarm has been cleared for hold_ms (checked by apply and advance(now_ms),
-//   now = the newest event time). Ids are "inc-<sequence>", never reused (options.first_sequence continues a
-//   stored sequence).
+// - Lifecycle: an incident is pending (never answered) until an alarm of it has been active for
+//   confirm_ms (event time), however many alarms it holds; a pending incident whose alarms all clear within
+//   confirm_ms of its first raise is dropped as noise (stats().noise_dropped), and an alarm raised once that
+//   clears within confirm_ms leaves the incident it joined. Confirmed: `opened`, then `updated` on changes,
+//   `resolved` once every alarm has been cleared for hold_ms (checked by apply and advance(now_ms), now = the
+//   newest event time). Ids are "inc-<sequence>", never reused (options.first_sequence continues a stored
+//   sequence).
 // - Ranking (rank_candidates): candidates are links, ports, modules, switches and host NICs, each with a
 //   strength from its evidence (both ends of a link, module alarms on one end, far-end-only symptoms, the
 //   ratio of a switch's or host's ports alarmed, switch-level alarms), times its coverage (the share of
@@ -47,6 +47,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -80,8 +81,13 @@ struct IncidentInput {
   std::int64_t last_ms = 0;
   std::uint32_t count = 1;
   std::string detail;
-  std::string action;  // the pattern's recommended action, when the caller has it (may be empty)
+  std::string action;   // the pattern's recommended action, when the caller has it (may be empty)
+  bool victim = false;  // folded into a cause's incident as its victim's symptom (set by the correlator)
 };
+
+// Fault types that are symptoms a cause elsewhere produces (transport: retransmissions, congestion
+// notifications, ECN marks, buffer drops): the ones a victim reports.
+bool is_symptom_fault(std::string_view fault_type);
 
 // The alarm engine's alarm (lib/brain/alarms.h) as the correlator's input: the same fields, the
 // fingerprint in hex (the id's prefix), the count saturated; action is left empty (an alarm does not carry
@@ -126,12 +132,18 @@ struct IncidentChange {
 };
 
 struct CorrelatorOptions {
-  std::int64_t window_ms = 60'000;     // a cleared incident stays joinable this long
-  std::int64_t hold_ms = 120'000;      // every alarm cleared this long: resolved (>= window_ms)
-  std::int64_t confirm_ms = 5'000;     // a single alarm is an incident once active this long (0: at once)
+  std::int64_t window_ms = 60'000;  // a cleared incident stays joinable this long
+  std::int64_t hold_ms = 120'000;   // every alarm cleared this long: resolved (>= window_ms)
+  std::int64_t confirm_ms = 5'000;  // an incident is confirmed once an alarm is active this long (0: at once)
   std::size_t max_alarms = 1'000'000;  // alarms held over all live incidents
   std::size_t max_candidates = 5;
   std::uint64_t first_sequence = 1;
+  // Victim folding: a symptom alarm (is_symptom_fault) that would open an incident of its own is offered
+  // to each live incident with an active cause (an active alarm that is not a symptom and a ranked root
+  // cause), oldest first; the first for which this answers true takes it as a victim (the caller knows the
+  // jobs: a host running a job whose path crosses the cause). Victims join the cause's incident but are
+  // neither candidates nor counted in a candidate's coverage. Unset: no folding.
+  std::function<bool(const IncidentInput& symptom, const Incident& cause)> symptom_of;
 };
 
 struct CorrelatorStats {

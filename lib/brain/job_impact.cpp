@@ -28,7 +28,7 @@ struct FlowRef {
 };
 
 struct JobFacts {
-  std::size_t leaves = 0;         // distinct leaves its NPUs link to
+  std::size_t leaf_domains = 0;   // distinct leaf domains (SUs) of its hosts
   std::size_t spine_domains = 0;  // distinct spine domains of its hosts
   bool planned = false;
 };
@@ -56,21 +56,21 @@ JobImpact::JobImpact(std::shared_ptr<const LocatedTopology> topo, std::vector<Jo
   if (!x.topo) return;
   const auto& t = x.topo->topology();
   for (std::uint32_t j = 0; j < x.jobs.size(); ++j) {
-    std::unordered_set<NodeId> leaves;
+    std::unordered_set<std::uint32_t> sus;
     std::unordered_set<std::uint32_t> domains;
     for (const auto& r : x.jobs[j].ranks) {
       const auto host = t.find(r.host);
       if (!host || t.node(*host).tier != Tier::kHost) continue;
       x.by_host[*host].push_back({j, r.rank});
       domains.insert(t.domain(*host, Tier::kSpine));
+      sus.insert(t.domain(*host, Tier::kLeaf));
       const auto* npu = t.npu({*host, r.npu});
       if (npu == nullptr || npu->link == kNoLink) continue;
       x.by_npu_link[npu->link].push_back({j, r.rank});
       const NodeId leaf = t.link(npu->link).upper;
       x.by_leaf[leaf].push_back({j, r.rank});
-      leaves.insert(leaf);
     }
-    x.facts[j].leaves = leaves.size();
+    x.facts[j].leaf_domains = sus.size();
     x.facts[j].spine_domains = domains.size();
     x.facts[j].planned = !x.jobs[j].planned.empty();
     for (const auto& f : x.jobs[j].planned) {
@@ -87,17 +87,18 @@ std::size_t JobImpact::jobs() const {
   return index_->jobs.size();
 }
 
-std::vector<AffectedJob> JobImpact::affected(std::span<const RootCauseCandidate> root_causes) const {
+std::vector<AffectedJob> JobImpact::affected(std::span<const RootCauseCandidate> root_causes,
+                                             ImpactWindow window) const {
   const auto& x = *index_;
   std::map<std::uint32_t, std::set<std::uint32_t>> hit;
   if (root_causes.empty() || x.jobs.empty()) return {};
   const double top = root_causes.front().score;
-  auto add = [&](const std::vector<Placed>* placed, bool only_multi_leaf, bool only_multi_domain) {
+  auto add = [&](const std::vector<Placed>* placed, bool only_multi_su, bool only_multi_domain) {
     if (placed == nullptr) return;
     for (const auto& p : *placed) {
       const auto& f = x.facts[p.job];
       if (f.planned) continue;  // planned jobs: by their flows
-      if (only_multi_leaf && f.leaves < 2) continue;
+      if (only_multi_su && f.leaf_domains < 2) continue;
       if (only_multi_domain && f.spine_domains < 2) continue;
       hit[p.job].insert(p.rank);
     }
@@ -145,6 +146,9 @@ std::vector<AffectedJob> JobImpact::affected(std::span<const RootCauseCandidate>
   for (const auto& c : root_causes) {
     if (c.score < top - 0.05) break;
     if (!x.topo) break;
+    if (std::find(std::begin(kNoTrafficFaults), std::end(kNoTrafficFaults), c.fault_type) !=
+        std::end(kNoTrafficFaults))
+      continue;
     const auto& t = x.topo->topology();
     if (c.link != kNoLink && c.link < t.links().size()) {
       const auto& link = t.link(c.link);
@@ -183,9 +187,16 @@ std::vector<AffectedJob> JobImpact::affected(std::span<const RootCauseCandidate>
       add_all(find(x.by_host, *host));
   }
 
+  // Only the jobs that ran while the incident was live.
+  auto ran_during = [&window](const JobDescription& job) {
+    const bool started_before_end = window.to_ms == 0 || job.started_ms <= window.to_ms;
+    const bool ended_after_start = job.ended_ms == 0 || job.ended_ms > window.from_ms;
+    return started_before_end && ended_after_start;
+  };
   std::vector<AffectedJob> out;
   out.reserve(hit.size());
   for (const auto& [j, ranks] : hit) {
+    if (!ran_during(x.jobs[j])) continue;
     out.push_back({x.jobs[j].id, x.jobs[j].name, std::vector<std::uint32_t>(ranks.begin(), ranks.end())});
   }
   return out;

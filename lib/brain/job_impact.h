@@ -12,17 +12,25 @@
 //   * a leaf switch: every rank whose NPU link ends on that leaf;
 //   * a fabric link (leaf-spine, spine-core) or a spine or core switch: with planned flows, the two ranks
 //     of every planned flow whose path crosses it; without, the ranks whose traffic may cross it under
-//     ECMP: for a leaf-spine link or a spine, the job's ranks on the leaves below it, when the job uses
-//     more than one leaf (otherwise its traffic never leaves the leaf); for a spine-core link or a core,
-//     every rank of a job spanning more than one spine domain, on leaves below that spine or core.
+//     ECMP: for a leaf-spine link or a spine, the job's ranks on the leaves below it, when the job's hosts
+//     span more than one leaf domain (SU): inside one SU a rail-optimised fabric carries a job's traffic
+//     rail-local (NPU k to NPU k through leaf k; cross-rail hops stay in the host, PXN), so it never leaves
+//     its leaves; for a spine-core link or a core, every rank of a job spanning more than one spine
+//     domain, on leaves below that spine or core.
+//   * a candidate whose fault type has no data-plane effect (kNoTrafficFaults: a failed fan or one power
+//     supply of a redundant set) hits no job; a switch that does stop forwarding shows it on its ports.
 //   * a candidate off the topology whose entity starts with a job host's name: every rank on that host.
 //   A rank whose host or NPU the topology lacks is skipped.
+// - Time: a job counts only when it ran during the incident: its [started_ms, ended_ms) (event time; 0 =
+//   from the beginning / still running) overlaps the window [from_ms, to_ms] affected() is given (the
+//   incident's first alarm to its resolution; to_ms 0 = still open).
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "brain/correlate.h"
@@ -46,7 +54,18 @@ struct JobDescription {
   std::string name;
   std::vector<JobRankPlace> ranks;
   std::vector<PlannedFlow> planned;  // empty: no route plan (ECMP reach)
+  std::int64_t started_ms = 0;       // event time it was registered; 0: before anything the brain saw
+  std::int64_t ended_ms = 0;         // event time it was released; 0: still running
 };
+
+// When an incident was live, for job impact: from its first alarm to its resolution (0: still open).
+struct ImpactWindow {
+  std::int64_t from_ms = 0;
+  std::int64_t to_ms = 0;
+};
+
+// Fault types of a redundant component whose failure does not stop traffic: no job is affected.
+inline constexpr std::string_view kNoTrafficFaults[] = {"switch_fan_fault", "switch_power_fault"};
 
 struct AffectedJob {
   std::string job_id;
@@ -62,7 +81,8 @@ class JobImpact {
   JobImpact(const JobImpact&) = delete;
   JobImpact& operator=(const JobImpact&) = delete;
 
-  std::vector<AffectedJob> affected(std::span<const RootCauseCandidate> root_causes) const;
+  std::vector<AffectedJob> affected(std::span<const RootCauseCandidate> root_causes,
+                                    ImpactWindow window = {}) const;
   std::size_t jobs() const;
 
  private:

@@ -22,6 +22,9 @@ namespace hsns::brain {
 
 namespace {
 
+// Log lines of one device about one entity closer than this are one event (a count pattern counts it once).
+constexpr std::int64_t kSameEventMs = 2000;
+
 constexpr std::size_t kMaxIdLength = 64;
 constexpr std::size_t kMaxTextLength = 4096;
 // RE2's compiled program size: a bound on the memory and the per-byte work of one expression.
@@ -615,6 +618,10 @@ struct PatternMatcher::State {
     ring_size = std::min<std::uint32_t>(ring_size + 1, static_cast<std::uint32_t>(ring.size()));
   }
   std::int64_t oldest() const { return ring_size < ring.size() ? ring[0] : ring[ring_next]; }
+  std::int64_t newest() const {
+    const auto n = static_cast<std::uint32_t>(ring.size());
+    return ring[(ring_next + n - 1) % n];
+  }
   bool count_reached(std::int64_t now_ms, std::int64_t within_ms) const {
     return !ring.empty() && ring_size == ring.size() && now_ms - oldest() <= within_ms;
   }
@@ -855,6 +862,10 @@ void PatternMatcher::check_log(std::uint32_t pattern, bool clearing, const LogEv
   State& s = find_or_add(pattern, entity, out);
   bool held = true;
   if (p.count > 0) {
+    // One event is often several lines (Huawei: IF_STATE, linkDown_active and LINK_STATE for one port going
+    // down; NX-OS: ETHPORT and the port-channel): lines within kSameEventMs of the last one counted are
+    // that event, not another occurrence.
+    if (s.ring_size > 0 && event.timestamp_ms - s.newest() < kSameEventMs) return;
     s.push(event.timestamp_ms);
     held = s.count_reached(event.timestamp_ms, p.within_ms);
     if (held) {

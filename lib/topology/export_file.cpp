@@ -97,6 +97,10 @@ std::string export_topology_yaml(const Topology& topology) {
         field(out, first, "state");
         out += to_string(sw.state);
       }
+      if (!sw.management_address.empty()) {
+        field(out, first, "management_address");
+        scalar(out, sw.management_address);
+      }
       out += "}";
       any = true;
     }
@@ -182,6 +186,7 @@ nlohmann::json export_topology_document(const Topology& topology) {
       const Node& sw = topology.node(id);
       json item = {{"name", sw.name}, {"tier", std::string(to_string(tier))}};
       state_of(item, sw.state);
+      if (!sw.management_address.empty()) item["management_address"] = sw.management_address;
       switches.push_back(std::move(item));
     }
   }

@@ -490,9 +490,11 @@ Result<Topology> import_topology_json(const json& document, const ModelLimits& l
       std::optional<Tier> tier = tier_text ? parse_tier(*tier_text) : std::nullopt;
       if (tier_text && (!tier || *tier == Tier::kHost)) r.fail("tier", "must be one of leaf, spine, core");
       const DeviceState state = r.state("state");
+      auto management_address = r.string("management_address", false);
       r.finish();
       if (name && tier && *tier != Tier::kHost) {
-        b.add_switch(*name, *tier, state, where);
+        const NodeId id = b.add_switch(*name, *tier, state, where);
+        if (management_address) b.set_management_address(id, std::move(*management_address));
         tier_of.push_back(*tier);
       }
     }
@@ -618,6 +620,7 @@ Result<Topology> as_imported(const Topology& t, const ModelLimits& limits) {
     for (NodeId id : t.switches(tier)) {
       const Node& sw = t.node(id);
       renamed[id] = b.add_switch(sw.name, tier, sw.state);
+      if (!sw.management_address.empty()) b.set_management_address(renamed[id], sw.management_address);
     }
   }
   // A link of t with its ends renamed into the builder (the builder assigns the id).

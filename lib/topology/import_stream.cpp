@@ -63,6 +63,7 @@ enum class Key : std::uint8_t {
   kUpper,
   kLowerPort,
   kUpperPort,
+  kManagementAddress,
 };
 
 constexpr std::uint32_t bit(Key k) {
@@ -79,7 +80,10 @@ Key key_of(Scope scope, std::string_view name) {
                                     {"defaults", Key::kDefaults}, {"switches", Key::kSwitches},
                                     {"hosts", Key::kHosts},       {"links", Key::kLinks}};
   static constexpr Entry kDefaults[] = {{"bandwidth_gbps", Key::kBandwidth}, {"latency_us", Key::kLatency}};
-  static constexpr Entry kSwitch[] = {{"name", Key::kName}, {"tier", Key::kTier}, {"state", Key::kState}};
+  static constexpr Entry kSwitch[] = {{"name", Key::kName},
+                                      {"tier", Key::kTier},
+                                      {"state", Key::kState},
+                                      {"management_address", Key::kManagementAddress}};
   static constexpr Entry kHost[] = {{"name", Key::kName}, {"state", Key::kState}, {"npus", Key::kNpus}};
   static constexpr Entry kNpu[] = {{"index", Key::kIndex},        {"port", Key::kPort},
                                    {"state", Key::kState},        {"leaf", Key::kLeaf},
@@ -131,6 +135,7 @@ struct PendingSwitch {
   std::string name;
   Tier tier = Tier::kLeaf;
   DeviceState state = DeviceState::kHealthy;
+  std::string management_address;
 };
 
 struct PendingHost {
@@ -331,6 +336,9 @@ bool StreamReader::string(string_t& v) {
         if (ok) s.tier = *tier;
       } else if (key_ == Key::kState) {
         ok = state(s.state);
+      } else if (key_ == Key::kManagementAddress) {
+        s.management_address = v;
+        ok = true;
       }
       break;
     }
@@ -503,7 +511,8 @@ std::optional<Topology> StreamReader::build() && {
   switch_tier.reserve(switches_.size());
   for (PendingSwitch& s : switches_) {
     switch_tier.push_back(s.tier);
-    b.add_switch(std::move(s.name), s.tier, s.state, where);
+    const NodeId id = b.add_switch(std::move(s.name), s.tier, s.state, where);
+    if (!s.management_address.empty()) b.set_management_address(id, std::move(s.management_address));
   }
   switches_ = {};
   // Each distinct name is resolved once; the builder's answer for it cannot change while hosts are added

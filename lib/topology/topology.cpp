@@ -1,5 +1,8 @@
 #include "topology/topology.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <algorithm>
 #include <numeric>
 
@@ -97,6 +100,26 @@ std::optional<DeviceState> parse_state(std::string_view text) {
 }
 
 // ---- Topology queries ----
+
+std::optional<std::string> canonical_ip_address(std::string_view text) {
+  if (text.empty() || text.size() >= INET6_ADDRSTRLEN) return std::nullopt;
+  const std::string copy(text);
+  unsigned char bytes[sizeof(in6_addr)];
+  char out[INET6_ADDRSTRLEN];
+  for (const int family : {AF_INET, AF_INET6}) {
+    if (inet_pton(family, copy.c_str(), bytes) == 1 && inet_ntop(family, bytes, out, sizeof out) != nullptr)
+      return std::string(out);
+  }
+  return std::nullopt;
+}
+
+std::optional<NodeId> Topology::find_by_management_address(std::string_view address) const {
+  const auto canonical = canonical_ip_address(address);
+  if (!canonical) return std::nullopt;
+  auto it = by_management_address_.find(*canonical);
+  if (it == by_management_address_.end()) return std::nullopt;
+  return it->second;
+}
 
 std::optional<NodeId> Topology::find(std::string_view name) const {
   auto it = by_name_.find(std::string(name));
@@ -268,9 +291,11 @@ Result<NpuPath> Topology::path(NpuRef src, NpuRef dst, std::span<const std::uint
 bool Topology::build_indices(std::uint64_t max_index_work) {
   const std::size_t n = nodes_.size();
   by_name_.clear();
+  by_management_address_.clear();
   for (auto& list : by_tier_) list.clear();
   for (const Node& node : nodes_) {
     by_name_.emplace(node.name, node.id);
+    if (!node.management_address.empty()) by_management_address_.emplace(node.management_address, node.id);
     by_tier_[ti(node.tier)].push_back(node.id);
   }
   const auto& hosts = by_tier_[0];
@@ -428,9 +453,21 @@ Result<Topology> TopologyBuilder::build() && {
   if (auto problem = check_model_size(size, SizeFields{}, limits_))
     return tl::unexpected(std::move(*problem));
   std::vector<FieldError> errors = std::move(early_errors_);
+  std::unordered_map<std::string, NodeId> management_addresses;
   for (Node& node : nodes_) {
     const std::string& where = node_where_[node.id];
     if (node.name.empty()) errors.push_back({at(where, "name"), "must not be empty"});
+    if (!node.management_address.empty()) {
+      if (const auto canonical = canonical_ip_address(node.management_address); !canonical) {
+        errors.push_back({at(where, "management_address"), "must be an IPv4 or IPv6 address"});
+      } else if (!management_addresses.emplace(*canonical, node.id).second) {
+        errors.push_back(
+            {at(where, "management_address"),
+             "is also the management address of '" + nodes_[management_addresses[*canonical]].name + "'"});
+      } else {
+        node.management_address = *canonical;
+      }
+    }
     if (node.tier != Tier::kHost && !node.npus.empty())
       errors.push_back({at(where, "npus"), "only hosts have NPUs"});
     std::vector<std::size_t> order(node.npus.size());

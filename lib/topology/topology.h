@@ -52,6 +52,9 @@ std::string_view to_string(DeviceState state);
 std::optional<Tier> parse_tier(std::string_view text);  // "host", "leaf", "spine", "core"
 std::optional<DeviceState> parse_state(
     std::string_view text);  // "healthy", "sub-health", "isolated", "allocated"
+// The canonical text of an IPv4 or IPv6 literal ("2001:DB8::01" -> "2001:db8::1"); nullopt for anything
+// else.
+std::optional<std::string> canonical_ip_address(std::string_view text);
 
 struct Npu {
   std::uint32_t index = 0;  // NPU index on the host (device id), unique per host
@@ -65,6 +68,10 @@ struct Node {
   std::string name;
   Tier tier = Tier::kHost;
   DeviceState state = DeviceState::kHealthy;
+  // Switches: the address the device sends syslog and answers SNMP from (an IPv4 or IPv6 literal, in its
+  // canonical text), "" when unknown. A syslog line without a hostname (NX-OS's default header) is
+  // attributed to its device by this address.
+  std::string management_address;
   std::vector<Npu> npus;          // hosts only, in ascending index order
   std::vector<LinkId> uplinks;    // links whose lower end is this node, ascending id
   std::vector<LinkId> downlinks;  // links whose upper end is this node, ascending id
@@ -109,6 +116,8 @@ class Topology {
   const Node& node(NodeId id) const { return nodes_.at(id); }
   const Link& link(LinkId id) const { return links_.at(id); }
   std::optional<NodeId> find(std::string_view name) const;
+  // The switch whose management address this is (any spelling of the address; nullopt when none has it).
+  std::optional<NodeId> find_by_management_address(std::string_view address) const;
   const std::string& name() const { return name_; }
 
   // Hosts (ascending id) and switches of one tier.
@@ -163,6 +172,7 @@ class Topology {
   std::vector<Node> nodes_;
   std::vector<Link> links_;
   std::unordered_map<std::string, NodeId> by_name_;
+  std::unordered_map<std::string, NodeId> by_management_address_;  // canonical address text
   std::array<std::vector<NodeId>, kTierCount> by_tier_;
   std::vector<std::array<std::uint32_t, kTierCount>> host_domain_;  // indexed by hosts() position
   std::vector<std::uint32_t> host_pos_;                             // NodeId -> position in hosts()
@@ -185,6 +195,10 @@ class TopologyBuilder {
   NodeId add_switch(std::string name, Tier tier, DeviceState state = DeviceState::kHealthy,
                     std::string where = {});
   NodeId add_host(std::string name, DeviceState state = DeviceState::kHealthy, std::string where = {});
+  // A switch's management address (checked by build(): an IP literal, unique; stored canonical).
+  void set_management_address(NodeId node, std::string address) {
+    nodes_.at(node).management_address = std::move(address);
+  }
   void add_npu(NodeId host, Npu npu, std::string where = {});
   // lower must be one tier below upper; for a host link, npu names the NPU whose port this is.
   LinkId add_link(Link link, std::string where = {});

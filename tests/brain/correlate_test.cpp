@@ -589,26 +589,60 @@ TEST(JobImpact, ExactRanksFromAnIncident) {
 TEST(JobImpact, SwitchesAndFabricLinks) {
   auto lt = clos();
   const auto& t = lt->topology();
-  // leaf2 is rail 2 of SU 0: ranks on NPU 2 of hosts 1..32.
-  JobImpact impact(lt, {job("a", {1, 2}), job("b", {40}), job("one-leaf", {3, 4}, {0}), job("c", {33}, {2})});
+  // leaf2 is rail 2 of SU 0 (hosts 1..32); "wide" spans SU 0 and SU 1 (host 41).
+  JobImpact impact(lt, {job("a", {1, 2}), job("b", {40}), job("one-leaf", {3, 4}, {0}), job("c", {33}, {2}),
+                        job("wide", {5, 41})});
   const auto leaf2 = *t.find("leaf002");
   auto hit = impact.affected(one("leaf002", CandidateKind::switch_device, topology::kNoLink, leaf2));
-  ASSERT_EQ(hit.size(), 1u);
-  EXPECT_EQ(hit[0].ranks, (std::vector<std::uint32_t>{2, 10}));
-  // A spine: every job using more than one leaf, its ranks on leaves below the spine (all of them here);
-  // "one-leaf" never leaves leaf0 and "c" uses one NPU.
-  const auto spine = *t.find("spine03");
-  hit = impact.affected(one("spine03", CandidateKind::switch_device, topology::kNoLink, spine));
   ASSERT_EQ(hit.size(), 2u);
   EXPECT_EQ(hit[0].job_id, "a");
+  EXPECT_EQ(hit[0].ranks, (std::vector<std::uint32_t>{2, 10}));
+  EXPECT_EQ(hit[1].job_id, "wide");
+  EXPECT_EQ(hit[1].ranks, (std::vector<std::uint32_t>{2}));
+  // A spine: only jobs spanning more than one SU, their ranks on leaves below the spine (all of them here).
+  // "a" and "b" use 8 leaves each but stay in one SU (rail-local traffic), "one-leaf" never leaves leaf0.
+  const auto spine = *t.find("spine03");
+  hit = impact.affected(one("spine03", CandidateKind::switch_device, topology::kNoLink, spine));
+  ASSERT_EQ(hit.size(), 1u);
+  EXPECT_EQ(hit[0].job_id, "wide");
   EXPECT_EQ(hit[0].ranks.size(), 16u);
-  EXPECT_EQ(hit[1].job_id, "b");
-  EXPECT_EQ(hit[1].ranks.size(), 8u);
-  // A leaf-spine link: the ranks on that leaf of jobs leaving it.
+  // A leaf-spine link: the ranks on that leaf of jobs leaving their SU.
   const auto uplink = t.node(leaf2).uplinks.front();
   hit = impact.affected(one(lt->link_entity(uplink), CandidateKind::link, uplink, topology::kNoNode));
   ASSERT_EQ(hit.size(), 1u);
-  EXPECT_EQ(hit[0].ranks, (std::vector<std::uint32_t>{2, 10}));
+  EXPECT_EQ(hit[0].job_id, "wide");
+  EXPECT_EQ(hit[0].ranks, (std::vector<std::uint32_t>{2}));
+}
+
+TEST(JobImpact, OnlyJobsThatRanWhileTheIncidentWasLive) {
+  auto lt = clos();
+  auto before = job("ended-before", {1});
+  before.started_ms = 1000;
+  before.ended_ms = 5000;
+  auto during = job("ended-during", {1});
+  during.ended_ms = 15000;
+  auto after = job("started-after", {1});
+  after.started_ms = 30000;
+  auto running = job("running", {1});
+  running.started_ms = 12000;
+  JobImpact impact(lt, {before, during, after, running});
+  auto c = one("host001", CandidateKind::host_nic, topology::kNoLink, *lt->topology().find("host001"));
+  std::vector<std::string> names;
+  for (const auto& j : impact.affected(c, {10000, 20000})) names.push_back(j.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"ended-during", "running"}));
+  names.clear();  // still open: a job that started later counts too
+  for (const auto& j : impact.affected(c, {10000, 0})) names.push_back(j.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"ended-during", "running", "started-after"}));
+}
+
+TEST(JobImpact, AFanOrOnePowerSupplyStopsNoTraffic) {
+  auto lt = clos();
+  JobImpact impact(lt, {job("a", {1, 2})});
+  auto c = one("leaf002", CandidateKind::switch_device, topology::kNoLink, *lt->topology().find("leaf002"));
+  c[0].fault_type = "switch_fan_fault";
+  EXPECT_TRUE(impact.affected(c).empty());
+  c[0].fault_type = "switch_reboot";
+  EXPECT_EQ(impact.affected(c).size(), 1u);
 }
 
 TEST(JobImpact, PlannedFlowsDecideFabricImpact) {

@@ -369,11 +369,30 @@ TEST(PatternMatcher, FlapCountFiresAtTheNthOccurrenceWithinTheWindowAndAgainAfte
   EXPECT_EQ(out[0].occurrences, 3U);
   EXPECT_EQ(out[0].first_ms, 50'000);
   EXPECT_EQ(out[0].captures, (std::vector<std::pair<std::string, std::string>>{{"ifname", "e1"}}));
-  line(106);
-  line(107);
+  line(110);
+  line(115);
   EXPECT_EQ(out.size(), 1U);
-  line(108);
+  line(120);
   EXPECT_EQ(out.size(), 2U);
+}
+
+TEST(PatternMatcher, LinesOfOneEventWithinTwoSecondsCountOnce) {
+  // A device writes several lines for one port going down (Huawei: IF_STATE, linkDown_active, LINK_STATE).
+  const PatternLibrary library = parse_one(entry(
+      "flap", "      log: {message: 'Port (?P<ifname>\\w+) down'}\n      count: 3\n      within: 60s\n"));
+  PatternMatcher matcher(library, nullptr);
+  std::vector<FaultMatch> out;
+  const auto line = [&](std::int64_t t_ms) {
+    matcher.observe(LogEvent{.entity = "leaf", .timestamp_ms = t_ms, .message = "Port e1 down"}, out);
+  };
+  for (std::int64_t t : {0, 20, 50, 1900}) line(t);  // one event
+  EXPECT_TRUE(out.empty());
+  line(2000);  // two seconds after the first counted line: the second event
+  line(2100);
+  EXPECT_TRUE(out.empty());
+  line(30'000);  // the third
+  ASSERT_EQ(out.size(), 1U);
+  EXPECT_EQ(out[0].first_ms, 0);
 }
 
 TEST(PatternMatcher, KpiForDurationRaisesOnceAndClearsWhenTheConditionEnds) {

@@ -132,8 +132,11 @@ TEST(MapKpiMetric, RatesPfcAndModuleNamesBecomeThePatternsNames) {
   EXPECT_EQ(map_kpi_metric("pfc_prio3_tx_pause_us_per_s").metric, "tx_prio3_pause_duration");
   EXPECT_EQ(map_kpi_metric("pfc_prio0_rx_pause_us_per_s").metric, "rx_prio0_pause_duration");
   EXPECT_TRUE(map_kpi_metric("pfc_prio0_rx_pause_us_per_s").rate);
-  // Pause frames (not duration) are just a rate of their own counter.
-  EXPECT_EQ(map_kpi_metric("pfc_prio3_tx_pause_per_s").metric, "pfc_prio3_tx_pause");
+  // Pause frames (not duration): hsnsd's rate is the rate of the frame counter switches report.
+  EXPECT_EQ(map_kpi_metric("pfc_prio3_tx_pause_per_s").metric, "pfc_prio3_tx_pause_frames");
+  EXPECT_TRUE(map_kpi_metric("pfc_prio3_tx_pause_per_s").rate);
+  EXPECT_EQ(map_kpi_metric("pfc_prio3_rx_pause_frames").metric, "pfc_prio3_rx_pause_frames");
+  EXPECT_FALSE(map_kpi_metric("pfc_prio3_rx_pause_frames").rate);
   EXPECT_EQ(map_kpi_metric("pfc_prioX_tx_pause_us_per_s").metric, "pfc_prioX_tx_pause_us");
   EXPECT_EQ(map_kpi_metric("module_temperature_celsius").metric, "temperature_celsius");
   EXPECT_FALSE(map_kpi_metric("module_temperature_celsius").rate);

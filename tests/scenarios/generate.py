@@ -643,6 +643,163 @@ def fabric_for(i, style="sonic"):
                   spines=2 if hosts < 32 else 4, style=style)
 
 
+# ---- devices' own counters and states (docs/brain.md "Device inputs") ----
+
+def raw_counter(s, entity, metric, t0, t1, healthy_rate, fault_rate):
+    """A raw monotonic counter as a switch counts it: healthy_rate/s, fault_rate/s from t0 to t1."""
+    v = 1000.0
+    t = 0
+    while t <= t1 + 60000:
+        s.kpi(t, entity, metric, round(v))
+        v += (fault_rate if t0 <= t < t1 else healthy_rate) * STEP / 1000.0
+        t += STEP
+
+
+def f_oper_status(s, host, t0, rail=0):
+    _, _, ent = leaf_port(s.fabric, host, rail)
+    warm(s, ent, "if_oper_status", 1, t0)
+    s.series(t0, t0 + 90000, STEP, ent, "if_oper_status", lambda t: 2)
+    s.expect([ent, link_entity(s.fabric, ent)], "link_down")
+    return [ent]
+
+
+def f_pause_frames_sent(s, host, t0, rail=0):
+    ent = host_port(s.fabric, host, rail)
+    raw_counter(s, ent, "pfc_prio3_tx_pause_frames", t0, t0 + 60000, 5, 24000)
+    s.expect([ent, link_entity(s.fabric, ent), host], "pfc_storm")
+    return [ent]
+
+
+def f_pause_frames_received(s, host, t0, rail=0):
+    _, _, ent = leaf_port(s.fabric, host, rail)
+    raw_counter(s, ent, "pfc_prio3_rx_pause_frames", t0, t0 + 90000, 5, 20000)
+    s.expect([ent, link_entity(s.fabric, ent)], "pfc_storm")
+    return [ent]
+
+
+def f_pause_frames_deadlock(s, leaf, spine, t0):
+    lp, sp = s.fabric.uplink[(leaf, spine)]
+    for ent in ("%s/%s" % (leaf, lp), "%s/%s" % (spine, sp)):
+        raw_counter(s, ent, "pfc_prio3_rx_pause_frames", t0, t0 + 90000, 5, 23000)
+    s.expect(link_entity(s.fabric, "%s/%s" % (leaf, lp)), "pfc_deadlock")
+    return ["%s/%s" % (leaf, lp)]
+
+
+def f_watchdog_counter(s, host, t0, rail=0):
+    _, _, ent = leaf_port(s.fabric, host, rail)
+    s.series(0, t0 - STEP, STEP, ent, "pfc_wd_storm_detected", lambda t: 4)
+    s.series(t0, t0 + 60000, STEP, ent, "pfc_wd_storm_detected", lambda t: 5)
+    s.expect([ent, link_entity(s.fabric, ent)], "pfc_storm")
+    return [ent]
+
+
+def f_fcs_errors(s, host, t0, rail=0):
+    _, _, ent = leaf_port(s.fabric, host, rail)
+    raw_counter(s, ent, "dot3_stats_fcs_errors", t0, t0 + 60000, 0, 40)
+    s.expect([ent, link_entity(s.fabric, ent)], "crc_errors")
+    return [ent]
+
+
+def f_egress_ecn(s, leaf, spine, t0):
+    lp, _ = s.fabric.uplink[(leaf, spine)]
+    ent = "%s/%s" % (leaf, lp)
+    raw_counter(s, ent, "ecn_marked_packets", t0, t0 + 60000, 50, 150000)
+    s.expect([ent, link_entity(s.fabric, ent)], "ecn_surge")
+    return [ent]
+
+
+def module_thresholds(s, ent, rx_low=-13.9, tx_low=-9.0, temp_high=70.0):
+    for metric, value in (("rx_power_low_alarm_dbm", rx_low), ("tx_power_low_alarm_dbm", tx_low),
+                          ("temperature_high_alarm_celsius", temp_high)):
+        s.kpi(0, ent, metric, value)
+
+
+def f_rx_below_module_alarm(s, host, t0, rail=0):
+    # -11.5 dBm is fine for the generic bound's neighbour but below this module's own -11.0 dBm alarm
+    ent = host_port(s.fabric, host, rail)
+    module_thresholds(s, ent, rx_low=-11.0)
+    warm(s, ent, "rx_power_dbm", -3.0, t0, start=STEP)
+    s.series(t0, t0 + 90000, STEP, ent, "rx_power_dbm", lambda t: -11.6)
+    s.expect([link_entity(s.fabric, ent), ent], "optical_power_out_of_range")
+    return [ent]
+
+
+def f_tx_below_module_alarm(s, host, t0, rail=0):
+    ent = host_port(s.fabric, host, rail)
+    module_thresholds(s, ent, tx_low=-6.0)
+    warm(s, ent, "tx_power_dbm", -1.0, t0, start=STEP)
+    s.series(t0, t0 + 90000, STEP, ent, "tx_power_dbm", lambda t: -7.2)
+    s.expect(ent + "/module", "optical_power_out_of_range")
+    return [ent]
+
+
+def f_temp_above_module_alarm(s, host, t0, rail=0):
+    ent = host_port(s.fabric, host, rail)
+    module_thresholds(s, ent, temp_high=68.0)
+    warm(s, ent, "temperature_celsius", 45.0, t0, start=STEP)
+    s.series(t0, t0 + 120000, STEP, ent, "temperature_celsius", lambda t: 71.0)
+    s.expect(ent + "/module", "module_overtemperature")
+    return [ent]
+
+
+def f_fan_state(s, device, t0):
+    s.series(0, t0 - STEP, STEP, device + "/fan2", "fan_status", lambda t: 1)
+    s.series(t0, t0 + 120000, STEP, device + "/fan2", "fan_status", lambda t: 3)
+    s.expect([device, device + "/fan2"], "switch_fan_fault")
+    return [device]
+
+
+def f_psu_state(s, device, t0):
+    s.series(0, t0 - STEP, STEP, device + "/psu1", "psu_status", lambda t: 1)
+    s.series(t0, t0 + 120000, STEP, device + "/psu1", "psu_status", lambda t: 3)
+    s.expect([device, device + "/psu1"], "switch_power_fault")
+    return [device]
+
+
+def f_uptime_reset(s, device, t0):
+    s.series(0, t0 - STEP, STEP, device, "sys_uptime_seconds", lambda t: 8640000 + t / 1000)
+    s.series(t0 + 30000, t0 + 120000, STEP, device, "sys_uptime_seconds", lambda t: (t - t0) / 1000)
+    s.expect(device, "switch_reboot")
+    return [device]
+
+
+def f_mtu_ends(s, host, t0, rail=0):
+    _, _, leaf_ent = leaf_port(s.fabric, host, rail)
+    ent = host_port(s.fabric, host, rail)
+    s.series(0, t0 + 60000, STEP * 3, leaf_ent, "if_mtu", lambda t: 9216)
+    s.series(0, t0 - STEP, STEP * 3, ent, "if_mtu", lambda t: 9216)
+    s.series(t0, t0 + 60000, STEP * 3, ent, "if_mtu", lambda t: 1500)
+    s.expect([link_entity(s.fabric, ent), ent, leaf_ent], "mtu_mismatch")
+    return [ent]
+
+
+def f_qos_fabric(s, leaf, t0):
+    f = s.fabric
+    ports = ["%s/%s" % (leaf, STYLES[f.style](k)) for k in range(4)]
+    for k, ent in enumerate(ports):
+        drifted = k == 2
+        s.series(0, t0 + 60000, STEP * 3, ent, "pfc_enabled_mask",
+                 lambda t, d=drifted: 0 if d and t >= t0 else 8)
+    s.expect([ports[2], leaf], "qos_config_drift")
+    return [ports[2]]
+
+
+def f_nxos_link_down(s, host, t0, rail=0):
+    leaf, lp, ent = leaf_port(s.fabric, host, rail)
+    s.log(t0, leaf, "ETHPORT", "%%ETHPORT-5-IF_DOWN_LINK_FAILURE: Interface %s is down (Link failure)" % lp,
+          rfc="3164")
+    s.expect([ent, link_entity(s.fabric, ent)], "link_down")
+    return [ent]
+
+
+def f_junos_link_down(s, host, t0, rail=0):
+    leaf, lp, ent = leaf_port(s.fabric, host, rail)
+    s.log(t0, leaf, "mib2d", "SNMP_TRAP_LINK_DOWN: ifIndex 531, ifAdminStatus up(1), ifOperStatus down(2), ifName %s" % lp,
+          severity="warning", rfc="3164", pid="1712")
+    s.expect([ent, link_entity(s.fabric, ent)], "link_down")
+    return [ent]
+
+
 def pattern_scenarios():
     T0 = 60000
     out = []
@@ -704,6 +861,34 @@ def pattern_scenarios():
         # Appended (not in family order) so that the scenarios above keep their fabrics.
         ("buffer-drops-switch-egress", "sonic", lambda s, f: f_out_discards(s, h(f), T0),
          "a leaf port's egress queue discards packets (IF-MIB ifOutDiscards)"),
+        ("if-oper-status-down", "sonic", lambda s, f: f_oper_status(s, h(f), T0), "IF-MIB says a leaf port is down"),
+        ("pfc-pause-frames-sent-storm", "sonic", lambda s, f: f_pause_frames_sent(s, h(f), T0),
+         "a NIC sends 24,000 pause frames a second"),
+        ("pfc-pause-frames-received-sustained", "sonic", lambda s, f: f_pause_frames_received(s, h(f), T0),
+         "a leaf port receives 20,000 pause frames a second"),
+        ("pfc-deadlock-pause-frames-both-ends", "sonic", lambda s, f: f_pause_frames_deadlock(s, L(f), S(f), T0),
+         "both ends of an uplink are paused nonstop"),
+        ("pfc-watchdog-storm-counted", "sonic", lambda s, f: f_watchdog_counter(s, h(f), T0),
+         "the PFC watchdog's storm counter rises"),
+        ("fcs-errors-port", "eos", lambda s, f: f_fcs_errors(s, h(f), T0), "FCS errors burst on a leaf port"),
+        ("switch-egress-ecn-marking", "sonic", lambda s, f: f_egress_ecn(s, L(f), S(f), T0),
+         "a leaf uplink's egress queue marks 150,000 packets a second"),
+        ("optics-rx-power-below-module-alarm", "sonic", lambda s, f: f_rx_below_module_alarm(s, h(f), T0),
+         "receive power below the module's own alarm threshold"),
+        ("optics-tx-power-below-module-alarm", "sonic", lambda s, f: f_tx_below_module_alarm(s, h(f), T0),
+         "transmit power below the module's own alarm threshold"),
+        ("module-temperature-above-module-alarm", "sonic", lambda s, f: f_temp_above_module_alarm(s, h(f), T0),
+         "a module above its own high-temperature alarm"),
+        ("fan-state-failed", "sonic", lambda s, f: f_fan_state(s, L(f), T0), "ENTITY-SENSOR-MIB says a fan failed"),
+        ("psu-state-failed", "sonic", lambda s, f: f_psu_state(s, S(f, 1), T0),
+         "ENTITY-SENSOR-MIB says a power supply failed"),
+        ("switch-uptime-restarted", "sonic", lambda s, f: f_uptime_reset(s, S(f), T0), "a spine's sysUpTime restarts"),
+        ("mtu-differs-between-ends", "sonic", lambda s, f: f_mtu_ends(s, h(f), T0),
+         "a host port's MTU drops to 1500 under a 9216 leaf"),
+        ("qos-setting-differs-from-fabric", "sonic", lambda s, f: f_qos_fabric(s, L(f), T0),
+         "one leaf port loses its PFC priority"),
+        ("link-down-nxos", "eos", lambda s, f: f_nxos_link_down(s, h(f), T0), "an NX-OS port goes down"),
+        ("link-down-junos", "eos", lambda s, f: f_junos_link_down(s, h(f), T0), "a Junos port goes down"),
     ]
     for i, (name, style, fn, desc) in enumerate(specs):
         add(name, style, fn, desc, i)

@@ -37,6 +37,7 @@ void expect_same_model(const Topology& a, const Topology& b) {
     ASSERT_EQ(x.name, y.name) << "node " << i;
     EXPECT_EQ(x.tier, y.tier) << x.name;
     EXPECT_EQ(x.state, y.state) << x.name;
+    EXPECT_EQ(x.management_address, y.management_address) << x.name;
     EXPECT_EQ(x.uplinks, y.uplinks) << x.name;
     EXPECT_EQ(x.downlinks, y.downlinks) << x.name;
     ASSERT_EQ(x.npus.size(), y.npus.size()) << x.name;
@@ -110,8 +111,8 @@ ordered_json rich_document() {
       {"switches",
        {{{"tier", "core"}, {"name", "core0"}},
         {{"name", "spine0"}, {"tier", "spine"}, {"state", "isolated"}},
-        {{"name", "leaf0"}, {"tier", "leaf"}},
-        {{"name", "leaf1"}, {"tier", "leaf"}, {"state", "allocated"}}}},
+        {{"name", "leaf0"}, {"tier", "leaf"}, {"management_address", "2001:DB8::0b"}},
+        {{"name", "leaf1"}, {"tier", "leaf"}, {"state", "allocated"}, {"management_address", "192.0.2.12"}}}},
       {"version", 1},
       {"defaults", {{"latency_us", 1.5}, {"bandwidth_gbps", 400}}},
       {"name", "rich"}};

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "topology/export.h"
 #include "topology/generator.h"
@@ -72,6 +73,42 @@ TEST(Import, ReadsJson) {
   EXPECT_DOUBLE_EQ(t->links()[0].bandwidth_gbps, 100.0);
   // Explicit format too.
   EXPECT_TRUE(import_topology(json, FileFormat::kJson).has_value());
+}
+
+TEST(Import, ManagementAddressesAreCanonicalUniqueAndFindTheSwitch) {
+  auto t = import_topology(R"(
+version: 1
+defaults: {bandwidth_gbps: 100}
+switches:
+  - {name: leaf0, tier: leaf, management_address: 127.20.0.1}
+  - {name: leaf1, tier: leaf, management_address: "2001:DB8:0::0a"}
+  - {name: spine0, tier: spine}
+hosts: [{name: a, npus: [{index: 0, port: eth0, leaf: leaf0}]}]
+)");
+  ASSERT_TRUE(t.has_value()) << t.error().message();
+  EXPECT_EQ(t->node(*t->find("leaf1")).management_address, "2001:db8::a");
+  EXPECT_EQ(t->find_by_management_address("127.20.0.1"), t->find("leaf0"));
+  EXPECT_EQ(t->find_by_management_address("2001:db8::000a"), t->find("leaf1"));
+  EXPECT_EQ(t->find_by_management_address("127.20.0.2"), std::nullopt);
+  EXPECT_EQ(t->find_by_management_address("leaf0"), std::nullopt);
+  // The export carries it, so a stored topology keeps it.
+  auto again = import_topology(export_topology_document(*t).dump());
+  ASSERT_TRUE(again.has_value()) << again.error().message();
+  EXPECT_EQ(again->find_by_management_address("2001:db8::a"), again->find("leaf1"));
+
+  auto bad = import_topology(R"(
+version: 1
+defaults: {bandwidth_gbps: 100}
+switches:
+  - {name: leaf0, tier: leaf, management_address: 127.20.0.1}
+  - {name: leaf1, tier: leaf, management_address: 127.020.0.1x}
+  - {name: leaf2, tier: leaf, management_address: 127.20.0.1}
+hosts: []
+)");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(fields(bad.error()),
+            (std::vector<std::string>{"switches[1].management_address", "switches[2].management_address"}));
+  EXPECT_NE(bad.error().fields[1].reason.find("leaf0"), std::string::npos);
 }
 
 TEST(Import, UnknownKeysNameTheirPath) {

@@ -163,9 +163,39 @@ TEST(Rfc3164, HuaweiYearAndTagWithoutSpace) {
       "10GE1/0/1 has entered the DOWN state.");
   EXPECT_EQ(m.timestamp_ms, utc_civil_to_ms(2023, 10, 12, 9, 15, 2));
   EXPECT_EQ(m.hostname, "SW-CORE-01");
-  EXPECT_EQ(m.app, "%%01IFNET/4/LINK_STATE(l)");
-  EXPECT_EQ(m.procid, "12");
-  EXPECT_EQ(m.message, "The line protocol IP on the interface 10GE1/0/1 has entered the DOWN state.");
+  // The mnemonic stays in the message, as the vendor's catalogue writes it.
+  EXPECT_EQ(m.app, "");
+  EXPECT_EQ(m.message,
+            "%%01IFNET/4/LINK_STATE(l)[12]:The line protocol IP on the interface 10GE1/0/1 has entered the "
+            "DOWN state.");
+}
+
+TEST(Rfc3164, HuaweiZoneOffsetGivesUtcAndKeepsTheHostname) {
+  const auto m = parse_ok(
+      "<187>Dec  2 2026 13:07:56+08:00 leaf03 %%01IFNET/2/linkDown_active(l)[4]:The interface status "
+      "changes. (ifName=100GE1/0/3, AdminStatus=UP, OperStatus=DOWN, Reason=PHY down)");
+  EXPECT_EQ(m.timestamp_ms, kReceived);
+  EXPECT_EQ(m.hostname, "leaf03");
+  EXPECT_TRUE(m.message.starts_with("%%01IFNET/2/linkDown_active(l)[4]:The interface status changes."));
+  const auto dst =
+      parse_ok("<187>Dec  2 2026 14:07:56+09:00 DST leaf03 %%01DEVM/1/hwPowerInvalid_active(l)[9]:x");
+  EXPECT_EQ(dst.timestamp_ms, kReceived);
+  EXPECT_EQ(dst.hostname, "leaf03");
+  const auto west = parse_ok("<187>Dec  2 2026 00:07:56-0500 leaf03 %%01IFPDT/4/IF_STATE(l)[1]:y");
+  EXPECT_EQ(west.timestamp_ms, kReceived);
+  EXPECT_EQ(west.hostname, "leaf03");
+}
+
+TEST(Rfc3164, NxosDefaultHeaderHasNoHostname) {
+  // NX-OS's default logging format: "<PRI>: YYYY Mmm dd hh:mm:ss ZONE: %FAC-SEV-MNEMONIC: text".
+  const auto m = parse_ok(
+      "<189>: 2026 Dec  2 05:07:56 UTC: %ETHPORT-5-IF_DOWN_LINK_FAILURE: Interface Ethernet1/5 is "
+      "down (Link failure)");
+  EXPECT_EQ(m.timestamp_ms, kReceived);
+  EXPECT_EQ(m.hostname, "");
+  EXPECT_EQ(m.app, "");
+  EXPECT_EQ(m.message, "%ETHPORT-5-IF_DOWN_LINK_FAILURE: Interface Ethernet1/5 is down (Link failure)");
+  EXPECT_EQ(m.source, "192.0.2.7");
 }
 
 TEST(Rfc3164, CiscoSequenceNumberSyncMarkMillisecondsZoneAndNoHostname) {
@@ -174,8 +204,8 @@ TEST(Rfc3164, CiscoSequenceNumberSyncMarkMillisecondsZoneAndNoHostname) {
       "down");
   EXPECT_EQ(m.timestamp_ms, kReceived + 250);
   EXPECT_EQ(m.hostname, "");
-  EXPECT_EQ(m.app, "%LINK-3-UPDOWN");
-  EXPECT_EQ(m.message, "Interface GigabitEthernet0/1, changed state to down");
+  EXPECT_EQ(m.app, "");
+  EXPECT_EQ(m.message, "%LINK-3-UPDOWN: Interface GigabitEthernet0/1, changed state to down");
 }
 
 TEST(Rfc3164, NxosYearFirstAndIsoTimestamps) {
@@ -183,7 +213,8 @@ TEST(Rfc3164, NxosYearFirstAndIsoTimestamps) {
       parse_ok("<187>2026 Dec  2 05:07:56 UTC: n9k-01 %ETHPORT-5-IF_DOWN_LINK_FAILURE: Ethernet1/1 is down");
   EXPECT_EQ(nxos.timestamp_ms, kReceived);
   EXPECT_EQ(nxos.hostname, "n9k-01");
-  EXPECT_EQ(nxos.app, "%ETHPORT-5-IF_DOWN_LINK_FAILURE");
+  EXPECT_EQ(nxos.app, "");
+  EXPECT_EQ(nxos.message, "%ETHPORT-5-IF_DOWN_LINK_FAILURE: Ethernet1/1 is down");
   const auto iso = parse_ok("<13>2026-12-02T06:07:56.5+01:00 leaf03 kernel: eth0 link down");
   EXPECT_EQ(iso.timestamp_ms, kReceived + 500);
   EXPECT_EQ(iso.hostname, "leaf03");
