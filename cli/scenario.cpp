@@ -456,7 +456,15 @@ json replay(Context& ctx, const Scenario& s, const RunOptions& o) {
     } else if (item.kind == 1) {
       flush();
       const auto& l = s.syslog[item.index];
-      sender(l.source).send(render_syslog_line(l.line, base_ms + l.at_ms));
+      const auto rendered = render_syslog_line(l.line, base_ms + l.at_ms);
+      try {
+        sender(l.source).send(rendered);
+      } catch (const CliError&) {
+        // The receiver closes a connection idle longer than its timeout (a device that spoke long ago):
+        // connect again, once.
+        senders.erase(l.source);
+        sender(l.source).send(rendered);
+      }
     } else if (item.kind == 3) {
       // The brain dates a job's start and end by its event clock: let it catch up with what was sent.
       flush();

@@ -404,12 +404,22 @@ bool IncidentService::shares_cause_switch_locked(const brain::IncidentInput& sym
                                                  const brain::Incident& cause) const {
   if (!located_ || cause.root_causes.empty()) return false;
   const auto& t = located_->topology();
+  const auto& top = cause.root_causes.front();
+  // A switch's own symptom (its routing sessions): the cause is that switch, a neighbour of it, or a link
+  // with an end on it.
+  if (const auto device = t.find(symptom.entity); device && t.node(*device).tier != topology::Tier::kHost) {
+    if (top.node != topology::kNoNode) return top.node == *device || brain::link_between(t, top.node, *device);
+    if (top.link != topology::kNoLink && top.link < t.links().size()) {
+      const auto& l = t.link(top.link);
+      return l.lower == *device || l.upper == *device;
+    }
+    return false;
+  }
   const auto* port = located_->port(symptom.entity);
   if (port == nullptr || port->upper) return false;
   const auto& symptom_link = t.link(port->link);
   if (!symptom_link.npu) return false;  // a host port's link
   const topology::NodeId leaf = symptom_link.upper;
-  const auto& top = cause.root_causes.front();
   if (top.node != topology::kNoNode) return top.node == leaf;
   if (top.link != topology::kNoLink && top.link < t.links().size()) {
     const auto& l = t.link(top.link);

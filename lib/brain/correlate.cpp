@@ -519,18 +519,24 @@ bool hint_names(const IncidentInput& a, const std::string& entity, CandidateKind
          hint.starts_with(entity + "/");
 }
 
-// How strongly a class of alarm names a fault, as opposed to reporting its symptoms: a device's own
-// state, then the physical layer and modules, then configuration, then transport symptoms (retransmissions,
-// CNPs, pauses, drops), which a cause upstream produces.
-int evidence_rank(Cls cls) {
+// How strongly an alarm names a fault, as opposed to reporting its symptoms: a device's own state, then
+// optical power, then the physical layer and modules, then configuration, then a PFC deadlock, then
+// transport symptoms (retransmissions, CNPs, pauses, drops), which a cause upstream produces.
+int evidence_rank(Cls cls, std::string_view fault_type) {
+  // Within a class, the more specific diagnosis: light out of range explains the CRC and FEC errors it
+  // causes; pause in both directions of a link (a deadlock) explains the storms each end sees.
+  // A link that went down reads no light: its state explains the optics alarms at both ends.
+  if (fault_type == "link_down" || fault_type == "link_flapping") return 5;
+  if (fault_type == "optical_power_out_of_range") return 4;
+  if (fault_type == "pfc_deadlock") return 2;
   switch (cls) {
     case Cls::device:
-      return 4;
+      return 6;
     case Cls::physical:
     case Cls::module:
       return 3;
     case Cls::config:
-      return 2;
+      return 3;  // as strong as the physical layer: a wrong MTU or PFC setting drops frames too
     case Cls::transport:
       return 1;
   }
@@ -541,6 +547,33 @@ int evidence_rank(Cls cls) {
 // class, then the most severe, then the most frequent. A switch explained mostly by its links' physical
 // alarms with nothing of its own (no reboot, power, fan or configuration alarm: it went silent) is
 // "switch_down".
+// Routing sessions that went down (or flap) on two adjacent switches at once are one session: its link,
+// unless a link alarm already names it. Explains both ends' session alarms.
+void session_link_candidates(const LocatedTopology& topo, std::span<const IncidentInput> alarms,
+                             const std::map<NodeId, NodeAgg>& nodes, Builder& b) {
+  std::vector<std::pair<NodeId, std::vector<std::size_t>>> speakers;
+  for (const auto& [id, n] : nodes) {
+    std::vector<std::size_t> sessions;
+    for (auto i : n.device_idx) {
+      if (is_routing_fault(alarms[i].fault_type)) sessions.push_back(i);
+    }
+    if (!sessions.empty()) speakers.emplace_back(id, std::move(sessions));
+  }
+  const auto& t = topo.topology();
+  for (std::size_t x = 0; x < speakers.size(); ++x) {
+    for (std::size_t y = x + 1; y < speakers.size(); ++y) {
+      const auto link = link_between(t, speakers[x].first, speakers[y].first);
+      if (!link) continue;
+      std::vector<std::size_t> idx = speakers[x].second;
+      idx.insert(idx.end(), speakers[y].second.begin(), speakers[y].second.end());
+      b.add(topo.link_entity(*link), CandidateKind::link, 0.85,
+            "Both ends of the link lost their routing session at once (" + t.node(speakers[x].first).name +
+                ", " + t.node(speakers[y].first).name + "): the session's path, this link, is the suspect.",
+            idx, *link);
+    }
+  }
+}
+
 std::string main_fault_type(std::span<const IncidentInput> alarms, std::span<const Cls> classes,
                             const std::set<std::size_t>& idx, CandidateKind kind) {
   if (kind == CandidateKind::switch_device) {
@@ -556,7 +589,7 @@ std::string main_fault_type(std::span<const IncidentInput> alarms, std::span<con
   std::map<std::string, std::tuple<int, int, std::size_t>> by_type;
   for (auto i : idx) {
     auto& e = by_type[alarms[i].fault_type];
-    std::get<0>(e) = std::max(std::get<0>(e), evidence_rank(classes[i]));
+    std::get<0>(e) = std::max(std::get<0>(e), evidence_rank(classes[i], alarms[i].fault_type));
     std::get<1>(e) = std::max(std::get<1>(e), severity_rank(alarms[i].severity));
     ++std::get<2>(e);
   }
@@ -575,7 +608,21 @@ std::string main_fault_type(std::span<const IncidentInput> alarms, std::span<con
 
 bool is_symptom_fault(std::string_view fault_type) {
   return fault_type == "retransmission_burst" || fault_type == "cnp_surge" || fault_type == "ecn_surge" ||
-         fault_type == "buffer_drops";
+         fault_type == "buffer_drops" || is_routing_fault(fault_type);
+}
+
+bool is_routing_fault(std::string_view fault_type) {
+  return fault_type == "routing_session_down" || fault_type == "routing_session_flapping";
+}
+
+std::optional<LinkId> link_between(const topology::Topology& t, NodeId a, NodeId b) {
+  for (const auto* list : {&t.node(a).uplinks, &t.node(a).downlinks}) {
+    for (LinkId l : *list) {
+      const auto& link = t.link(l);
+      if ((link.lower == a && link.upper == b) || (link.lower == b && link.upper == a)) return l;
+    }
+  }
+  return std::nullopt;
 }
 
 std::vector<RootCauseCandidate> rank_candidates(const LocatedTopology* topo,
@@ -659,6 +706,7 @@ std::vector<RootCauseCandidate> rank_candidates(const LocatedTopology* topo,
 
   Builder b;
   for (const auto& [key, l] : links) link_candidates(l, alarms, b);
+  if (topo != nullptr) session_link_candidates(*topo, alarms, nodes, b);
   if (topo != nullptr) {
     for (const auto& [id, n] : nodes) node_candidate(topo->topology().node(id), n, alarms, b);
   }
@@ -828,6 +876,49 @@ struct Correlator::State {
     return std::nullopt;
   }
 
+  // A routing session alarm of a switch joins the live incident holding one of its neighbour's (the other
+  // end of the session, adjacent on the topology) raised within the window: one session, one incident.
+  std::optional<std::uint64_t> session_peer_incident(const IncidentInput& c) const {
+    if (!topo || !is_routing_fault(c.fault_type)) return std::nullopt;
+    const auto& t = topo->topology();
+    const auto self = t.find(c.entity);
+    if (!self) return std::nullopt;
+    for (const auto& [seq, l] : live) {
+      if (!joinable(l)) continue;
+      for (const auto& a : l.inc.alarms) {
+        if (!is_routing_fault(a.fault_type) || a.entity == c.entity) continue;
+        if (std::llabs(a.first_ms - c.first_ms) > options.window_ms) continue;
+        const auto other = t.find(a.entity);
+        if (other && link_between(t, *self, *other)) return seq;
+      }
+    }
+    return std::nullopt;
+  }
+
+  // Symptoms that joined an incident holding a cause (through a shared leaf, before or after the cause
+  // arrived) are its victims when symptom_of says so, judged against the ranking of the causes alone.
+  void mark_victims(Live& l) {
+    if (!options.symptom_of) return;
+    std::vector<IncidentInput> causes;
+    bool open_symptom = false;
+    for (const auto& a : l.inc.alarms) {
+      if (!is_symptom_fault(a.fault_type)) {
+        causes.push_back(a);
+      } else if (!a.victim) {
+        open_symptom = true;
+      }
+    }
+    if (causes.empty() || !open_symptom) return;
+    Incident cause;
+    cause.id = l.inc.id;
+    cause.first_ms = l.inc.first_ms;
+    cause.root_causes = rank_candidates(topo.get(), causes, options.max_candidates);
+    if (cause.root_causes.empty()) return;
+    for (auto& a : l.inc.alarms) {
+      if (!a.victim && is_symptom_fault(a.fault_type) && options.symptom_of(a, cause)) a.victim = true;
+    }
+  }
+
   // The other direction: a cause that arrives after its victims' symptoms opened incidents of their own
   // (a CRC burst is confirmed later than the retransmissions it causes) takes those incidents in, when
   // every alarm of one is a symptom it explains.
@@ -939,6 +1030,7 @@ struct Correlator::State {
   }
 
   void rank(Live& l) {
+    mark_victims(l);
     l.inc.root_causes = rank_candidates(topo.get(), l.inc.alarms, options.max_candidates);
     l.inc.recommended_action = l.inc.root_causes.empty()
                                    ? std::string()
@@ -1097,6 +1189,8 @@ std::vector<IncidentChange> Correlator::apply(std::span<const IncidentInput> cha
         folded = c;
         folded.victim = true;
         adding = &folded;
+      } else if (const auto session = s.session_peer_incident(c)) {
+        hits.push_back(*session);
       }
     }
     std::uint64_t target = 0;

@@ -50,6 +50,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -86,8 +87,14 @@ struct IncidentInput {
 };
 
 // Fault types that are symptoms a cause elsewhere produces (transport: retransmissions, congestion
-// notifications, ECN marks, buffer drops): the ones a victim reports.
+// notifications, ECN marks, buffer drops; routing sessions over a broken link or to a dead switch): the
+// ones a victim reports.
 bool is_symptom_fault(std::string_view fault_type);
+// routing_session_down / routing_session_flapping: what a broken link or switch does to the sessions over it.
+bool is_routing_fault(std::string_view fault_type);
+// The first link between two nodes, if they are adjacent.
+std::optional<topology::LinkId> link_between(const topology::Topology& t, topology::NodeId a,
+                                             topology::NodeId b);
 
 // The alarm engine's alarm (lib/brain/alarms.h) as the correlator's input: the same fields, the
 // fingerprint in hex (the id's prefix), the count saturated; action is left empty (an alarm does not carry

@@ -405,7 +405,14 @@ def f_tx_power(s, host, t0, rail=0):
 def f_optics_syslog(s, host, t0, rail=0):
     leaf, lp, ent = leaf_port(s.fabric, host, rail)
     s.log(t0, leaf, "xcvrd", "%s: rx power low alarm, -14.2 dBm below threshold -12.0 dBm" % lp, severity="warning")
-    s.expect(ent + "/module", "optical_power_out_of_range")
+    s.expect([link_entity(s.fabric, ent), ent], "optical_power_out_of_range")  # the light it receives
+    return [ent]
+
+
+def f_optics_tx_syslog(s, host, t0, rail=0):
+    leaf, lp, ent = leaf_port(s.fabric, host, rail)
+    s.log(t0, leaf, "xcvrd", "%s: tx power low alarm, -9.6 dBm below threshold -8.0 dBm" % lp, severity="warning")
+    s.expect(ent + "/module", "optical_power_out_of_range")  # its own laser
     return [ent]
 
 
@@ -889,6 +896,7 @@ def pattern_scenarios():
          "one leaf port loses its PFC priority"),
         ("link-down-nxos", "eos", lambda s, f: f_nxos_link_down(s, h(f), T0), "an NX-OS port goes down"),
         ("link-down-junos", "eos", lambda s, f: f_junos_link_down(s, h(f), T0), "a Junos port goes down"),
+        ("optics-tx-alarm-syslog", "sonic", lambda s, f: f_optics_tx_syslog(s, h(f), T0), "xcvrd tx power low alarm"),
     ]
     for i, (name, style, fn, desc) in enumerate(specs):
         add(name, style, fn, desc, i)
