@@ -150,8 +150,11 @@ std::vector<Cause> causes_of(const json& incident) {
 }
 
 bool cause_matches(const Cause& c, const ExpectedIncident& e) {
-  bool entity = std::any_of(e.root_causes.begin(), e.root_causes.end(),
-                            [&](const std::string& want) { return canonical_entity(want) == c.entity; });
+  // A port's module is in the port: naming "<port>/module" names the place "<port>" (the optic to act on).
+  bool entity = std::any_of(e.root_causes.begin(), e.root_causes.end(), [&](const std::string& want) {
+    const auto canonical = canonical_entity(want);
+    return canonical == c.entity || c.entity == canonical + "/module";
+  });
   bool type = e.fault_types.empty() ||
               std::find(e.fault_types.begin(), e.fault_types.end(), c.fault_type) != e.fault_types.end();
   return entity && type;

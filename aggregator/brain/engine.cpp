@@ -395,6 +395,7 @@ void BrainEngine::process_sample(const store::KpiSample& sample) {
   bank_.observe({sample.entity, mapped.metric, sample.ts_ms, bank_value}, verdicts_);
   if (!observe) return;
   if (mapped.metric == "if_mtu") observe_mtu(sample);
+  if (mapped.metric == "sys_uptime_seconds") observe_uptime(sample);
   if (mapped.metric == "pfc_enabled_mask" || mapped.metric == "ecn_enabled") observe_fabric_setting(sample);
   if (const auto margin = module_thresholds_.margin(sample.entity, mapped.metric, observed)) {
     matcher_.observe(brain::KpiObservation{sample.entity, std::string(margin->metric), sample.ts_ms,
@@ -424,6 +425,22 @@ void BrainEngine::observe_mtu(const store::KpiSample& sample) {
         brain::KpiObservation{*entity, "mtu_peer_difference_bytes", sample.ts_ms, difference, verdicts_},
         faults_);
   }
+}
+
+// sysUpTime going back is a restart: "sys_uptime_went_back" is 1 at that reading and 0 at the others, so the
+// reboot is an event at its time, not a state held while the uptime is small.
+void BrainEngine::observe_uptime(const store::KpiSample& sample) {
+  if (!std::isfinite(sample.value)) return;
+  if (uptime_.size() >= options_.bank.max_series && !uptime_.contains(sample.entity)) uptime_.clear();
+  const auto [it, fresh] = uptime_.try_emplace(sample.entity, Reading{sample.ts_ms, sample.value});
+  if (fresh) return;
+  if (sample.ts_ms <= it->second.ts_ms) return;  // a late or repeated poll says nothing new
+  const bool went_back = sample.value < it->second.value;
+  it->second = {sample.ts_ms, sample.value};
+  verdicts_.clear();
+  matcher_.observe(
+      brain::KpiObservation{sample.entity, "sys_uptime_went_back", sample.ts_ms, went_back ? 1.0 : 0.0, verdicts_},
+      faults_);
 }
 
 // A lossless fabric needs one QoS setting everywhere (the same PFC priorities, ECN on the RoCE queue): a

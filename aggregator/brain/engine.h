@@ -220,6 +220,7 @@ class BrainEngine {
   void process_batch(const std::vector<store::KpiSample>& samples);
   void process_log(const LogInput& log);
   void observe_mtu(const store::KpiSample& sample);
+  void observe_uptime(const store::KpiSample& sample);
   void observe_fabric_setting(const store::KpiSample& sample);
   void hand_over();  // faults_ to the FaultHandler, then cleared
   void refresh_topology(bool force);
@@ -256,7 +257,12 @@ class BrainEngine {
   std::string key_;
   std::unordered_map<std::string, CounterTotal> totals_;
   brain::ModuleThresholds module_thresholds_;    // optics judged by the module's own alarm thresholds
-  std::unordered_map<std::string, double> mtu_;  // the last if_mtu per port entity
+  std::unordered_map<std::string, double> mtu_;     // the last if_mtu per port entity
+  struct Reading {
+    std::int64_t ts_ms = 0;
+    double value = 0;
+  };
+  std::unordered_map<std::string, Reading> uptime_;  // the newest sys_uptime_seconds per device
   struct FabricSetting {
     std::unordered_map<std::string, double> by_entity;  // the last value per port
     std::map<double, std::size_t> ports_with;           // value -> ports reporting it

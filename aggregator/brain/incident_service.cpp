@@ -81,6 +81,7 @@ json alarm_input_json(const IncidentInput& a) {
           {"suppressed", a.suppressed},
           {"flapping", a.flapping},
           {"victim", a.victim},
+          {"one_shot", a.one_shot},
           {"first_ms", a.first_ms},
           {"last_ms", a.last_ms},
           {"count", a.count},
@@ -132,6 +133,8 @@ Result<IncidentInput> alarm_input_from_json(const json& j) {
   // Absent in incidents stored before victims were folded: not a victim.
   if (j.contains("victim") && !boolean("victim", a.victim))
     return tl::unexpected(Error::invalid("victim", "must be a boolean"));
+  if (j.contains("one_shot") && !boolean("one_shot", a.one_shot))
+    return tl::unexpected(Error::invalid("one_shot", "must be a boolean"));
   std::int64_t count = 0;
   if (!integer("first_ms", a.first_ms))
     return tl::unexpected(Error::invalid("first_ms", "must be an integer"));
@@ -430,7 +433,12 @@ bool IncidentService::shares_cause_switch_locked(const brain::IncidentInput& sym
 
 std::vector<brain::AffectedJob> IncidentService::affected_jobs_locked(const brain::Incident& inc) const {
   if (!impact_) return {};
-  return impact_->affected(inc.root_causes, {inc.first_ms, inc.resolved ? inc.last_ms : 0});
+  // Until its alarms cleared: a job that started after the repair ran during no fault. An event's alarm
+  // (one-shot: a reboot line) marks an instant; its expiry later is no part of the fault.
+  const bool over = inc.resolved || std::none_of(inc.alarms.begin(), inc.alarms.end(), [](const auto& a) {
+                      return !a.one_shot && a.state != brain::IncidentInput::State::cleared && !a.suppressed;
+                    });
+  return impact_->affected(inc.root_causes, {inc.first_ms, over ? inc.last_ms : 0});
 }
 
 void IncidentService::commit_locked(const std::vector<brain::IncidentChange>& changes) {

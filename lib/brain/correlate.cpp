@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <limits>
 #include <map>
 #include <span>
@@ -35,6 +36,7 @@ IncidentInput to_incident_input(const Alarm& alarm) {
   }
   in.suppressed = alarm.suppressed;
   in.flapping = alarm.flapping;
+  in.one_shot = alarm.one_shot;
   in.first_ms = alarm.first_ms;
   // A cleared alarm was last seen when it cleared: the correlator's noise rules and holds count from there.
   in.last_ms = alarm.state == AlarmState::cleared ? std::max(alarm.last_ms, alarm.cleared_ms) : alarm.last_ms;
@@ -825,6 +827,14 @@ struct Correlator::State {
   std::unordered_map<std::string, std::uint64_t> fingerprint_index;
   std::unordered_map<std::string, std::vector<std::uint64_t>> key_index;
   std::set<std::pair<std::int64_t, std::uint64_t>> deadlines;  // (event time, sequence), checked lazily
+  // Incidents resolved within reopen_ms, by their alarms' fingerprints (reopen_resolved).
+  struct Resolved {
+    Incident incident;
+    std::int64_t resolved_at = 0;
+  };
+  static constexpr std::size_t kMaxRecentlyResolved = 10'000;
+  std::unordered_map<std::string, Resolved> recently_resolved;
+  std::deque<std::pair<std::int64_t, std::uint64_t>> resolved_order;  // (resolved at, sequence)
 
   void index_key(const std::string& key, std::uint64_t seq) {
     auto& v = key_index[key];
@@ -874,6 +884,47 @@ struct Correlator::State {
       if (!l.inc.root_causes.empty() && options.symptom_of(symptom, l.inc)) return seq;
     }
     return std::nullopt;
+  }
+
+  // The incident this alarm's fault belonged to, resolved less than reopen_ms ago: live again under its id.
+  std::optional<std::uint64_t> reopen_resolved(const IncidentInput& c) {
+    if (c.fingerprint.empty()) return std::nullopt;
+    const auto it = recently_resolved.find(c.fingerprint);
+    if (it == recently_resolved.end()) return std::nullopt;
+    Incident inc = std::move(it->second.incident);
+    const std::int64_t resolved_at = it->second.resolved_at;
+    forget_resolved(inc);
+    if (c.first_ms - resolved_at > options.reopen_ms || live.contains(inc.sequence)) return std::nullopt;
+    for (const auto& a : inc.alarms) {
+      if (alarm_index.contains(a.alarm_id)) return std::nullopt;
+    }
+    auto& l = live[inc.sequence];
+    l.inc.id = inc.id;
+    l.inc.sequence = inc.sequence;
+    l.announced = true;
+    for (const auto& a : inc.alarms) add_alarm(inc.sequence, l, a, keys_of(topo.get(), a));
+    ++stats.reopened;
+    return inc.sequence;
+  }
+
+  void remember_resolved(const Incident& inc) {
+    if (options.reopen_ms <= 0) return;
+    for (const auto& a : inc.alarms) {
+      if (!a.fingerprint.empty()) recently_resolved[a.fingerprint] = {inc, now};
+    }
+    resolved_order.emplace_back(now, inc.sequence);
+    // Forget what is past the window (and, as a bound, beyond kMaxRecentlyResolved incidents).
+    while (!resolved_order.empty() &&
+           (now - resolved_order.front().first > options.reopen_ms || resolved_order.size() > kMaxRecentlyResolved)) {
+      const auto seq = resolved_order.front().second;
+      resolved_order.pop_front();
+      std::erase_if(recently_resolved, [seq](const auto& e) { return e.second.incident.sequence == seq; });
+    }
+  }
+
+  void forget_resolved(const Incident& inc) {
+    std::erase_if(recently_resolved, [&](const auto& e) { return e.second.incident.sequence == inc.sequence; });
+    std::erase_if(resolved_order, [&](const auto& e) { return e.second == inc.sequence; });
   }
 
   // A routing session alarm of a switch joins the live incident holding one of its neighbour's (the other
@@ -1093,6 +1144,7 @@ struct Correlator::State {
         rank(l);
         ++stats.resolved;
         out.push_back({IncidentChangeKind::resolved, std::make_shared<Incident>(l.inc), {}});
+        remember_resolved(l.inc);
         forget(seq);
       }
     }
@@ -1191,6 +1243,8 @@ std::vector<IncidentChange> Correlator::apply(std::span<const IncidentInput> cha
         adding = &folded;
       } else if (const auto session = s.session_peer_incident(c)) {
         hits.push_back(*session);
+      } else if (const auto reopened = s.reopen_resolved(c)) {
+        hits.push_back(*reopened);
       }
     }
     std::uint64_t target = 0;

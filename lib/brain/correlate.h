@@ -83,7 +83,8 @@ struct IncidentInput {
   std::uint32_t count = 1;
   std::string detail;
   std::string action;   // the pattern's recommended action, when the caller has it (may be empty)
-  bool victim = false;  // folded into a cause's incident as its victim's symptom (set by the correlator)
+  bool victim = false;    // folded into a cause's incident as its victim's symptom (set by the correlator)
+  bool one_shot = false;  // an event (a log line without a clearing line): cleared by time, not by a state
 };
 
 // Fault types that are symptoms a cause elsewhere produces (transport: retransmissions, congestion
@@ -141,6 +142,10 @@ struct IncidentChange {
 struct CorrelatorOptions {
   std::int64_t window_ms = 60'000;  // a cleared incident stays joinable this long
   std::int64_t hold_ms = 120'000;   // every alarm cleared this long: resolved (>= window_ms)
+  // A fault raised again this soon after its incident resolved reopens that incident (same id) instead of
+  // opening another: a BGP session or a port going down every few minutes is one story. The alarm
+  // engine's reopen window.
+  std::int64_t reopen_ms = 300'000;
   std::int64_t confirm_ms = 5'000;  // an incident is confirmed once an alarm is active this long (0: at once)
   std::size_t max_alarms = 1'000'000;  // alarms held over all live incidents
   std::size_t max_candidates = 5;
@@ -160,6 +165,7 @@ struct CorrelatorStats {
   std::uint64_t opened = 0;
   std::uint64_t resolved = 0;
   std::uint64_t merged = 0;
+  std::uint64_t reopened = 0;  // resolved incidents live again: their fault came back within reopen_ms
   std::uint64_t noise_dropped = 0;  // pending incidents whose alarms all cleared within confirm_ms
   std::uint64_t noise_alarms =
       0;  // alarms raised once and cleared within confirm_ms, taken out of an incident
