@@ -397,10 +397,13 @@ void BrainEngine::process_sample(const store::KpiSample& sample) {
   if (mapped.metric == "if_mtu") observe_mtu(sample);
   if (mapped.metric == "sys_uptime_seconds") observe_uptime(sample);
   if (mapped.metric == "pfc_enabled_mask" || mapped.metric == "ecn_enabled") observe_fabric_setting(sample);
-  if (const auto margin = module_thresholds_.margin(sample.entity, mapped.metric, observed)) {
-    matcher_.observe(brain::KpiObservation{sample.entity, std::string(margin->metric), sample.ts_ms,
-                                           margin->value, verdicts_},
-                     faults_);
+  margins_.clear();
+  if (module_thresholds_.margins(sample.entity, mapped.metric, observed, margins_)) {
+    for (const auto& margin : margins_) {
+      matcher_.observe(brain::KpiObservation{sample.entity, std::string(margin.metric), sample.ts_ms,
+                                             margin.value, verdicts_},
+                       faults_);
+    }
     return;
   }
   matcher_.observe(brain::KpiObservation{sample.entity, mapped.metric, sample.ts_ms, observed, verdicts_},

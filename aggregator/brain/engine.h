@@ -257,6 +257,7 @@ class BrainEngine {
   std::string key_;
   std::unordered_map<std::string, CounterTotal> totals_;
   brain::ModuleThresholds module_thresholds_;    // optics judged by the module's own alarm thresholds
+  std::vector<brain::MarginObservation> margins_;
   std::unordered_map<std::string, double> mtu_;     // the last if_mtu per port entity
   struct Reading {
     std::int64_t ts_ms = 0;

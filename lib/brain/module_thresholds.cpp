@@ -6,11 +6,11 @@ namespace hsns::brain {
 
 namespace {
 
-// Thresholds kept for the record but not judged yet: warnings (fault prediction will read them).
+// Bounds recognised but not kept: nothing judges them yet.
 bool is_other_threshold(std::string_view metric) {
-  return metric == "rx_power_low_warning_dbm" || metric == "tx_power_low_warning_dbm" ||
-         metric == "temperature_high_warning_celsius" || metric == "rx_power_high_alarm_dbm" ||
-         metric == "temperature_low_alarm_celsius";
+  return metric == "tx_power_low_warning_dbm" || metric == "rx_power_high_alarm_dbm" ||
+         metric == "rx_power_high_warning_dbm" || metric == "temperature_low_alarm_celsius" ||
+         metric == "temperature_low_warning_celsius";
 }
 
 }  // namespace
@@ -18,8 +18,10 @@ bool is_other_threshold(std::string_view metric) {
 bool ModuleThresholds::absorb(std::string_view entity, std::string_view metric, double value) {
   std::optional<double> Own::*member = nullptr;
   if (metric == "rx_power_low_alarm_dbm") member = &Own::rx_low_alarm;
+  if (metric == "rx_power_low_warning_dbm") member = &Own::rx_low_warning;
   if (metric == "tx_power_low_alarm_dbm") member = &Own::tx_low_alarm;
   if (metric == "temperature_high_alarm_celsius") member = &Own::temp_high_alarm;
+  if (metric == "temperature_high_warning_celsius") member = &Own::temp_high_warning;
   if (member == nullptr) return is_other_threshold(metric);
   const std::string key(entity);
   auto it = by_entity_.find(key);
@@ -36,19 +38,29 @@ bool ModuleThresholds::absorb(std::string_view entity, std::string_view metric, 
   return true;
 }
 
-std::optional<MarginObservation> ModuleThresholds::margin(std::string_view entity, std::string_view metric,
-                                                          double value) const {
-  if (by_entity_.empty()) return std::nullopt;
+bool ModuleThresholds::margins(std::string_view entity, std::string_view metric, double value,
+                               std::vector<MarginObservation>& out) const {
+  if (by_entity_.empty()) return false;
   const auto it = by_entity_.find(std::string(entity));
-  if (it == by_entity_.end()) return std::nullopt;
+  if (it == by_entity_.end()) return false;
   const Own& own = it->second;
-  if (metric == "rx_power_dbm" && own.rx_low_alarm)
-    return MarginObservation{"rx_power_alarm_margin_db", value - *own.rx_low_alarm};
-  if (metric == "tx_power_dbm" && own.tx_low_alarm)
-    return MarginObservation{"tx_power_alarm_margin_db", value - *own.tx_low_alarm};
-  if (metric == "temperature_celsius" && own.temp_high_alarm)
-    return MarginObservation{"temperature_alarm_margin_celsius", *own.temp_high_alarm - value};
-  return std::nullopt;
+  if (metric == "rx_power_dbm" && own.rx_low_alarm) {
+    out.push_back({"rx_power_alarm_margin_db", value - *own.rx_low_alarm});
+    if (own.rx_low_warning) out.push_back({"rx_power_warning_margin_db", value - *own.rx_low_warning});
+    return true;
+  }
+  if (metric == "tx_power_dbm" && own.tx_low_alarm) {
+    out.push_back({"tx_power_alarm_margin_db", value - *own.tx_low_alarm});
+    return true;
+  }
+  if (metric == "temperature_celsius" && own.temp_high_alarm) {
+    out.push_back({"temperature_alarm_margin_celsius", *own.temp_high_alarm - value});
+    if (own.temp_high_warning) {
+      out.push_back({"temperature_warning_margin_celsius", *own.temp_high_warning - value});
+    }
+    return true;
+  }
+  return false;
 }
 
 }  // namespace hsns::brain

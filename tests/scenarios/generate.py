@@ -731,6 +731,27 @@ def f_rx_below_module_alarm(s, host, t0, rail=0):
     return [ent]
 
 
+def f_rx_below_module_warning(s, host, t0, rail=0):
+    # a degrading receiver: below the module's own warning threshold, above its alarm threshold
+    ent = host_port(s.fabric, host, rail)
+    module_thresholds(s, ent, rx_low=-12.0)
+    s.kpi(0, ent, "rx_power_low_warning_dbm", -9.0)
+    warm(s, ent, "rx_power_dbm", -3.0, t0, start=STEP)
+    s.series(t0, t0 + 120000, STEP, ent, "rx_power_dbm", lambda t: -9.8)
+    s.expect([link_entity(s.fabric, ent), ent], "optical_power_out_of_range")
+    return [ent]
+
+
+def f_temp_above_module_warning(s, host, t0, rail=0):
+    ent = host_port(s.fabric, host, rail)
+    module_thresholds(s, ent, temp_high=80.0)
+    s.kpi(0, ent, "temperature_high_warning_celsius", 70.0)
+    warm(s, ent, "temperature_celsius", 45.0, t0, start=STEP)
+    s.series(t0, t0 + 180000, STEP, ent, "temperature_celsius", lambda t: 73.0)
+    s.expect(ent + "/module", "module_overtemperature")
+    return [ent]
+
+
 def f_tx_below_module_alarm(s, host, t0, rail=0):
     ent = host_port(s.fabric, host, rail)
     module_thresholds(s, ent, tx_low=-6.0)
@@ -897,6 +918,10 @@ def pattern_scenarios():
         ("link-down-nxos", "eos", lambda s, f: f_nxos_link_down(s, h(f), T0), "an NX-OS port goes down"),
         ("link-down-junos", "eos", lambda s, f: f_junos_link_down(s, h(f), T0), "a Junos port goes down"),
         ("optics-tx-alarm-syslog", "sonic", lambda s, f: f_optics_tx_syslog(s, h(f), T0), "xcvrd tx power low alarm"),
+        ("optics-rx-power-below-module-warning", "sonic", lambda s, f: f_rx_below_module_warning(s, h(f), T0),
+         "receive power below the module's own warning threshold"),
+        ("module-temperature-above-module-warning", "sonic", lambda s, f: f_temp_above_module_warning(s, h(f), T0),
+         "a module above its own high-temperature warning"),
     ]
     for i, (name, style, fn, desc) in enumerate(specs):
         add(name, style, fn, desc, i)
