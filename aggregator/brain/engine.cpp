@@ -410,8 +410,8 @@ void BrainEngine::process_sample(const store::KpiSample& sample) {
                    faults_);
 }
 
-// Both ends of a link should carry the same MTU: each reading of either end gives both ends the difference
-// ("mtu_peer_difference_bytes", 0 when equal), which the mtu_mismatch pattern judges.
+// Both ends of a link should carry the same MTU: each reading of a port gives it the difference to its
+// peer's last reading ("mtu_peer_difference_bytes", 0 when equal), which the mtu_mismatch pattern judges.
 void BrainEngine::observe_mtu(const store::KpiSample& sample) {
   if (!std::isfinite(sample.value)) return;
   if (mtu_.size() >= options_.bank.max_series && !mtu_.contains(sample.entity)) mtu_.clear();
@@ -421,13 +421,10 @@ void BrainEngine::observe_mtu(const store::KpiSample& sample) {
   const auto other = mtu_.find(peer->second);
   if (other == mtu_.end()) return;
   const double difference = std::abs(sample.value - other->second);
-  const std::array<const std::string*, 2> ends = {&sample.entity, &peer->second};
-  for (const std::string* entity : ends) {
-    verdicts_.clear();
-    matcher_.observe(
-        brain::KpiObservation{*entity, "mtu_peer_difference_bytes", sample.ts_ms, difference, verdicts_},
-        faults_);
-  }
+  verdicts_.clear();
+  matcher_.observe(
+      brain::KpiObservation{sample.entity, "mtu_peer_difference_bytes", sample.ts_ms, difference, verdicts_},
+      faults_);
 }
 
 // sysUpTime going back is a restart: "sys_uptime_went_back" is 1 at that reading and 0 at the others, so the
@@ -441,9 +438,9 @@ void BrainEngine::observe_uptime(const store::KpiSample& sample) {
   const bool went_back = sample.value < it->second.value;
   it->second = {sample.ts_ms, sample.value};
   verdicts_.clear();
-  matcher_.observe(
-      brain::KpiObservation{sample.entity, "sys_uptime_went_back", sample.ts_ms, went_back ? 1.0 : 0.0, verdicts_},
-      faults_);
+  matcher_.observe(brain::KpiObservation{sample.entity, "sys_uptime_went_back", sample.ts_ms,
+                                         went_back ? 1.0 : 0.0, verdicts_},
+                   faults_);
 }
 
 // A lossless fabric needs one QoS setting everywhere (the same PFC priorities, ECN on the RoCE queue): a

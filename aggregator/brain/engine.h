@@ -256,9 +256,9 @@ class BrainEngine {
   std::vector<brain::LogField> fields_;
   std::string key_;
   std::unordered_map<std::string, CounterTotal> totals_;
-  brain::ModuleThresholds module_thresholds_;    // optics judged by the module's own alarm thresholds
+  brain::ModuleThresholds module_thresholds_;  // optics judged by the module's own alarm thresholds
   std::vector<brain::MarginObservation> margins_;
-  std::unordered_map<std::string, double> mtu_;     // the last if_mtu per port entity
+  std::unordered_map<std::string, double> mtu_;  // the last if_mtu per port entity
   struct Reading {
     std::int64_t ts_ms = 0;
     double value = 0;

@@ -411,7 +411,8 @@ bool IncidentService::shares_cause_switch_locked(const brain::IncidentInput& sym
   // A switch's own symptom (its routing sessions): the cause is that switch, a neighbour of it, or a link
   // with an end on it.
   if (const auto device = t.find(symptom.entity); device && t.node(*device).tier != topology::Tier::kHost) {
-    if (top.node != topology::kNoNode) return top.node == *device || brain::link_between(t, top.node, *device);
+    if (top.node != topology::kNoNode)
+      return top.node == *device || brain::link_between(t, top.node, *device);
     if (top.link != topology::kNoLink && top.link < t.links().size()) {
       const auto& l = t.link(top.link);
       return l.lower == *device || l.upper == *device;

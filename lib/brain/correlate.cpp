@@ -914,8 +914,8 @@ struct Correlator::State {
     }
     resolved_order.emplace_back(now, inc.sequence);
     // Forget what is past the window (and, as a bound, beyond kMaxRecentlyResolved incidents).
-    while (!resolved_order.empty() &&
-           (now - resolved_order.front().first > options.reopen_ms || resolved_order.size() > kMaxRecentlyResolved)) {
+    while (!resolved_order.empty() && (now - resolved_order.front().first > options.reopen_ms ||
+                                       resolved_order.size() > kMaxRecentlyResolved)) {
       const auto seq = resolved_order.front().second;
       resolved_order.pop_front();
       std::erase_if(recently_resolved, [seq](const auto& e) { return e.second.incident.sequence == seq; });
@@ -923,7 +923,8 @@ struct Correlator::State {
   }
 
   void forget_resolved(const Incident& inc) {
-    std::erase_if(recently_resolved, [&](const auto& e) { return e.second.incident.sequence == inc.sequence; });
+    std::erase_if(recently_resolved,
+                  [&](const auto& e) { return e.second.incident.sequence == inc.sequence; });
     std::erase_if(resolved_order, [&](const auto& e) { return e.second == inc.sequence; });
   }
 

@@ -82,7 +82,7 @@ struct IncidentInput {
   std::int64_t last_ms = 0;
   std::uint32_t count = 1;
   std::string detail;
-  std::string action;   // the pattern's recommended action, when the caller has it (may be empty)
+  std::string action;     // the pattern's recommended action, when the caller has it (may be empty)
   bool victim = false;    // folded into a cause's incident as its victim's symptom (set by the correlator)
   bool one_shot = false;  // an event (a log line without a clearing line): cleared by time, not by a state
 };
@@ -165,7 +165,7 @@ struct CorrelatorStats {
   std::uint64_t opened = 0;
   std::uint64_t resolved = 0;
   std::uint64_t merged = 0;
-  std::uint64_t reopened = 0;  // resolved incidents live again: their fault came back within reopen_ms
+  std::uint64_t reopened = 0;       // resolved incidents live again: their fault came back within reopen_ms
   std::uint64_t noise_dropped = 0;  // pending incidents whose alarms all cleared within confirm_ms
   std::uint64_t noise_alarms =
       0;  // alarms raised once and cleared within confirm_ms, taken out of an incident

@@ -951,8 +951,17 @@ void PatternMatcher::observe(const LogEvent& event, std::vector<FaultMatch>& out
     std::iota(set_hits_.begin(), set_hits_.end(), 0);
   }
   std::sort(set_hits_.begin(), set_hits_.end());  // library order, whatever order the set answers in
+  // A line that a pattern's clears_on matches is a recovery notice ("Fan fault warning cleared: FAN 2 is back
+  // to normal"): it never raises that pattern, even when its words match the fault too.
+  const auto recovery_for = [&](std::uint32_t pattern) {
+    return std::any_of(set_hits_.begin(), set_hits_.end(), [&](int other) {
+      const auto [p, clearing] = compiled.set_entries[static_cast<std::size_t>(other)];
+      return clearing && p == pattern;
+    });
+  };
   for (const int hit : set_hits_) {
     const auto [pattern, clearing] = compiled.set_entries[static_cast<std::size_t>(hit)];
+    if (!clearing && recovery_for(pattern)) continue;
     check_log(pattern, clearing, event, out);
   }
 }

@@ -342,6 +342,7 @@ TEST(Correlate, TheSameFaultRaisedAgainJoinsItsUnresolvedIncident) {
   CorrelatorOptions o = fast();
   o.window_ms = 60'000;
   o.hold_ms = 120'000;
+  o.reopen_ms = 0;  // reopening a resolved incident has its own test
   Correlator c(lt, o);
   Seen seen;
   // A switch's routing session drops every 90 s: each drop is a new alarm (the alarm engine's reopen window
@@ -560,6 +561,135 @@ std::vector<RootCauseCandidate> one(const std::string& entity, CandidateKind kin
   c.link = link;
   c.node = node;
   return {c};
+}
+
+// ---- Fault types named by their evidence, victims, routing sessions, reopening ----
+
+TEST(Correlate, AFaultIsNamedByItsStrongestEvidenceNotItsMostNumerousSymptom) {
+  auto lt = clos();
+  Correlator c(lt, fast());
+  Seen seen;
+  // CRC errors on a host port and the retransmissions they cause on the same port: crc_errors.
+  std::vector<IncidentInput> in = {alarm("x1", "retransmission_burst", host_end(*lt, 2, 1), 1000),
+                                   alarm("x2", "retransmission_burst", host_end(*lt, 2, 1), 1000),
+                                   alarm("x3", "crc_errors", host_end(*lt, 2, 1), 1100)};
+  in[1].alarm_id = "x2";
+  in[1].fingerprint = "x2";
+  seen.take(c.apply(in));
+  EXPECT_EQ(top(seen.only()).fault_type, "crc_errors");
+}
+
+TEST(Correlate, ASwitchExplainedOnlyByItsLinksWentSilent) {
+  auto lt = clos();
+  Correlator c(lt, fast());
+  Seen seen;
+  std::vector<IncidentInput> in;
+  for (int h = 1; h <= 12; ++h)
+    in.push_back(alarm("d" + std::to_string(h), "link_down", host_end(*lt, h, 3), 5000 + h));
+  seen.take(c.apply(in));
+  EXPECT_EQ(top(seen.only()).entity, "leaf003");
+  EXPECT_EQ(top(seen.only()).fault_type, "switch_down");
+  // Its own reboot line names it a reboot.
+  seen.take(c.apply(std::vector{alarm("r", "switch_reboot", "leaf003", 6000)}));
+  EXPECT_EQ(top(seen.only()).fault_type, "switch_reboot");
+}
+
+TEST(Correlate, VictimsSymptomsFoldIntoTheirCauseAndAreNotCandidates) {
+  auto lt = clos();
+  auto options = fast();
+  // The caller knows which hosts run a job crossing the cause: here host 40 (another SU) does.
+  options.symptom_of = [](const IncidentInput& symptom, const Incident&) {
+    return symptom.entity.starts_with("host040/");
+  };
+  Correlator c(lt, options);
+  Seen seen;
+  const auto uplink = lt->topology().node(*lt->topology().find("leaf002")).uplinks.front();
+  seen.take(c.apply(std::vector{alarm("u", "link_down", lt->end_entity(uplink, false), 1000)}));
+  std::vector<IncidentInput> victims;
+  for (std::uint32_t n = 0; n < 8; ++n)
+    victims.push_back(alarm("v" + std::to_string(n), "retransmission_burst", host_end(*lt, 40, n), 3000 + n));
+  victims.push_back(alarm("other", "retransmission_burst", host_end(*lt, 10, 0), 3100));  // not a victim
+  seen.take(c.apply(victims));
+  ASSERT_EQ(seen.last.size(), 2u);
+  const auto& cause = *seen.last.at("inc-1");
+  EXPECT_EQ(cause.alarms.size(), 9u);
+  EXPECT_EQ(std::count_if(cause.alarms.begin(), cause.alarms.end(), [](const auto& a) { return a.victim; }),
+            8);
+  EXPECT_EQ(top(cause).fault_type, "link_down");
+  for (const auto& rc : cause.root_causes) EXPECT_FALSE(rc.entity.starts_with("host040")) << rc.entity;
+  EXPECT_EQ(top(*seen.last.at("inc-2")).entity, host_end(*lt, 10, 0));
+
+  // The other way round: symptoms first, their cause later takes their incident in.
+  Correlator later(lt, options);
+  Seen seen2;
+  seen2.take(later.apply(std::vector{alarm("v", "retransmission_burst", host_end(*lt, 40, 0), 1000)}));
+  seen2.take(later.apply(std::vector{alarm("u", "link_down", lt->end_entity(uplink, false), 1500)}));
+  EXPECT_EQ(seen2.kind.at("inc-1"), IncidentChangeKind::merged);
+  EXPECT_EQ(top(*seen2.last.at("inc-2")).fault_type, "link_down");
+  EXPECT_EQ(seen2.last.at("inc-2")->alarms.size(), 2u);
+}
+
+TEST(Correlate, BothEndsOfARoutingSessionDownAreOneIncidentOnTheirLink) {
+  auto lt = clos();
+  Correlator c(lt, fast());
+  Seen seen;
+  const auto& t = lt->topology();
+  const auto uplink = t.node(*t.find("leaf002")).uplinks.front();
+  const auto spine = t.node(t.link(uplink).upper).name;
+  seen.take(c.apply(std::vector{alarm("b1", "routing_session_down", "leaf002", 1000)}));
+  seen.take(c.apply(std::vector{alarm("b2", "routing_session_down", spine, 1400)}));
+  const auto& inc = seen.only();
+  EXPECT_EQ(inc.alarms.size(), 2u);
+  EXPECT_EQ(top(inc).entity, lt->link_entity(uplink));
+  EXPECT_EQ(top(inc).fault_type, "routing_session_down");
+  // A session alarm of a device the topology does not know is another story.
+  seen.take(c.apply(std::vector{alarm("b3", "routing_session_down", "leaf020", 1500)}));
+  EXPECT_EQ(seen.last.size(), 2u);
+}
+
+TEST(Correlate, AFaultBackWithinTheReopenWindowReopensItsIncident) {
+  auto lt = clos();
+  auto options = fast();
+  options.hold_ms = 60'000;
+  options.window_ms = 60'000;
+  options.reopen_ms = 300'000;
+  Correlator c(lt, options);
+  Seen seen;
+  auto down = alarm("s1", "routing_session_down", "leaf002", 1000);
+  seen.take(c.apply(std::vector{down}));
+  seen.take(c.apply(std::vector{cleared(down, 2000)}));
+  seen.take(c.advance(70'000));
+  EXPECT_EQ(seen.kind.at("inc-1"), IncidentChangeKind::resolved);
+  // The same session down again two minutes later (the alarm engine's new alarm, same fingerprint).
+  auto again = alarm("s1-again", "routing_session_down", "leaf002", 180'000);
+  again.fingerprint = down.fingerprint;
+  seen.take(c.apply(std::vector{again}));
+  EXPECT_EQ(seen.last.size(), 1u);
+  EXPECT_EQ(seen.kind.at("inc-1"), IncidentChangeKind::updated);
+  EXPECT_FALSE(seen.last.at("inc-1")->resolved);
+  EXPECT_EQ(seen.last.at("inc-1")->alarms.size(), 2u);
+  EXPECT_EQ(c.stats().reopened, 1u);
+  // Beyond the window it is a new incident.
+  seen.take(c.apply(std::vector{cleared(again, 181'000)}));
+  seen.take(c.advance(300'000));
+  auto late = alarm("s1-late", "routing_session_down", "leaf002", 700'000);
+  late.fingerprint = down.fingerprint;
+  seen.take(c.apply(std::vector{late}));
+  EXPECT_EQ(seen.last.size(), 2u);
+}
+
+TEST(Correlate, TwoAlarmsOfAOneSecondFlapAreStillNoise) {
+  auto lt = clos();
+  CorrelatorOptions options;  // confirm_ms 5 s
+  Correlator c(lt, options);
+  Seen seen;
+  auto host_down = alarm("h", "link_down", host_end(*lt, 3, 0), 10'000);
+  auto leaf_down = alarm("l", "link_down", leaf_end(*lt, 3, 0), 10'100);
+  seen.take(c.apply(std::vector{host_down, leaf_down}));
+  seen.take(c.apply(std::vector{cleared(host_down, 10'900), cleared(leaf_down, 11'000)}));
+  seen.take(c.advance(30'000));
+  EXPECT_EQ(seen.opened, 0u);
+  EXPECT_EQ(c.stats().noise_dropped, 1u);
 }
 
 TEST(JobImpact, ExactRanksFromAnIncident) {

@@ -428,6 +428,108 @@ TEST_F(EngineTest, TheLogBufferObserverFeedsEveryLineWithItsStructuredData) {
   EXPECT_EQ(raised[1].entity, "leaf02/Ethernet3");
 }
 
+// ---- Device inputs (docs/brain.md "Device inputs"): what the engine derives before the patterns ----
+
+TEST_F(EngineTest, AModulesOwnThresholdsReplaceTheGenericBound) {
+  topology_ = small_fabric();
+  make();
+  engine_->start();
+  // -11.5 dBm: beyond the library's generic -10 dBm, inside this module's own -13.9 dBm alarm.
+  kpi("host01/ens1f0np0", "rx_power_low_alarm_dbm", 0, -13.9);
+  kpi("host01/ens1f0np0", "rx_power_low_warning_dbm", 0, -11.0);
+  for (int t = 1; t <= 40; ++t) kpi("host01/ens1f0np0", "rx_power_dbm", t, -11.5);
+  engine_->flush();
+  EXPECT_TRUE(of("optics-rx-power-low").empty());
+  EXPECT_TRUE(of("optics-rx-power-below-module-alarm").empty());
+  EXPECT_TRUE(of("optics-rx-power-below-module-warning").empty());  // 39 s below the warning
+  for (int t = 41; t <= 70; ++t) kpi("host01/ens1f0np0", "rx_power_dbm", t, -11.5);
+  engine_->flush();
+  ASSERT_EQ(of("optics-rx-power-below-module-warning").size(), 1U);  // a minute below its warning
+  for (int t = 71; t <= 110; ++t) kpi("host01/ens1f0np0", "rx_power_dbm", t, -14.5);
+  engine_->flush();
+  const auto alarm = of("optics-rx-power-below-module-alarm");
+  ASSERT_EQ(alarm.size(), 1U);
+  EXPECT_EQ(alarm[0].root_cause, "host01/ens1f0np0<->leaf01/Ethernet1");
+  EXPECT_TRUE(of("optics-rx-power-low").empty());
+  // A module without thresholds of its own is judged by the generic bound.
+  for (int t = 0; t <= 40; ++t) kpi("leaf01/Ethernet1", "rx_power_dbm", t, -11.5);
+  engine_->flush();
+  EXPECT_EQ(of("optics-rx-power-low").size(), 1U);
+}
+
+TEST_F(EngineTest, LinkEndsWithDifferentMtusAreAMismatchUntilTheyAgree) {
+  topology_ = small_fabric();
+  make();
+  engine_->start();
+  kpi("leaf01/Ethernet1", "if_mtu", 0, 9216);
+  kpi("host01/ens1f0np0", "if_mtu", 1, 9216);
+  engine_->flush();
+  EXPECT_TRUE(of("mtu-differs-between-ends").empty());
+  kpi("host01/ens1f0np0", "if_mtu", 30, 1500);
+  engine_->flush();
+  auto mtu = of("mtu-differs-between-ends");
+  ASSERT_EQ(mtu.size(), 1U);
+  EXPECT_EQ(mtu[0].state, FaultState::raised);
+  EXPECT_EQ(mtu[0].root_cause, "host01/ens1f0np0<->leaf01/Ethernet1");
+  kpi("host01/ens1f0np0", "if_mtu", 60, 9216);
+  engine_->flush();
+  mtu = of("mtu-differs-between-ends");
+  ASSERT_EQ(mtu.size(), 2U);
+  EXPECT_EQ(mtu[1].state, FaultState::cleared);
+}
+
+TEST_F(EngineTest, APortWhoseQosSettingDiffersFromTheFabricIsDrift) {
+  topology_ = small_fabric();
+  make();
+  engine_->start();
+  // PFC on priority 3 (bit 3) everywhere; one port loses it.
+  for (int k = 1; k <= 5; ++k) kpi("leaf01/Ethernet" + std::to_string(k), "pfc_enabled_mask", 0, 8);
+  engine_->flush();
+  EXPECT_TRUE(of("qos-setting-differs-from-fabric").empty());
+  kpi("leaf01/Ethernet3", "pfc_enabled_mask", 30, 0);
+  engine_->flush();
+  const auto drift = of("qos-setting-differs-from-fabric");
+  ASSERT_EQ(drift.size(), 1U);
+  EXPECT_EQ(drift[0].entity, "leaf01/Ethernet3");
+  EXPECT_EQ(drift[0].metric, "pfc_enabled_mask_differs_from_fabric");
+}
+
+TEST_F(EngineTest, SysUpTimeGoingBackIsARestartAtThatReadingOnly) {
+  topology_ = small_fabric();
+  make();
+  engine_->start();
+  kpi("spine01", "sys_uptime_seconds", 0, 864'000);
+  kpi("spine01", "sys_uptime_seconds", 30, 864'030);
+  kpi("spine01", "sys_uptime_seconds", 20, 864'010);  // a late poll: no news, no restart
+  engine_->flush();
+  EXPECT_TRUE(of("switch-uptime-restarted").empty());
+  kpi("spine01", "sys_uptime_seconds", 90, 12);
+  kpi("spine01", "sys_uptime_seconds", 120, 42);
+  engine_->flush();
+  const auto reboot = of("switch-uptime-restarted");
+  ASSERT_EQ(reboot.size(), 2U);
+  EXPECT_EQ(reboot[0].state, FaultState::raised);
+  EXPECT_EQ(reboot[0].root_cause, "spine01");
+  EXPECT_EQ(reboot[0].timestamp_ms, kBase + 90'000);
+  EXPECT_EQ(reboot[1].state, FaultState::cleared);  // the next reading: the event is over
+}
+
+TEST_F(EngineTest, RawPauseFrameCountersBecomeRatesThatRaiseAStorm) {
+  topology_ = small_fabric();
+  make();
+  engine_->start();
+  double frames = 1000;
+  for (int t = 0; t <= 40; t += 5) {
+    kpi("host01/ens1f0np0", "pfc_prio3_tx_pause_frames", t, frames);
+    frames += t < 15 ? 50 : 5 * 24'000;  // a NIC pausing its leaf nonstop from t = 15 s
+  }
+  engine_->flush();
+  const auto storm = of("pfc-pause-frames-sent-storm");
+  ASSERT_EQ(storm.size(), 1U);
+  EXPECT_EQ(storm[0].metric, "pfc_prio3_tx_pause_frames");
+  EXPECT_NEAR(storm[0].value, 24'000, 1);
+}
+
 TEST(BrainSettings, KeysRangesAndTheDefaultLibrary) {
   BrainSettings s;
   apply_brain_yaml(YAML::Load("{enabled: false, patterns_dir: /srv/p, queue_capacity: 1000, max_series: 5}"),

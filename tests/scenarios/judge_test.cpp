@@ -186,6 +186,30 @@ TEST(ScenarioJudge, CleanEntitiesAndHealthyScenarios) {
   EXPECT_EQ(noisy["false_incidents"][0]["top"]["entity"], "host0001/eth0");
 }
 
+TEST(ScenarioJudge, AnExpectedStateMustHoldAndAModuleNamesItsPort) {
+  auto e = expect_of(
+      "incidents:\n  - root_cause: leaf00/Ethernet4\n    fault_type: module_overtemperature\n"
+      "    state: open\n");
+  json open_incident = incident("i1", {{"leaf00/Ethernet4/module", "module_overtemperature"}});
+  auto v = judge(e, json::array({open_incident}), 1);
+  EXPECT_TRUE(v["pass"]) << v.dump(2);
+  EXPECT_EQ(v["expected"][0]["rank"], 1);  // the optic in the port names the port
+  EXPECT_EQ(v["expected"][0]["state_actual"], "open");
+  json resolved = open_incident;
+  resolved["state"] = "resolved";
+  v = judge(e, json::array({resolved}), 1);
+  EXPECT_TRUE(v["top1"]);
+  EXPECT_FALSE(v["state"]);
+  EXPECT_FALSE(v["pass"]);
+  EXPECT_NE(usage_message([] {
+              expect_of("incidents:\n  - root_cause: x\n    state: closed\n");
+            }).find("incidents[0].state must be open or resolved"),
+            std::string::npos);
+  // A module is not a different port's name.
+  auto other = expect_of("incidents:\n  - root_cause: leaf00/Ethernet8\n");
+  EXPECT_FALSE(judge(other, json::array({open_incident}), 1)["top3"]);
+}
+
 TEST(ScenarioJudge, CompressionBound) {
   auto e =
       expect_of("incidents:\n  - {root_cause: spine01, fault_type: switch_reboot}\nmin_compression: 10\n");
@@ -282,7 +306,45 @@ TEST(ScenarioReader, StreamsAreReadOrderedAndChecked) {
             std::string::npos);
 }
 
-// The pattern ids of the shipped library (patterns/*.yaml, "  - id: <id>" lines).
+TEST(ScenarioReader, JobEventsAndSyslogSourcesAreReadAndChecked) {
+  TempDir dir;
+  const auto d = dir.path() / "timed-jobs";
+  fs::create_directories(d);
+  std::ofstream(d / "generate.json") << R"({"hosts": 4})";
+  std::ofstream(d / "jobs.jsonl") << R"({"at_ms": 9000, "release": "a"})"
+                                  << "\n"
+                                  << R"({"at_ms": 1000, "schedule": {"job_name": "a", "hosts": ["host001"]}})"
+                                  << "\n";
+  std::ofstream(d / "syslog.jsonl")
+      << R"({"at_ms": 7000, "line": "<189>: 2026 Dec  7 10:00:00 UTC: %ETHPORT-5-IF_UP: x", "source": "127.20.0.5"})"
+      << "\n";
+  std::ofstream(d / "expect.yaml") << "incidents: []\n";
+  auto s = hsnsctl::load_scenario(d);
+  ASSERT_EQ(s.job_events.size(), 2u);
+  EXPECT_EQ(s.job_events[0].at_ms, 1000);
+  EXPECT_EQ(s.job_events[0].schedule["job_name"], "a");
+  EXPECT_EQ(s.job_events[1].release, "a");
+  EXPECT_EQ(s.duration_ms, 9000);
+  EXPECT_EQ(s.syslog[0].source, "127.20.0.5");
+
+  std::ofstream(d / "jobs.jsonl") << R"({"at_ms": 1, "schedule": {}, "release": "a"})"
+                                  << "\n";
+  EXPECT_NE(usage_message([&] { hsnsctl::load_scenario(d); }).find("jobs.jsonl:1: give one of"),
+            std::string::npos);
+  fs::remove(d / "jobs.jsonl");
+  // Scenarios send only from loopback: a source elsewhere is refused before anything is sent.
+  std::ofstream(d / "syslog.jsonl") << R"({"at_ms": 1, "line": "x", "source": "192.0.2.1"})"
+                                    << "\n";
+  EXPECT_NE(usage_message([&] { hsnsctl::load_scenario(d); }).find("must be a loopback address"),
+            std::string::npos);
+  std::ofstream(d / "syslog.jsonl") << R"({"at_ms": 1, "line": "x", "source": "leaf01"})"
+                                    << "\n";
+  EXPECT_NE(usage_message([&] { hsnsctl::load_scenario(d); }).find("must be an IP address"),
+            std::string::npos);
+}
+
+// The pattern ids of the shipped library// The pattern ids of the shipped library (patterns/*.yaml, "  - id:
+// <id>" lines).
 std::set<std::string> shipped_pattern_ids() {
   std::set<std::string> ids;
   const std::regex id_line(R"(^  - id: ([A-Za-z0-9._-]+)\s*$)");

@@ -162,6 +162,77 @@ TEST_F(ScenarioRunner, ReplaysEveryStreamAtItsEventTime) {
   EXPECT_NE(topo->body.find("\"hosts\":4"), std::string::npos) << topo->body;
 }
 
+TEST_F(ScenarioRunner, HostnamelessLinesFromAManagementAddressAndJobsDatedByEventTime) {
+  // A 4-host, 1-NPU fabric with one leaf whose management address is 127.20.0.5. Its NX-OS lines carry no
+  // hostname; the replay sends them from that address. A job runs from 60 s to 120 s, before the fault
+  // (a port down at 300 s); another is registered at 310 s, while it lasts: only the second is affected.
+  const auto d = dir_.path() / "nxos-and-jobs";
+  fs::create_directories(d);
+  json topo = {{"version", 1},
+               {"defaults", {{"bandwidth_gbps", 400}}},
+               {"switches", {{{"name", "leaf00"}, {"tier", "leaf"}, {"management_address", "127.20.0.5"}}}},
+               {"hosts", json::array()}};
+  for (int h = 1; h <= 4; ++h) {
+    topo["hosts"].push_back({{"name", "host00" + std::to_string(h)},
+                             {"npus",
+                              {{{"index", 0},
+                                {"port", "eth0"},
+                                {"leaf", "leaf00"},
+                                {"leaf_port", "Ethernet1/" + std::to_string(h)}}}}});
+  }
+  std::ofstream(d / "topology.json") << topo.dump();
+  auto job = [](const char* name) {
+    return json{{"job_name", name},
+                {"hosts", {"host001", "host002"}},
+                {"npus_per_host", 1},
+                {"model",
+                 {{"parameters", 1000000000},
+                  {"layers", 8},
+                  {"hidden", 2048},
+                  {"heads", 16},
+                  {"seq_len", 2048},
+                  {"micro_batch", 1},
+                  {"global_batch", 64}}},
+                {"parallel", {{"tp", 1}, {"dp", 2}}},
+                {"ecmp_seeds", 1},
+                {"allow_unreachable", true}};
+  };
+  std::ofstream(d / "jobs.jsonl") << json{{"at_ms", 60000}, {"schedule", job("before")}}.dump() << "\n"
+                                  << json{{"at_ms", 120000}, {"release", "before"}}.dump() << "\n"
+                                  << json{{"at_ms", 310000}, {"schedule", job("during")}}.dump() << "\n";
+  std::ofstream kpis(d / "kpis.jsonl");  // a heartbeat moves the brain's event clock past the end
+  for (int t = 0; t <= 420; t += 10) {
+    kpis << json{{"at_ms", t * 1000}, {"entity", "host004/eth0"}, {"metric", "rx_power_dbm"}, {"value", -2}}
+                .dump()
+         << "\n";
+  }
+  kpis.close();
+  std::ofstream(d / "syslog.jsonl") << json{{"at_ms", 300000},
+                                            {"line",
+                                             "<189>: 2026 Dec  7 10:05:00 UTC: "
+                                             "%ETHPORT-5-IF_DOWN_LINK_FAILURE: Interface Ethernet1/1 is down "
+                                             "(Link failure)"},
+                                            {"source", "127.20.0.5"}}
+                                           .dump()
+                                    << "\n";
+  std::ofstream(d / "expect.yaml")
+      << "incidents:\n  - root_cause: [leaf00/Ethernet1/1, link:host001/eth0|leaf00/Ethernet1/1]\n"
+         "    fault_type: link_down\n    affected_jobs: [during]\n    state: open\n";
+  auto r = ctl({"scenario", "run", d.string(), "--speed", "0", "--judge", "--base", "2026-12-07T10:00:00Z",
+                "--syslog", "tcp://127.0.0.1:" + std::to_string(syslog_port_)});
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto start = r.output.find('{');
+  auto out = json::parse(r.output.substr(start, r.output.rfind('}') - start + 1));
+  EXPECT_EQ(out["sent"]["job_events"], 3);
+  EXPECT_TRUE(out["verdict"]["pass"]) << out["verdict"].dump(2);
+  // The line was attributed to leaf00 by its sender's address, dated by its own (UTC) header.
+  auto logs = agg_.client().get("/api/v1/logs?device=leaf00");
+  ASSERT_TRUE(logs && logs->status == 200);
+  auto items = json::parse(logs->body)["items"];
+  ASSERT_EQ(items.size(), 1u) << logs->body;
+  EXPECT_EQ(items[0]["timestamp"], "2026-12-07T10:05:00.000Z");
+}
+
 TEST_F(ScenarioRunner, SpeedPacesTheReplayAndSyslogNeedsAReceiver) {
   const auto d = dir_.path() / "paced";
   fs::create_directories(d);
