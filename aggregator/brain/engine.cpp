@@ -444,8 +444,8 @@ void BrainEngine::observe_uptime(const store::KpiSample& sample) {
 }
 
 // A lossless fabric needs one QoS setting everywhere (the same PFC priorities, ECN on the RoCE queue): a
-// port whose setting differs from what most ports of the fabric report ("<metric>_differs_from_fabric" 1,
-// else 0; judged once at least kFabricQuorum ports report it) is drifted configuration.
+// port whose setting changed from its own first reading, or differs from what most ports of the fabric
+// report once kFabricQuorum ports do ("<metric>_differs_from_fabric" 1, else 0), is drifted configuration.
 void BrainEngine::observe_fabric_setting(const store::KpiSample& sample) {
   constexpr std::size_t kFabricQuorum = 4;
   if (!std::isfinite(sample.value)) return;
@@ -453,20 +453,25 @@ void BrainEngine::observe_fabric_setting(const store::KpiSample& sample) {
   if (setting.by_entity.size() >= options_.bank.max_series && !setting.by_entity.contains(sample.entity)) {
     setting = {};
   }
-  auto [it, fresh] = setting.by_entity.try_emplace(sample.entity, sample.value);
-  if (!fresh && it->second != sample.value) {
-    if (--setting.ports_with[it->second] == 0) setting.ports_with.erase(it->second);
-    it->second = sample.value;
+  auto [it, fresh] = setting.by_entity.try_emplace(sample.entity, PortSetting{sample.value, sample.value});
+  if (fresh) {
     ++setting.ports_with[sample.value];
-  } else if (fresh) {
+  } else if (it->second.last != sample.value) {
+    if (--setting.ports_with[it->second.last] == 0) setting.ports_with.erase(it->second.last);
+    it->second.last = sample.value;
     ++setting.ports_with[sample.value];
   }
-  if (setting.by_entity.size() < kFabricQuorum) return;
-  const auto mode = std::max_element(setting.ports_with.begin(), setting.ports_with.end(),
-                                     [](const auto& a, const auto& b) { return a.second < b.second; });
+  // Drifted: changed from the port's own first reading (a whole switch reconfigured at once moves the
+  // majority too), or, once enough ports report, different from what most of the fabric runs.
+  bool differs = sample.value != it->second.first;
+  if (!differs && setting.by_entity.size() >= kFabricQuorum) {
+    const auto mode = std::max_element(setting.ports_with.begin(), setting.ports_with.end(),
+                                       [](const auto& a, const auto& b) { return a.second < b.second; });
+    differs = sample.value != mode->first;
+  }
   verdicts_.clear();
   matcher_.observe(brain::KpiObservation{sample.entity, sample.metric + "_differs_from_fabric", sample.ts_ms,
-                                         sample.value == mode->first ? 0.0 : 1.0, verdicts_},
+                                         differs ? 1.0 : 0.0, verdicts_},
                    faults_);
 }
 

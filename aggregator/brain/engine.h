@@ -264,9 +264,13 @@ class BrainEngine {
     double value = 0;
   };
   std::unordered_map<std::string, Reading> uptime_;  // the newest sys_uptime_seconds per device
+  struct PortSetting {
+    double first = 0;  // the first reading: the port's baseline while the fabric's is unknown
+    double last = 0;
+  };
   struct FabricSetting {
-    std::unordered_map<std::string, double> by_entity;  // the last value per port
-    std::map<double, std::size_t> ports_with;           // value -> ports reporting it
+    std::unordered_map<std::string, PortSetting> by_entity;
+    std::map<double, std::size_t> ports_with;  // value -> ports whose last reading it is
   };
   std::unordered_map<std::string, FabricSetting> fabric_settings_;  // by metric
   std::unordered_map<std::string, brain::FaultMatch> active_;       // (pattern id, entity or link) -> raised
