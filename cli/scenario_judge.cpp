@@ -53,7 +53,7 @@ ExpectedIncident parse_incident(const std::string& source, const YAML::Node& nod
   bool has_root = false;
   for (const auto& kv : node) {
     const auto name = kv.first.as<std::string>();
-    const auto field = key + "." + name;
+    const auto field = std::string(key).append(".").append(name);
     if (name == "root_cause") {
       e.root_causes = one_or_many(source, kv.second, field, false);
       has_root = true;

@@ -153,7 +153,7 @@ IncidentService::IncidentService(services::TopologyCache& topology, store::JobSt
       jobs_(jobs),
       store_(store),
       hub_(hub),
-      options_(options),
+      options_(std::move(options)),
       correlator_(std::make_unique<brain::Correlator>(nullptr, options.correlator)),
       open_(prometheus::BuildGauge()
                 .Name("hsns_incidents_open")

@@ -521,9 +521,9 @@ bool hint_names(const IncidentInput& a, const std::string& entity, CandidateKind
          hint.starts_with(entity + "/");
 }
 
-// How strongly an alarm names a fault, as opposed to reporting its symptoms: a device's own state, then
-// optical power, then the physical layer and modules, then configuration, then a PFC deadlock, then
-// transport symptoms (retransmissions, CNPs, pauses, drops), which a cause upstream produces.
+// How strongly an alarm names a fault, as opposed to reporting its symptoms: a device's own state, then a
+// link's state, then optical power, then the physical layer, modules and configuration, then a PFC
+// deadlock, then transport symptoms (retransmissions, CNPs, pauses, drops), which a cause upstream produces.
 int evidence_rank(Cls cls, std::string_view fault_type) {
   // Within a class, the more specific diagnosis: light out of range explains the CRC and FEC errors it
   // causes; pause in both directions of a link (a deadlock) explains the storms each end sees.
@@ -536,19 +536,14 @@ int evidence_rank(Cls cls, std::string_view fault_type) {
       return 6;
     case Cls::physical:
     case Cls::module:
+    case Cls::config:  // as strong as the physical layer: a wrong MTU or PFC setting drops frames too
       return 3;
-    case Cls::config:
-      return 3;  // as strong as the physical layer: a wrong MTU or PFC setting drops frames too
     case Cls::transport:
       return 1;
   }
   return 0;
 }
 
-// The fault type a candidate is named by: among the alarms it explains, the type of the strongest evidence
-// class, then the most severe, then the most frequent. A switch explained mostly by its links' physical
-// alarms with nothing of its own (no reboot, power, fan or configuration alarm: it went silent) is
-// "switch_down".
 // Routing sessions that went down (or flap) on two adjacent switches at once are one session: its link,
 // unless a link alarm already names it. Explains both ends' session alarms.
 void session_link_candidates(const LocatedTopology& topo, std::span<const IncidentInput> alarms,
@@ -576,6 +571,10 @@ void session_link_candidates(const LocatedTopology& topo, std::span<const Incide
   }
 }
 
+// The fault type a candidate is named by: among the alarms it explains, the type of the strongest evidence
+// class, then the most severe, then the most frequent. A switch explained mostly by its links' physical
+// alarms with nothing of its own (no reboot, power, fan or configuration alarm: it went silent) is
+// "switch_down".
 std::string main_fault_type(std::span<const IncidentInput> alarms, std::span<const Cls> classes,
                             const std::set<std::size_t>& idx, CandidateKind kind) {
   if (kind == CandidateKind::switch_device) {
@@ -833,7 +832,9 @@ struct Correlator::State {
     std::int64_t resolved_at = 0;
   };
   static constexpr std::size_t kMaxRecentlyResolved = 10'000;
-  std::unordered_map<std::string, Resolved> recently_resolved;
+  std::unordered_map<std::uint64_t, Resolved> recently_resolved;  // by sequence
+  std::unordered_map<std::string, std::uint64_t>
+      resolved_by_fingerprint;                                        // an alarm's fingerprint -> sequence
   std::deque<std::pair<std::int64_t, std::uint64_t>> resolved_order;  // (resolved at, sequence)
 
   void index_key(const std::string& key, std::uint64_t seq) {
@@ -889,43 +890,54 @@ struct Correlator::State {
   // The incident this alarm's fault belonged to, resolved less than reopen_ms ago: live again under its id.
   std::optional<std::uint64_t> reopen_resolved(const IncidentInput& c) {
     if (c.fingerprint.empty()) return std::nullopt;
-    const auto it = recently_resolved.find(c.fingerprint);
+    const auto by_fp = resolved_by_fingerprint.find(c.fingerprint);
+    if (by_fp == resolved_by_fingerprint.end()) return std::nullopt;
+    const auto seq = by_fp->second;
+    const auto it = recently_resolved.find(seq);
     if (it == recently_resolved.end()) return std::nullopt;
     Incident inc = std::move(it->second.incident);
     const std::int64_t resolved_at = it->second.resolved_at;
-    forget_resolved(inc);
-    if (c.first_ms - resolved_at > options.reopen_ms || live.contains(inc.sequence)) return std::nullopt;
+    forget_resolved(seq, inc);
+    if (c.first_ms - resolved_at > options.reopen_ms || live.contains(seq)) return std::nullopt;
     for (const auto& a : inc.alarms) {
       if (alarm_index.contains(a.alarm_id)) return std::nullopt;
     }
-    auto& l = live[inc.sequence];
+    auto& l = live[seq];
     l.inc.id = inc.id;
-    l.inc.sequence = inc.sequence;
+    l.inc.sequence = seq;
     l.announced = true;
-    for (const auto& a : inc.alarms) add_alarm(inc.sequence, l, a, keys_of(topo.get(), a));
+    for (const auto& a : inc.alarms) add_alarm(seq, l, a, keys_of(topo.get(), a));
     ++stats.reopened;
-    return inc.sequence;
+    return seq;
   }
 
   void remember_resolved(const Incident& inc) {
     if (options.reopen_ms <= 0) return;
     for (const auto& a : inc.alarms) {
-      if (!a.fingerprint.empty()) recently_resolved[a.fingerprint] = {inc, now};
+      if (!a.fingerprint.empty()) resolved_by_fingerprint[a.fingerprint] = inc.sequence;
     }
+    recently_resolved[inc.sequence] = {inc, now};
     resolved_order.emplace_back(now, inc.sequence);
     // Forget what is past the window (and, as a bound, beyond kMaxRecentlyResolved incidents).
     while (!resolved_order.empty() && (now - resolved_order.front().first > options.reopen_ms ||
                                        resolved_order.size() > kMaxRecentlyResolved)) {
-      const auto seq = resolved_order.front().second;
+      const auto [at, seq] = resolved_order.front();
       resolved_order.pop_front();
-      std::erase_if(recently_resolved, [seq](const auto& e) { return e.second.incident.sequence == seq; });
+      // (an incident reopened and resolved again has a newer entry: this older one is stale)
+      if (const auto it = recently_resolved.find(seq);
+          it != recently_resolved.end() && it->second.resolved_at == at) {
+        const Incident old = std::move(it->second.incident);
+        forget_resolved(seq, old);
+      }
     }
   }
 
-  void forget_resolved(const Incident& inc) {
-    std::erase_if(recently_resolved,
-                  [&](const auto& e) { return e.second.incident.sequence == inc.sequence; });
-    std::erase_if(resolved_order, [&](const auto& e) { return e.second == inc.sequence; });
+  void forget_resolved(std::uint64_t seq, const Incident& inc) {
+    for (const auto& a : inc.alarms) {
+      const auto it = resolved_by_fingerprint.find(a.fingerprint);
+      if (it != resolved_by_fingerprint.end() && it->second == seq) resolved_by_fingerprint.erase(it);
+    }
+    recently_resolved.erase(seq);
   }
 
   // A routing session alarm of a switch joins the live incident holding one of its neighbour's (the other
@@ -1156,9 +1168,9 @@ struct Correlator::State {
 Correlator::Correlator(std::shared_ptr<const LocatedTopology> topo, CorrelatorOptions options)
     : s_(std::make_unique<State>()) {
   s_->topo = std::move(topo);
-  s_->options = options;
-  s_->options.hold_ms = std::max(options.hold_ms, options.window_ms);
-  s_->next_seq = std::max<std::uint64_t>(options.first_sequence, 1);
+  s_->options = std::move(options);
+  s_->options.hold_ms = std::max(s_->options.hold_ms, s_->options.window_ms);
+  s_->next_seq = std::max<std::uint64_t>(s_->options.first_sequence, 1);
 }
 
 Correlator::~Correlator() = default;

@@ -27,8 +27,8 @@ using hsnsctl::parse_expectation;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-json incident(const std::string& id, std::vector<std::pair<std::string, std::string>> causes,
-              std::vector<std::string> jobs = {}) {
+json incident(const std::string& id, const std::vector<std::pair<std::string, std::string>>& causes,
+              const std::vector<std::string>& jobs = {}) {
   json rc = json::array();
   int rank = 0;
   for (auto& [entity, type] : causes) {

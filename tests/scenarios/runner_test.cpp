@@ -55,7 +55,7 @@ class ScenarioRunner : public ::testing::Test {
   // A 4-host, 2-NPU cluster; a job on two hosts; rx power of one port every 5 s for 20 s plus a duplicate
   // and a late sample; two syslog lines of a leaf.
   fs::path write_scenario() {
-    const auto d = dir_.path() / "small-replay";
+    auto d = dir_.path() / "small-replay";
     fs::create_directories(d);
     std::ofstream(d / "generate.json")
         << R"({"hosts": 4, "npus_per_host": 2, "hosts_per_su": 2, "spines_per_plane": 2})";
