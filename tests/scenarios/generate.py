@@ -742,18 +742,6 @@ def f_rx_below_module_warning(s, host, t0, rail=0):
     return [ent]
 
 
-def f_rx_dropping(s, host, t0, rail=0):
-    # the light falls 6.5 dB from a baseline of 70 readings (the deviation detector's window is 64): inside
-    # every threshold, within 6 dB of the module's alarm
-    ent = host_port(s.fabric, host, rail)
-    module_thresholds(s, ent, rx_low=-12.0)
-    drop = t0 + 700000
-    warm(s, ent, "rx_power_dbm", -2.0, drop, start=STEP)
-    s.series(drop, drop + 150000, STEP, ent, "rx_power_dbm", lambda t: -8.5)
-    s.expect([link_entity(s.fabric, ent), ent], "optical_power_out_of_range")
-    return [ent]
-
-
 def f_temp_above_module_warning(s, host, t0, rail=0):
     ent = host_port(s.fabric, host, rail)
     module_thresholds(s, ent, temp_high=80.0)
@@ -934,8 +922,6 @@ def pattern_scenarios():
          "receive power below the module's own warning threshold"),
         ("module-temperature-above-module-warning", "sonic", lambda s, f: f_temp_above_module_warning(s, h(f), T0),
          "a module above its own high-temperature warning"),
-        ("optics-rx-power-dropping", "sonic", lambda s, f: f_rx_dropping(s, h(f), T0),
-         "receive power falls 6.5 dB below its baseline"),
     ]
     for i, (name, style, fn, desc) in enumerate(specs):
         add(name, style, fn, desc, i)
