@@ -1,9 +1,7 @@
 // hsnsctl scenario run|judge (scenario.h, docs/scenarios.md): the scenario reader and the replay.
 #include "scenario.h"
 
-#include <arpa/inet.h>
 #include <netdb.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -21,6 +19,7 @@
 #include <thread>
 
 #include "commands.h"
+#include "hsns/ip.h"
 #include "request.h"
 
 namespace hsnsctl {
@@ -91,21 +90,10 @@ void sort_by_offset(std::vector<T>& items) {
 // A syslog line's source address: only loopback, which is what a scenario may send from (the runner binds
 // it).
 std::string loopback_source(const std::string& text, const std::string& where) {
-  addrinfo hints{};
-  hints.ai_flags = AI_NUMERICHOST;
-  addrinfo* found = nullptr;
-  if (getaddrinfo(text.c_str(), nullptr, &hints, &found) != 0 || found == nullptr) {
-    throw usage_error(where + ": \"source\" must be an IP address, got '" + text + "'");
-  }
-  bool loopback = false;
-  if (found->ai_family == AF_INET) {
-    const auto* v4 = reinterpret_cast<const sockaddr_in*>(found->ai_addr);
-    loopback = (ntohl(v4->sin_addr.s_addr) >> 24) == 127;
-  } else if (found->ai_family == AF_INET6) {
-    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(found->ai_addr);
-    loopback = IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr);
-  }
-  freeaddrinfo(found);
+  const auto address = hsns::IpAddress::parse(text);
+  if (!address) throw usage_error(where + ": \"source\" must be an IP address, got '" + text + "'");
+  const bool loopback = address->family() == hsns::IpFamily::v4 ? (address->value() >> 24) == 127
+                                                                : address->value() == 1;  // ::1
   if (!loopback) throw usage_error(where + ": \"source\" must be a loopback address, got '" + text + "'");
   return text;
 }

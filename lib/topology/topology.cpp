@@ -1,10 +1,9 @@
 #include "topology/topology.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-
 #include <algorithm>
 #include <numeric>
+
+#include "hsns/ip.h"
 
 namespace hsns::topology {
 namespace {
@@ -102,15 +101,9 @@ std::optional<DeviceState> parse_state(std::string_view text) {
 // ---- Topology queries ----
 
 std::optional<std::string> canonical_ip_address(std::string_view text) {
-  if (text.empty() || text.size() >= INET6_ADDRSTRLEN) return std::nullopt;
-  const std::string copy(text);
-  unsigned char bytes[sizeof(in6_addr)];
-  char out[INET6_ADDRSTRLEN];
-  for (const int family : {AF_INET, AF_INET6}) {
-    if (inet_pton(family, copy.c_str(), bytes) == 1 && inet_ntop(family, bytes, out, sizeof out) != nullptr)
-      return std::string(out);
-  }
-  return std::nullopt;
+  const auto address = IpAddress::parse(text);
+  if (!address) return std::nullopt;
+  return address->to_string();  // the project's one canonical spelling (RFC 5952 for IPv6)
 }
 
 std::optional<NodeId> Topology::find_by_management_address(std::string_view address) const {
