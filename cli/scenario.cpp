@@ -11,11 +11,15 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
+#include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "commands.h"
@@ -173,6 +177,67 @@ class SyslogSender {
   bool tcp_ = false;
   int fd_ = -1;
   std::string url_;
+};
+
+// Syslog lines travel on their own sockets and the samples, reports and jobs over HTTP: a line sent just
+// before a batch of samples could reach the brain after them, and the brain would see the scenario out of
+// order (a port's "up" line after the samples that follow it). Before each HTTP request that follows syslog
+// lines, the runner waits until the aggregator has handled as many lines as were sent
+// (hsns_syslog_received_total on /metrics, counted once a line is handled). A server without the counter,
+// or lines that never arrive (UDP), end the waiting after kSyslogWait, for the rest of the run.
+class SyslogBarrier {
+ public:
+  explicit SyslogBarrier(Context& ctx) : ctx_(ctx) {
+    const auto handled = read_handled();
+    if (handled) {
+      base_ = *handled;
+    } else {
+      off_ = true;
+    }
+  }
+
+  void sent() { ++sent_; }
+
+  void wait() {
+    if (off_ || confirmed_ == sent_) return;
+    constexpr auto kSyslogWait = std::chrono::seconds(5);
+    const auto deadline = std::chrono::steady_clock::now() + kSyslogWait;
+    for (;;) {
+      const auto handled = read_handled();
+      if (handled && *handled >= base_ + static_cast<double>(sent_)) {
+        confirmed_ = sent_;
+        return;
+      }
+      if (!handled || std::chrono::steady_clock::now() > deadline) {
+        off_ = true;
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
+
+ private:
+  // The sum of hsns_syslog_received_total over its transports; nullopt without the route or the counter.
+  std::optional<double> read_handled() {
+    auto res = send_request(ctx_, "GET", "/metrics");
+    if (res.status != 200) return std::nullopt;
+    constexpr std::string_view kName = "hsns_syslog_received_total";
+    std::optional<double> sum;
+    std::istringstream lines(res.body);
+    for (std::string line; std::getline(lines, line);) {
+      if (!line.starts_with(kName) || line.size() <= kName.size()) continue;
+      if (line[kName.size()] != '{' && line[kName.size()] != ' ') continue;
+      const auto space = line.rfind(' ');
+      sum = sum.value_or(0) + std::strtod(line.c_str() + space + 1, nullptr);
+    }
+    return sum;
+  }
+
+  Context& ctx_;
+  double base_ = 0;
+  std::uint64_t sent_ = 0;
+  std::uint64_t confirmed_ = 0;
+  bool off_ = false;
 };
 
 struct RunOptions {
@@ -419,8 +484,10 @@ json replay(Context& ctx, const Scenario& s, const RunOptions& o) {
   json kpi_counts = json::object();
   std::size_t batches = 0;
   json batch = json::array();
+  SyslogBarrier syslog_barrier(ctx);
   auto flush = [&] {
     if (batch.empty()) return;
+    syslog_barrier.wait();
     auto res = request_ok(ctx, "POST", "/api/v1/kpis", json{{"samples", std::move(batch)}}.dump());
     add_counts(kpi_counts, parse_json_answer(res, "POST /api/v1/kpis"));
     ++batches;
@@ -453,9 +520,11 @@ json replay(Context& ctx, const Scenario& s, const RunOptions& o) {
         senders.erase(l.source);
         sender(l.source).send(rendered);
       }
+      syslog_barrier.sent();
     } else if (item.kind == 3) {
       // The brain dates a job's start and end by its event clock: let it catch up with what was sent.
       flush();
+      syslog_barrier.wait();
       wait_for_brain(ctx, o);
       const auto& j = s.job_events[item.index];
       if (j.release.empty()) {
@@ -465,12 +534,14 @@ json replay(Context& ctx, const Scenario& s, const RunOptions& o) {
       }
     } else {
       flush();
+      syslog_barrier.wait();
       const auto& r = s.reports[item.index];
       request_ok(ctx, "POST", "/api/v1/agents/" + r.host + "/reports",
                  rewrite_report_times(r.report, base_ms).dump());
     }
   }
   flush();
+  syslog_barrier.wait();
   const auto replay_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
 

@@ -23,7 +23,7 @@ constexpr std::size_t kTcpReadBuffer = std::size_t{16} * 1024;
 IngestMetrics::IngestMetrics(prometheus::Registry& registry)
     : received_(prometheus::BuildCounter()
                     .Name("hsns_syslog_received_total")
-                    .Help("Syslog messages received, by transport (udp, tcp)")
+                    .Help("Syslog messages received and handled, by transport (udp, tcp)")
                     .Register(registry)),
       parsed_(prometheus::BuildCounter()
                   .Name("hsns_syslog_parsed_total")
@@ -235,7 +235,22 @@ void SyslogReceiver::accept_tcp() {
 }
 
 void SyslogReceiver::ingest(std::string_view payload, std::string_view source, std::string_view transport) {
-  metrics_.received(transport);
+  // Counted once handled (refused, or parsed and handed to the subscribers): a sender that reads the counter
+  // knows that its lines have reached the brain (hsnsctl scenario run orders its streams so).
+  class CountWhenHandled {
+   public:
+    CountWhenHandled(IngestMetrics& metrics, std::string_view transport)
+        : metrics_(metrics), transport_(transport) {}
+    CountWhenHandled(const CountWhenHandled&) = delete;
+    CountWhenHandled& operator=(const CountWhenHandled&) = delete;
+    CountWhenHandled(CountWhenHandled&&) = delete;
+    CountWhenHandled& operator=(CountWhenHandled&&) = delete;
+    ~CountWhenHandled() { metrics_.received(transport_); }
+
+   private:
+    IngestMetrics& metrics_;
+    std::string_view transport_;
+  } count(metrics_, transport);
   const SyslogContext context{unix_now_ms(), source, SyslogLimits{.max_line = config_.max_message_bytes}};
   auto parsed = parse_syslog(payload, context);
   if (!parsed) {
