@@ -396,6 +396,10 @@ void BrainEngine::process_sample(const store::KpiSample& sample) {
   if (!observe) return;
   if (mapped.metric == "if_mtu") observe_mtu(sample);
   if (mapped.metric == "sys_uptime_seconds") observe_uptime(sample);
+  if (mapped.metric == "rx_power_dbm") observe_own_level(sample, rx_level_, "rx_power_fall_db", -30.0);
+  if (mapped.metric == "temperature_celsius") {
+    observe_own_level(sample, temp_level_, "temperature_rise_celsius", std::nullopt);
+  }
   if (mapped.metric == "pfc_enabled_mask" || mapped.metric == "ecn_enabled") observe_fabric_setting(sample);
   margins_.clear();
   if (module_thresholds_.margins(sample.entity, mapped.metric, observed, margins_)) {
@@ -440,6 +444,22 @@ void BrainEngine::observe_uptime(const store::KpiSample& sample) {
   verdicts_.clear();
   matcher_.observe(brain::KpiObservation{sample.entity, "sys_uptime_went_back", sample.ts_ms,
                                          went_back ? 1.0 : 0.0, verdicts_},
+                   faults_);
+}
+
+// A reading that moved a long way the bad way from the port's own usual level within minutes is a fault
+// before any threshold (own_level.h): received light sliding a few dB (a degrading fiber or far laser) is
+// "rx_power_fall_db", a module heating by tens of degrees "temperature_rise_celsius", which the
+// optics-rx-power-falling and module-temperature-rising patterns judge. A dark receiver (at or below
+// dark_at_or_below) is a link down, judged by its own patterns: it answers 0 here, so that a fall that
+// ends in darkness clears into the link's own fault instead of doubling it.
+void BrainEngine::observe_own_level(const store::KpiSample& sample, brain::OwnLevel& level,
+                                    std::string_view derived, std::optional<double> dark_at_or_below) {
+  const std::optional<double> away = level.departure(sample.entity, sample.ts_ms, sample.value);
+  if (!away) return;
+  const bool dark = dark_at_or_below && sample.value <= *dark_at_or_below;
+  // No verdicts of its own: the reading's detectors' verdicts stay with the reading.
+  matcher_.observe(brain::KpiObservation{sample.entity, derived, sample.ts_ms, dark ? 0.0 : *away, {}},
                    faults_);
 }
 

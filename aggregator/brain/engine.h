@@ -68,6 +68,7 @@
 #include "brain/bank.h"
 #include "brain/config.h"
 #include "brain/module_thresholds.h"
+#include "brain/own_level.h"
 #include "brain/patterns.h"
 #include "hsns/error.h"
 #include "services/refresh_gate.h"
@@ -221,6 +222,8 @@ class BrainEngine {
   void process_log(const LogInput& log);
   void observe_mtu(const store::KpiSample& sample);
   void observe_uptime(const store::KpiSample& sample);
+  void observe_own_level(const store::KpiSample& sample, brain::OwnLevel& level, std::string_view derived,
+                         std::optional<double> dark_at_or_below);
   void observe_fabric_setting(const store::KpiSample& sample);
   void hand_over();  // faults_ to the FaultHandler, then cleared
   void refresh_topology(bool force);
@@ -258,7 +261,9 @@ class BrainEngine {
   std::unordered_map<std::string, CounterTotal> totals_;
   brain::ModuleThresholds module_thresholds_;  // optics judged by the module's own alarm thresholds
   std::vector<brain::MarginObservation> margins_;
-  std::unordered_map<std::string, double> mtu_;  // the last if_mtu per port entity
+  brain::OwnLevel rx_level_{brain::OwnLevel::Bad::lower};     // each receiver's own usual power
+  brain::OwnLevel temp_level_{brain::OwnLevel::Bad::higher};  // each module's own usual temperature
+  std::unordered_map<std::string, double> mtu_;               // the last if_mtu per port entity
   struct Reading {
     std::int64_t ts_ms = 0;
     double value = 0;

@@ -257,13 +257,18 @@ Cls classify(const IncidentInput& a, const Location& loc, const LocatedTopology*
 
 // The grouping keys of a located alarm (see the contract): its link and the devices it touches.
 // A module's own fault (a weak transmitter, a hot module) keys its link and its own device only: a failing
-// far-end switch does not explain it.
-std::vector<std::string> keys_of(const LocatedTopology* topo, const Location& loc, bool own_device_only) {
+// far-end switch does not explain it. A transport symptom on a host port (retransmissions, congestion
+// notifications) keys its link and its leaf, not its host: a host's symptoms on two rails are two paths'
+// symptoms, and through the host they would chain two unrelated faults into one incident.
+std::vector<std::string> keys_of(const LocatedTopology* topo, const Location& loc, bool own_device_only,
+                                 bool symptom = false) {
   std::vector<std::string> keys;
   if (loc.link != kNoLink) {
     const auto& link = topo->topology().link(loc.link);
+    const auto& lower = topo->topology().node(link.lower);
     keys.push_back("l:" + std::to_string(loc.link));
-    if (!own_device_only || !loc.upper) keys.push_back("d:" + topo->topology().node(link.lower).name);
+    const bool host_symptom = symptom && !loc.upper && lower.tier == Tier::kHost;
+    if ((!own_device_only || !loc.upper) && !host_symptom) keys.push_back("d:" + lower.name);
     if (!own_device_only || loc.upper) keys.push_back("d:" + topo->topology().node(link.upper).name);
     return keys;
   }
@@ -279,7 +284,8 @@ std::vector<std::string> keys_of(const LocatedTopology* topo, const Location& lo
 
 std::vector<std::string> keys_of(const LocatedTopology* topo, const IncidentInput& a) {
   const Location loc = locate(topo, a);
-  return keys_of(topo, loc, !loc.both_ends && classify(a, loc, topo) == Cls::module);
+  return keys_of(topo, loc, !loc.both_ends && classify(a, loc, topo) == Cls::module,
+                 is_symptom_fault(a.fault_type));
 }
 
 struct EndAgg {
@@ -304,7 +310,8 @@ struct LinkAgg {
 };
 
 struct NodeAgg {
-  std::set<std::string> links;  // link keys with alarms on either end
+  std::set<std::string> links;           // link keys with alarms on either end
+  std::set<std::string> physical_links;  // of those, the links with an alarm that is no transport symptom
   std::vector<std::size_t> idx;
   std::vector<std::size_t> device_idx;  // alarms on the device itself
   std::size_t config = 0;
@@ -475,7 +482,11 @@ void node_candidate(const topology::Node& node, const NodeAgg& n, std::span<cons
   double s = 0.3;
   std::string ev;
   if (alarmed >= 2) {
-    const double r = static_cast<double>(alarmed) / static_cast<double>(total);
+    // Links with transport symptoms only (retransmissions, pauses, congestion notifications) weigh half: a
+    // cause anywhere on their paths produces them; a port's own fault on a link is about this switch.
+    const double weight = static_cast<double>(n.physical_links.size()) +
+                          0.5 * static_cast<double>(alarmed - n.physical_links.size());
+    const double r = weight / static_cast<double>(total);
     s += 0.5 * std::min(1.0, r / 0.25);
     ev = std::to_string(alarmed) + " of the " + std::to_string(total) + " links of " + node.name + " (" +
          percent(alarmed, total) + ") have alarms.";
@@ -571,8 +582,34 @@ void session_link_candidates(const LocatedTopology& topo, std::span<const Incide
   }
 }
 
+bool is_switch_port(const LocatedTopology* topo, const Location& loc) {
+  if (topo == nullptr || loc.port_entity.empty() || loc.link == kNoLink) return false;
+  const auto& link = topo->topology().link(loc.link);
+  return topo->topology().node(loc.upper ? link.upper : link.lower).tier != Tier::kHost;
+}
+
+// A switch egress queue that marks ECN is where the congestion is: the receivers' ECN-marked packets and
+// the CNPs they send back are its symptoms downstream, and the switches above those receivers only carry
+// them. Each marking switch port explains every congestion notification of the incident.
+void congestion_point_candidates(const std::map<std::string, LinkId>& marking_ports,
+                                 std::span<const IncidentInput> alarms, Builder& b) {
+  if (marking_ports.empty()) return;
+  std::vector<std::size_t> notifications;
+  for (std::size_t i = 0; i < alarms.size(); ++i) {
+    if (alarms[i].fault_type == "ecn_surge" || alarms[i].fault_type == "cnp_surge")
+      notifications.push_back(i);
+  }
+  for (const auto& [port, link] : marking_ports) {
+    b.add(port, CandidateKind::port, 0.85,
+          port + " marks ECN on its egress queue: the congestion point; the receivers' ECN marks and CNPs (" +
+              std::to_string(notifications.size()) + " alarms) follow from it.",
+          notifications, link);
+  }
+}
+
 // The fault type a candidate is named by: among the alarms it explains, the type of the strongest evidence
-// class, then the most severe, then the most frequent. A switch explained mostly by its links' physical
+// class, then the most severe, then the most frequent; a link_down alarm that flapped counts as
+// link_flapping. A switch explained mostly by its links' physical
 // alarms with nothing of its own (no reboot, power, fan or configuration alarm: it went silent) is
 // "switch_down".
 std::string main_fault_type(std::span<const IncidentInput> alarms, std::span<const Cls> classes,
@@ -589,8 +626,12 @@ std::string main_fault_type(std::span<const IncidentInput> alarms, std::span<con
   // type -> (evidence class, max severity, count)
   std::map<std::string, std::tuple<int, int, std::size_t>> by_type;
   for (auto i : idx) {
-    auto& e = by_type[alarms[i].fault_type];
-    std::get<0>(e) = std::max(std::get<0>(e), evidence_rank(classes[i], alarms[i].fault_type));
+    // A port that went down again and again (the alarm engine's flapping, or three raises of one alarm) is
+    // a flapping link, whichever message each down came in.
+    const bool flapped = alarms[i].fault_type == "link_down" && (alarms[i].flapping || alarms[i].count >= 3);
+    const std::string_view type = flapped ? std::string_view("link_flapping") : alarms[i].fault_type;
+    auto& e = by_type[std::string(type)];
+    std::get<0>(e) = std::max(std::get<0>(e), evidence_rank(classes[i], type));
     std::get<1>(e) = std::max(std::get<1>(e), severity_rank(alarms[i].severity));
     ++std::get<2>(e);
   }
@@ -610,6 +651,14 @@ std::string main_fault_type(std::span<const IncidentInput> alarms, std::span<con
 bool is_symptom_fault(std::string_view fault_type) {
   return fault_type == "retransmission_burst" || fault_type == "cnp_surge" || fault_type == "ecn_surge" ||
          fault_type == "buffer_drops" || is_routing_fault(fault_type);
+}
+
+bool is_environment_fault(std::string_view fault_type) {
+  return fault_type == "switch_fan_fault" || fault_type == "switch_power_fault";
+}
+
+bool is_device_state_fault(std::string_view fault_type) {
+  return fault_type == "switch_reboot" || is_environment_fault(fault_type);
 }
 
 bool is_routing_fault(std::string_view fault_type) {
@@ -636,6 +685,7 @@ std::vector<RootCauseCandidate> rank_candidates(const LocatedTopology* topo,
   std::map<std::string, std::vector<std::size_t>> loose;  // no topology place: by hint or entity
   std::vector<Cls> classes(alarms.size(), Cls::physical);
   std::size_t victims = 0;
+  std::map<std::string, LinkId> marking_ports;  // switch ports whose egress queue marks ECN -> their link
   for (std::size_t i = 0; i < alarms.size(); ++i) {
     const auto& a = alarms[i];
     if (a.victim) {  // a symptom of the cause elsewhere: evidence of reach, not a candidate
@@ -646,6 +696,9 @@ std::vector<RootCauseCandidate> rank_candidates(const LocatedTopology* topo,
     const Location loc = locate(topo, a);
     const Cls cls = classify(a, loc, topo);
     classes[i] = cls;
+    if (a.fault_type == "ecn_surge" && is_switch_port(topo, loc)) {
+      marking_ports.try_emplace(loc.port_entity, loc.link);
+    }
     if (loc.link != kNoLink || !loc.pair.empty()) {
       const std::string key = loc.link != kNoLink ? "l:" + std::to_string(loc.link) : "p:" + loc.pair;
       auto [it, fresh] = links.try_emplace(key);
@@ -682,6 +735,7 @@ std::vector<RootCauseCandidate> rank_candidates(const LocatedTopology* topo,
         for (NodeId n : {link.lower, link.upper}) {
           auto& agg = nodes[n];
           agg.links.insert(key);
+          if (cls != Cls::transport) agg.physical_links.insert(key);
           agg.idx.push_back(i);
         }
         // A switch's own fault that names one of its ports (a QoS mismatch on Ethernet12) blames the
@@ -711,6 +765,7 @@ std::vector<RootCauseCandidate> rank_candidates(const LocatedTopology* topo,
   if (topo != nullptr) {
     for (const auto& [id, n] : nodes) node_candidate(topo->topology().node(id), n, alarms, b);
   }
+  congestion_point_candidates(marking_ports, alarms, b);
   for (const auto& [entity, idx] : loose) {
     if (entity.empty()) continue;
     const auto& first = alarms[idx.front()];
@@ -809,8 +864,11 @@ struct Correlator::State {
     std::size_t active = 0;
     std::int64_t cleared_at = -1;  // event time the last active alarm cleared; -1 while any is active
     std::int64_t last_raise = 0;   // event time of its newest raise (device keys join only near it)
-    bool announced = false;        // opened was answered
-    bool force_confirm = false;    // absorbed an announced incident
+    // Event time of its first raise as seen here: an alarm raised again (count > 1) after its earlier brief
+    // incident was dropped as noise starts a new one at this raise, not at the alarm's first_ms.
+    std::int64_t raised_ms = 0;
+    bool announced = false;      // opened was answered
+    bool force_confirm = false;  // absorbed an announced incident
   };
 
   std::shared_ptr<const LocatedTopology> topo;
@@ -870,17 +928,36 @@ struct Correlator::State {
                        [&](const IncidentInput& a) { return a.entity == device && is_active(a); });
   }
 
+  // Whether the incident holds an active alarm on this device as a whole (a reboot, a fan or a power
+  // supply of it), whatever component of it the alarm names.
+  static bool holds_device_state_alarm(const Live& l, std::string_view device) {
+    return std::any_of(l.inc.alarms.begin(), l.inc.alarms.end(), [&](const IncidentInput& a) {
+      return is_device_state_fault(a.fault_type) && device_of(a.entity) == device && is_active(a);
+    });
+  }
+
+  static bool only_environment(const Live& l) {
+    return std::all_of(l.inc.alarms.begin(), l.inc.alarms.end(),
+                       [](const IncidentInput& a) { return is_environment_fault(a.fault_type); });
+  }
+
+  // Whether the incident holds a cause for this symptom: a fault that is no symptom itself, or, for a
+  // transport symptom (retransmissions, congestion notifications), a routing session going down or
+  // flapping: every drop reshuffles the ECMP paths and loses what was in flight on them.
+  static bool causes(const Live& l, const IncidentInput& symptom) {
+    const bool transport = !is_routing_fault(symptom.fault_type);
+    return std::any_of(l.inc.alarms.begin(), l.inc.alarms.end(), [&](const IncidentInput& a) {
+      return !a.victim && (!is_symptom_fault(a.fault_type) || (transport && is_routing_fault(a.fault_type)));
+    });
+  }
+
   // The live incident whose cause takes this symptom as a victim's (CorrelatorOptions::symptom_of).
   // A cause stays one while its incident is joinable: victims' retransmission bursts are detected over a
   // window and keep coming for a while after the cause recovered. A pending cause is ranked first.
   std::optional<std::uint64_t> cause_of_victim(const IncidentInput& symptom) {
     if (!options.symptom_of || !is_symptom_fault(symptom.fault_type)) return std::nullopt;
     for (auto& [seq, l] : live) {
-      if (!joinable(l)) continue;
-      const bool has_cause =
-          std::any_of(l.inc.alarms.begin(), l.inc.alarms.end(),
-                      [](const IncidentInput& a) { return !a.victim && !is_symptom_fault(a.fault_type); });
-      if (!has_cause) continue;
+      if (!joinable(l) || !causes(l, symptom)) continue;
       if (l.inc.root_causes.empty()) rank(l);
       if (!l.inc.root_causes.empty() && options.symptom_of(symptom, l.inc)) return seq;
     }
@@ -997,7 +1074,7 @@ struct Correlator::State {
       if (seq == cause_seq || !joinable(l) || l.inc.alarms.empty()) continue;
       const bool all_explained =
           std::all_of(l.inc.alarms.begin(), l.inc.alarms.end(), [&](const IncidentInput& a) {
-            return is_symptom_fault(a.fault_type) && options.symptom_of(a, cause.inc);
+            return is_symptom_fault(a.fault_type) && causes(cause, a) && options.symptom_of(a, cause.inc);
           });
       if (all_explained) victims.push_back(seq);
     }
@@ -1006,6 +1083,13 @@ struct Correlator::State {
       merge(cause_seq, seq, out);
       touched.erase(seq);
     }
+  }
+
+  // A pending incident whose alarms all cleared within confirm_ms (publish drops it as noise) is gone by
+  // the time an alarm raised confirm_ms after its first: whether the drop was already published depends
+  // only on how the changes were batched, which must not decide what joins what.
+  bool noise_before(const Live& l, std::int64_t t) const {
+    return is_noise(l) && t - l.raised_ms >= options.confirm_ms;
   }
 
   bool joinable(const Live& l) const {
@@ -1025,6 +1109,7 @@ struct Correlator::State {
     if (l.inc.alarms.size() == 1) {
       l.inc.first_ms = a.first_ms;
       l.inc.last_ms = std::max(a.first_ms, a.last_ms);
+      l.raised_ms = a.count > 1 ? std::max(a.first_ms, a.last_ms) : a.first_ms;
     } else {
       l.inc.first_ms = std::min(l.inc.first_ms, a.first_ms);
       l.inc.last_ms = std::max({l.inc.last_ms, a.first_ms, a.last_ms});
@@ -1079,6 +1164,7 @@ struct Correlator::State {
     }
     into.active += from.active;
     into.last_raise = std::max(into.last_raise, from.last_raise);
+    into.raised_ms = std::min(into.raised_ms, from.raised_ms);
     if (into.active > 0) into.cleared_at = -1;
     if (from.announced) {
       into.force_confirm = true;
@@ -1106,7 +1192,16 @@ struct Correlator::State {
   bool confirmable(const Live& l) const {
     if (l.force_confirm) return true;
     if (l.active == 0) return false;
-    return now - l.inc.first_ms >= options.confirm_ms;
+    return now - l.raised_ms >= options.confirm_ms;
+  }
+
+  // A pending incident whose alarms all cleared within confirm_ms of its raise: a port that flapped for a
+  // second. One that went down three times (or the alarm engine saw flapping) is no noise.
+  bool is_noise(const Live& l) const {
+    return !l.announced && !l.force_confirm && l.active == 0 &&
+           l.cleared_at - l.raised_ms < options.confirm_ms &&
+           std::none_of(l.inc.alarms.begin(), l.inc.alarms.end(),
+                        [](const IncidentInput& a) { return a.flapping || a.count >= 3; });
   }
 
   // Answers the touched incidents: opened (newly confirmed), updated, or nothing (pending).
@@ -1116,16 +1211,16 @@ struct Correlator::State {
       if (it == live.end()) continue;
       auto& l = it->second;
       if (!l.announced) {
-        // Noise: cleared within confirm_ms of its first raise. Alarms that were active longer before the
+        // Noise: cleared within confirm_ms of its raise (is_noise). Alarms that were active longer before the
         // clear arrived (nothing moved the clock in between) were no noise: the incident opens, then
         // resolves.
-        if (l.active == 0 && !l.force_confirm && l.cleared_at - l.inc.first_ms < options.confirm_ms) {
+        if (is_noise(l)) {
           ++stats.noise_dropped;
           forget(seq);
           continue;
         }
         if (l.active > 0 && !confirmable(l)) {
-          deadlines.emplace(l.inc.first_ms + options.confirm_ms, seq);
+          deadlines.emplace(l.raised_ms + options.confirm_ms, seq);
           continue;
         }
         l.announced = true;
@@ -1219,6 +1314,7 @@ std::vector<IncidentChange> Correlator::apply(std::span<const IncidentInput> cha
     const auto keys = keys_of(s.topo.get(), c);
     // An alarm on a device as a whole (a reboot, a power supply) keys that device only.
     const bool device_alarm = keys.size() == 1 && keys.front().starts_with("d:");
+    const bool environment = is_environment_fault(c.fault_type);
     std::vector<std::uint64_t> hits;
     if (auto f = s.fingerprint_index.find(c.fingerprint); f != s.fingerprint_index.end()) {
       if (s.live.contains(f->second)) hits.push_back(f->second);
@@ -1233,7 +1329,14 @@ std::vector<IncidentChange> Correlator::apply(std::span<const IncidentInput> cha
       const bool device_key = k.starts_with("d:");
       for (auto seq : kit->second) {
         const auto& l = s.live.at(seq);
-        if (!s.joinable(l)) continue;
+        if (!s.joinable(l) || s.noise_before(l, c.first_ms)) continue;
+        // A fan or a power supply failing (redundancy left) touches no frame: it is nobody's cause or
+        // victim. It shares only an incident about its own device as a whole (the reboot it led to), and an
+        // incident of such faults alone takes only that device's own alarms, not its ports' faults.
+        if (device_key && environment && !State::holds_device_state_alarm(l, std::string_view(k).substr(2))) {
+          continue;
+        }
+        if (device_key && !environment && !device_alarm && State::only_environment(l)) continue;
         if (device_key && std::llabs(c.first_ms - l.last_raise) > s.options.window_ms) {
           const auto n = l.key_alarms.find(k);
           const bool explains =
@@ -1275,7 +1378,8 @@ std::vector<IncidentChange> Correlator::apply(std::span<const IncidentInput> cha
     }
     s.add_alarm(target, s.live.at(target), *adding, keys);
     touched.insert(target);
-    if (!is_symptom_fault(c.fault_type)) s.absorb_victims(target, touched, out);
+    if (!is_symptom_fault(c.fault_type) || is_routing_fault(c.fault_type))
+      s.absorb_victims(target, touched, out);
   }
   s.publish(touched, out);
   s.expire(out);

@@ -11,19 +11,22 @@
 //   "link:<a>|<b>" or "<a><-><b>"; a port maps to its link through the ports named on the topology's
 //   links) and gets keys: its link, the devices at both ends of that link (a host port also keys its
 //   leaf: a leaf that fails makes every host under it report; a module's own fault, with role module,
-//   keys only its own device), or its device alone. A raised alarm joins a live incident sharing its
+//   keys only its own device; a transport symptom on a host port keys its link and leaf, not its host), or
+//   its device alone. A raised alarm joins a live incident sharing its
 //   link, or sharing a device and having had a raise within window_ms of this alarm (concurrent); a
 //   device's own alarm (reboot, power) also joins, whenever it comes, an active incident holding at least
-//   two alarms on that device's links or itself, or an active alarm of the device itself; an alarm joining
-//   several live incidents merges them into the oldest (the others are answered `merged`, with merged_into,
-//   and forgotten). An incident is live while any of its alarms is active (raised or acknowledged, not
-//   suppressed) and, after the last one cleared, for `window_ms` more (a related alarm within the window
-//   reopens it, e.g. a flapping port). The same fault raised again as a new alarm (same fingerprint) joins
-//   the unresolved incident holding its earlier alarm however long the gap (until hold_ms resolved it): a
-//   session that drops every 90 s is one incident, not one per drop. So concurrent related alarms are one
-//   incident, a storm of one fault is one incident, and faults that share no device or link are separate
-//   incidents. Known limit: two independent faults on ports of one switch within the window share an incident
-//   (each still gets its own link or port candidate).
+//   two alarms on that device's links or itself, or an active alarm of the device itself; a fan or power
+//   supply fault (is_environment_fault) shares a device only with an incident holding that device's own
+//   state fault (reboot, fan, power), and an incident of such faults alone takes no port's fault; an alarm
+//   joining several live incidents merges them into the oldest (the others are answered `merged`, with
+//   merged_into, and forgotten). An incident is live while any of its alarms is active (raised or
+//   acknowledged, not suppressed) and, after the last one cleared, for `window_ms` more (a related alarm
+//   within the window reopens it, e.g. a flapping port). The same fault raised again as a new alarm (same
+//   fingerprint) joins the unresolved incident holding its earlier alarm however long the gap (until hold_ms
+//   resolved it): a session that drops every 90 s is one incident, not one per drop. So concurrent related
+//   alarms are one incident, a storm of one fault is one incident, and faults that share no device or link
+//   are separate incidents. Known limit: two independent faults on ports of one switch within the window
+//   share an incident (each still gets its own link or port candidate).
 // - Lifecycle: an incident is pending (never answered) until an alarm of it has been active for
 //   confirm_ms (event time), however many alarms it holds; a pending incident whose alarms all clear within
 //   confirm_ms of its first raise is dropped as noise (stats().noise_dropped), and an alarm raised once that
@@ -93,6 +96,10 @@ struct IncidentInput {
 bool is_symptom_fault(std::string_view fault_type);
 // routing_session_down / routing_session_flapping: what a broken link or switch does to the sessions over it.
 bool is_routing_fault(std::string_view fault_type);
+// switch_fan_fault / switch_power_fault: a device's environment failing with redundancy left, which touches
+// no frame; is_device_state_fault adds switch_reboot: the faults of a device as a whole.
+bool is_environment_fault(std::string_view fault_type);
+bool is_device_state_fault(std::string_view fault_type);
 // The first link between two nodes, if they are adjacent.
 std::optional<topology::LinkId> link_between(const topology::Topology& t, topology::NodeId a,
                                              topology::NodeId b);
@@ -151,10 +158,11 @@ struct CorrelatorOptions {
   std::size_t max_candidates = 5;
   std::uint64_t first_sequence = 1;
   // Victim folding: a symptom alarm (is_symptom_fault) that would open an incident of its own is offered
-  // to each live incident with an active cause (an active alarm that is not a symptom and a ranked root
-  // cause), oldest first; the first for which this answers true takes it as a victim (the caller knows the
-  // jobs: a host running a job whose path crosses the cause). Victims join the cause's incident but are
-  // neither candidates nor counted in a candidate's coverage. Unset: no folding.
+  // to each live incident with an active cause (an active alarm that is not a symptom, or for a transport
+  // symptom also a routing session's fault, and a ranked root cause), oldest first; the first for which this
+  // answers true takes it as a victim (the caller knows the jobs: a host running a job whose path crosses the
+  // cause). Victims join the cause's incident but are neither candidates nor counted in a candidate's
+  // coverage. Unset: no folding.
   std::function<bool(const IncidentInput& symptom, const Incident& cause)> symptom_of;
 };
 

@@ -692,6 +692,113 @@ TEST(Correlate, TwoAlarmsOfAOneSecondFlapAreStillNoise) {
   EXPECT_EQ(c.stats().noise_dropped, 1u);
 }
 
+TEST(Correlate, WhatJoinsDoesNotDependOnHowChangesWereBatched) {
+  // A one-second flap on a leaf port (noise), then 20 s later a real fault on another port of that leaf.
+  auto lt = clos();
+  const auto flap = alarm("f", "link_down", leaf_end(*lt, 3, 0), 10'000);
+  const auto weak = alarm("o", "optical_power_out_of_range", leaf_end(*lt, 5, 0), 30'000);
+  const auto run = [&](bool one_batch) {
+    Correlator c(lt, CorrelatorOptions{});  // confirm_ms 5 s
+    Seen seen;
+    seen.take(c.apply(std::vector{flap}));
+    if (one_batch) {
+      seen.take(c.apply(std::vector{cleared(flap, 10'900), weak}));
+    } else {
+      seen.take(c.apply(std::vector{cleared(flap, 10'900)}));
+      seen.take(c.advance(20'000));
+      seen.take(c.apply(std::vector{weak}));
+    }
+    seen.take(c.advance(60'000));
+    EXPECT_EQ(c.stats().noise_dropped, 1u);
+    return seen.only().alarms.size();
+  };
+  EXPECT_EQ(run(true), 1u);  // the flap was gone before the fault: not one of its symptoms
+  EXPECT_EQ(run(false), 1u);
+}
+
+TEST(Correlate, ABriefFlapAgainMinutesLaterIsStillNoiseAndTheThirdIsAFault) {
+  auto lt = clos();
+  Correlator c(lt, CorrelatorOptions{});  // confirm_ms 5 s
+  Seen seen;
+  // The alarm engine keeps one alarm for the port and counts its raises; each flap lasts a second.
+  auto flap = alarm("f", "link_down", leaf_end(*lt, 3, 0), 10'000);
+  for (std::uint32_t n = 1; n <= 3; ++n) {
+    const std::int64_t at = 10'000 + (n - 1) * 200'000;
+    flap.count = n;
+    flap.state = IncidentInput::State::raised;
+    flap.last_ms = at;
+    seen.take(c.apply(std::vector{flap}));
+    seen.take(c.apply(std::vector{cleared(flap, at + 1'000)}));
+    seen.take(c.advance(at + 100'000));
+    EXPECT_EQ(seen.opened, n < 3 ? 0u : 1u) << "after flap " << n;
+  }
+  EXPECT_EQ(c.stats().noise_dropped, 2u);
+}
+
+TEST(Correlate, AFanOrPowerSupplyIsItsOwnIncidentUnlessItsSwitchFailsWithIt) {
+  auto lt = clos();
+  Correlator c(lt, fast());
+  Seen seen;
+  // A host NIC port down (its leaf's port reports too) and, at the same time, one power supply of that leaf.
+  seen.take(c.apply(std::vector{alarm("h", "link_down", host_end(*lt, 7, 2), 1000),
+                                alarm("l", "link_down", leaf_end(*lt, 7, 2), 1000),
+                                alarm("p", "switch_power_fault", "leaf002/psu2", 1500)}));
+  ASSERT_EQ(seen.last.size(), 2u);
+  // A later port fault of that leaf does not join the power supply's incident either.
+  seen.take(c.apply(std::vector{alarm("c", "crc_errors", leaf_end(*lt, 9, 2), 2000)}));
+  for (const auto& [id, inc] : seen.last) {
+    const bool power = std::any_of(inc->alarms.begin(), inc->alarms.end(), [](const IncidentInput& a) {
+      return a.fault_type == "switch_power_fault";
+    });
+    if (power) EXPECT_EQ(inc->alarms.size(), 1u);
+  }
+  // The leaf rebooting joins its power supply's incident: a fault of the switch as a whole.
+  Correlator d(lt, fast());
+  Seen other;
+  other.take(d.apply(std::vector{alarm("p", "switch_power_fault", "leaf002/psu2", 1500),
+                                 alarm("r", "switch_reboot", "leaf002", 1600)}));
+  EXPECT_EQ(other.only().alarms.size(), 2u);
+}
+
+TEST(Correlate, AHostsSymptomsOnTwoRailsDoNotChainTwoFaults) {
+  auto lt = clos();
+  Correlator c(lt, fast());
+  Seen seen;
+  // Two faults on two rails; one host's retransmissions on both rails.
+  seen.take(c.apply(std::vector{alarm("a", "optical_power_out_of_range", leaf_end(*lt, 4, 3), 1000),
+                                alarm("b", "link_down", host_end(*lt, 1, 0), 1200),
+                                alarm("v3", "retransmission_burst", host_end(*lt, 2, 3), 1300),
+                                alarm("v0", "retransmission_burst", host_end(*lt, 2, 0), 1400)}));
+  EXPECT_EQ(seen.last.size(), 2u);
+}
+
+TEST(Correlate, ASwitchPortMarkingEcnIsTheCongestionPoint) {
+  auto lt = clos();
+  const auto& t = lt->topology();
+  const auto uplink = t.node(*t.find("leaf003")).uplinks.front();
+  const auto spine_port = lt->end_entity(uplink, true);
+  Correlator c(lt, fast());
+  Seen seen;
+  std::vector<IncidentInput> in = {alarm("e", "ecn_surge", spine_port, 1000)};
+  for (int h = 1; h <= 6; ++h) {
+    in.push_back(alarm("r" + std::to_string(h), "ecn_surge", host_end(*lt, h, 3), 1100 + h));
+    in.push_back(alarm("n" + std::to_string(h), "cnp_surge", host_end(*lt, h, 3), 1200 + h));
+  }
+  seen.take(c.apply(in));
+  EXPECT_EQ(top(seen.only()).entity, spine_port);
+  EXPECT_EQ(top(seen.only()).fault_type, "ecn_surge");
+}
+
+TEST(Correlate, APortThatWentDownAgainAndAgainIsAFlappingLink) {
+  auto lt = clos();
+  Correlator c(lt, fast());
+  Seen seen;
+  auto down = alarm("d", "link_down", leaf_end(*lt, 5, 1), 1000);
+  down.count = 4;  // raised four times before its hold-down ended
+  seen.take(c.apply(std::vector{down}));
+  EXPECT_EQ(top(seen.only()).fault_type, "link_flapping");
+}
+
 TEST(JobImpact, ExactRanksFromAnIncident) {
   auto lt = clos();
   JobImpact impact(lt, {job("train-a", {1, 2, 3, 4}), job("train-b", {40, 41}), job("solo", {10}, {0})});

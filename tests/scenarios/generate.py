@@ -742,12 +742,37 @@ def f_rx_below_module_warning(s, host, t0, rail=0):
     return [ent]
 
 
+def f_rx_falling(s, host, t0, rail=0):
+    # the light slides 3.5 dB below the port's own level over five minutes, inside every threshold of the
+    # module (warning -9 dBm, alarm -12 dBm), and stays there
+    ent = host_port(s.fabric, host, rail)
+    module_thresholds(s, ent, rx_low=-12.0)
+    s.kpi(0, ent, "rx_power_low_warning_dbm", -9.0)
+    warm(s, ent, "rx_power_dbm", -2.0, t0, start=STEP)
+    s.series(t0, t0 + 300000, STEP, ent, "rx_power_dbm", lambda t: -2.0 - 3.5 * (t - t0) / 300000)
+    s.series(t0 + 300000, t0 + 420000, STEP, ent, "rx_power_dbm", lambda t: -5.5)
+    s.expect([link_entity(s.fabric, ent), ent], "optical_power_out_of_range")
+    return [ent]
+
+
 def f_temp_above_module_warning(s, host, t0, rail=0):
     ent = host_port(s.fabric, host, rail)
     module_thresholds(s, ent, temp_high=80.0)
     s.kpi(0, ent, "temperature_high_warning_celsius", 70.0)
     warm(s, ent, "temperature_celsius", 45.0, t0, start=STEP)
     s.series(t0, t0 + 180000, STEP, ent, "temperature_celsius", lambda t: 73.0)
+    s.expect(ent + "/module", "module_overtemperature")
+    return [ent]
+
+
+def f_temp_rising(s, host, t0, rail=0):
+    # the module heats 25 degrees in five minutes and stays below its own warning threshold (70)
+    ent = host_port(s.fabric, host, rail)
+    module_thresholds(s, ent, temp_high=80.0)
+    s.kpi(0, ent, "temperature_high_warning_celsius", 70.0)
+    warm(s, ent, "temperature_celsius", 40.0, t0, start=STEP)
+    s.series(t0, t0 + 300000, STEP, ent, "temperature_celsius", lambda t: 40.0 + 25.0 * (t - t0) / 300000)
+    s.series(t0 + 300000, t0 + 420000, STEP, ent, "temperature_celsius", lambda t: 65.0)
     s.expect(ent + "/module", "module_overtemperature")
     return [ent]
 
@@ -922,6 +947,10 @@ def pattern_scenarios():
          "receive power below the module's own warning threshold"),
         ("module-temperature-above-module-warning", "sonic", lambda s, f: f_temp_above_module_warning(s, h(f), T0),
          "a module above its own high-temperature warning"),
+        ("module-temperature-rising", "sonic", lambda s, f: f_temp_rising(s, h(f), T0),
+         "a module heats 25 degrees in five minutes, below its own warning threshold"),
+        ("optics-rx-power-falling", "sonic", lambda s, f: f_rx_falling(s, h(f), T0),
+         "receive power slides 3.5 dB below its own level, inside every threshold"),
     ]
     for i, (name, style, fn, desc) in enumerate(specs):
         add(name, style, fn, desc, i)
