@@ -292,8 +292,8 @@ BrainConfig default_brain_config() {
   b.metrics["port_rcv_errors"] = burst(counter(), 1, 60, 10);
   b.metrics["dot3_stats_fcs_errors"] = burst(counter(), 1, 60, 10);  // EtherLike-MIB: CRC errors received
   b.metrics["fec_uncorrectable_codewords"] = counter();
-  b.metrics["out_of_sequence"] = burst(counter(), 100, 60, 1000);
-  b.metrics["local_ack_timeout_err"] = burst(counter(), 10, 60, 100);
+  b.metrics["out_of_sequence"] = burst(counter(), 20, 60, 1000);
+  b.metrics["local_ack_timeout_err"] = burst(counter(), 1, 60, 60);
   b.metrics["out_of_buffer"] = burst(counter(), 10, 60, 100);
   b.metrics["link_downed"] = burst(counter(), 0, 300, 1);
   // Traffic counters: a change of the level of the byte rate.

@@ -556,9 +556,13 @@ int evidence_rank(Cls cls, std::string_view fault_type) {
 }
 
 // Routing sessions that went down (or flap) on two adjacent switches at once are one session: its link,
-// unless a link alarm already names it. Explains both ends' session alarms.
-void session_link_candidates(const LocatedTopology& topo, std::span<const IncidentInput> alarms,
-                             const std::map<NodeId, NodeAgg>& nodes, Builder& b) {
+// unless a link alarm already names it. Explains both ends' session alarms. Answers the session alarms of
+// the switches paired with exactly one neighbour: that link explains them, not the switch (one paired with
+// several neighbours is their common end and keeps them).
+std::set<std::size_t> session_link_candidates(const LocatedTopology& topo,
+                                              std::span<const IncidentInput> alarms,
+                                              const std::map<NodeId, NodeAgg>& nodes, Builder& b) {
+  std::map<std::size_t, std::size_t> pairs_of;  // speaker index -> neighbours it paired with
   std::vector<std::pair<NodeId, std::vector<std::size_t>>> speakers;
   for (const auto& [id, n] : nodes) {
     std::vector<std::size_t> sessions;
@@ -574,12 +578,19 @@ void session_link_candidates(const LocatedTopology& topo, std::span<const Incide
       if (!link) continue;
       std::vector<std::size_t> idx = speakers[x].second;
       idx.insert(idx.end(), speakers[y].second.begin(), speakers[y].second.end());
+      ++pairs_of[x];
+      ++pairs_of[y];
       b.add(topo.link_entity(*link), CandidateKind::link, 0.85,
             "Both ends of the link lost their routing session at once (" + t.node(speakers[x].first).name +
                 ", " + t.node(speakers[y].first).name + "): the session's path, this link, is the suspect.",
             idx, *link);
     }
   }
+  std::set<std::size_t> paired;
+  for (const auto& [speaker, n] : pairs_of) {
+    if (n == 1) paired.insert(speakers[speaker].second.begin(), speakers[speaker].second.end());
+  }
+  return paired;
 }
 
 bool is_switch_port(const LocatedTopology* topo, const Location& loc) {
@@ -761,9 +772,14 @@ std::vector<RootCauseCandidate> rank_candidates(const LocatedTopology* topo,
 
   Builder b;
   for (const auto& [key, l] : links) link_candidates(l, alarms, b);
-  if (topo != nullptr) session_link_candidates(*topo, alarms, nodes, b);
+  std::set<std::size_t> paired_sessions;
+  if (topo != nullptr) paired_sessions = session_link_candidates(*topo, alarms, nodes, b);
   if (topo != nullptr) {
-    for (const auto& [id, n] : nodes) node_candidate(topo->topology().node(id), n, alarms, b);
+    for (auto& [id, n] : nodes) {
+      // A switch's routing sessions that went down with its neighbour's are their link's evidence.
+      std::erase_if(n.device_idx, [&](std::size_t i) { return paired_sessions.contains(i); });
+      node_candidate(topo->topology().node(id), n, alarms, b);
+    }
   }
   congestion_point_candidates(marking_ports, alarms, b);
   for (const auto& [entity, idx] : loose) {
@@ -934,6 +950,12 @@ struct Correlator::State {
     return std::any_of(l.inc.alarms.begin(), l.inc.alarms.end(), [&](const IncidentInput& a) {
       return is_device_state_fault(a.fault_type) && device_of(a.entity) == device && is_active(a);
     });
+  }
+
+  // Whether at least half of the incident's alarms hold this key.
+  static bool central(const Live& l, const std::string& key) {
+    const auto n = l.key_alarms.find(key);
+    return n != l.key_alarms.end() && 2 * n->second >= l.inc.alarms.size();
   }
 
   static bool only_environment(const Live& l) {
@@ -1337,6 +1359,11 @@ std::vector<IncidentChange> Correlator::apply(std::span<const IncidentInput> cha
           continue;
         }
         if (device_key && !environment && !device_alarm && State::only_environment(l)) continue;
+        // A port's fault joins through a shared switch only an incident about that switch: one whose alarms
+        // mostly touch it (a leaf going silent, a spine rebooting). A leaf's uplink to a rebooting spine is
+        // in the spine's incident; a host link failing under that leaf at the same time is a fault of its
+        // own.
+        if (device_key && !device_alarm && !State::central(l, k)) continue;
         if (device_key && std::llabs(c.first_ms - l.last_raise) > s.options.window_ms) {
           const auto n = l.key_alarms.find(k);
           const bool explains =

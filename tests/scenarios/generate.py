@@ -462,12 +462,13 @@ def f_pfc_deadlock(s, leaf, spine, t0):
     return [a, b]
 
 
-def f_pfc_deadlock_huawei(s, leaf, spine, t0):
+def f_pfc_watchdog_huawei(s, leaf, spine, t0):
+    # CloudEngine's "PFC deadlock" detection on one port: that port held paused by its far end, a storm
     lp, _ = s.fabric.uplink[(leaf, spine)]
     a = "%s/%s" % (leaf, lp)
     s.log(t0, leaf, "QOS", "hwPfcDeadLockAlarm_active: PFC deadlock was detected. (interface=%s, priority=3)" % lp,
           severity="err", rfc="3164")
-    s.expect(link_entity(s.fabric, a), "pfc_deadlock")
+    s.expect(link_entity(s.fabric, a), "pfc_storm")
     return [a]
 
 
@@ -892,8 +893,8 @@ def pattern_scenarios():
          "a leaf port is paused 85% of the time"),
         ("pfc-storm-sonic-watchdog", "sonic", lambda s, f: f_pfc_watchdog(s, h(f), T0), "the PFC watchdog fires"),
         ("pfc-deadlock-both-ends", "sonic", lambda s, f: f_pfc_deadlock(s, L(f), S(f), T0), "a leaf-spine deadlock"),
-        ("pfc-deadlock-huawei", "huawei", lambda s, f: f_pfc_deadlock_huawei(s, L(f), S(f), T0),
-         "CloudEngine PFC deadlock alarm"),
+        ("pfc-watchdog-huawei", "huawei", lambda s, f: f_pfc_watchdog_huawei(s, L(f), S(f), T0),
+         "CloudEngine's PFC deadlock detection on one port"),
         ("ecn-marking-surge", "sonic", lambda s, f: f_ecn(s, h(f), T0), "ECN marking shifts up"),
         ("cnp-surge", "sonic", lambda s, f: f_cnp(s, h(f), T0), "a receiver sends CNPs at 80,000/s"),
         ("buffer-drops-host", "sonic", lambda s, f: f_out_of_buffer(s, h(f), T0), "a NIC runs out of buffers"),
