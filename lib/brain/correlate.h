@@ -17,19 +17,22 @@
 //   device's own alarm (reboot, power) also joins, whenever it comes, an active incident holding at least
 //   two alarms on that device's links or itself, or an active alarm of the device itself; a fan or power
 //   supply fault (is_environment_fault) shares a device only with an incident holding that device's own
-//   state fault (reboot, fan, power), and an incident of such faults alone takes no port's fault; an alarm
-//   joining several live incidents merges them into the oldest (the others are answered `merged`, with
-//   merged_into, and forgotten). An incident is live while any of its alarms is active (raised or
-//   acknowledged, not suppressed) and, after the last one cleared, for `window_ms` more (a related alarm
-//   within the window reopens it, e.g. a flapping port). The same fault raised again as a new alarm (same
-//   fingerprint) joins the unresolved incident holding its earlier alarm however long the gap (until hold_ms
-//   resolved it): a session that drops every 90 s is one incident, not one per drop. So concurrent related
-//   alarms are one incident, a storm of one fault is one incident, and faults that share no device or link
-//   are separate incidents. Known limit: two independent faults on ports of one switch within the window
-//   share an incident (each still gets its own link or port candidate).
+//   state fault (reboot, fan, power), and an incident of such faults alone takes no port's fault; a port's
+//   fault joins through a shared device only an incident at least half of whose alarms touch that device;
+//   a pending incident that will be dropped as noise is joinable by no alarm raised confirm_ms after it
+//   began (what joins never depends on batching); an alarm joining several live incidents merges them into
+//   the oldest (the others are answered `merged`, with merged_into, and forgotten). An incident is live while
+//   any of its alarms is active (raised or acknowledged, not suppressed) and, after the last one cleared, for
+//   `window_ms` more (a related alarm within the window reopens it, e.g. a flapping port). The same fault
+//   raised again as a new alarm (same fingerprint) joins the unresolved incident holding its earlier alarm
+//   however long the gap (until hold_ms resolved it): a session that drops every 90 s is one incident, not
+//   one per drop. So concurrent related alarms are one incident, a storm of one fault is one incident, and
+//   faults that share no device or link are separate incidents. Known limit: two independent faults on ports
+//   of one switch within the window share an incident (each still gets its own link or port candidate).
 // - Lifecycle: an incident is pending (never answered) until an alarm of it has been active for
 //   confirm_ms (event time), however many alarms it holds; a pending incident whose alarms all clear within
-//   confirm_ms of its first raise is dropped as noise (stats().noise_dropped), and an alarm raised once that
+//   confirm_ms of its raise (a re-raised alarm's latest raise), none raised three times or flapping, is
+//   dropped as noise (stats().noise_dropped), and an alarm raised once that
 //   clears within confirm_ms leaves the incident it joined. Confirmed: `opened`, then `updated` on changes,
 //   `resolved` once every alarm has been cleared for hold_ms (checked by apply and advance(now_ms), now = the
 //   newest event time). Ids are "inc-<sequence>", never reused (options.first_sequence continues a stored
@@ -40,10 +43,12 @@
 //   the incident's alarms it explains): score = strength x (0.4 + 0.6 x coverage), in 0..1, with evidence
 //   sentences and the alarm ids it explains. Pattern root-cause hints (root_cause, role) add a bonus to the
 //   candidate they name, and when only one end of a link reports they choose between its port and the
-//   link (the role of that end's most severe alarms); they are evidence, not the answer. docs/brain.md has
-//   the table of strengths.
-// - Bounds: per change the work is a few hash lookups (keys per alarm <= 4) plus, once per batch and
-//   touched incident, a ranking linear in that incident's alarms. Memory: live incidents and their alarms
+//   link (the role of that end's most severe alarms); they are evidence, not the answer. A switch port
+//   marking ECN is the congestion point; routing sessions down on two adjacent switches name their link;
+//   a link_down alarm raised three times names it link_flapping. docs/brain.md has the table of strengths.
+// - Bounds: per change the work is a few hash lookups (keys per alarm <= 4) and, per incident a key hits,
+//   scans of its alarms (the noise, fan and supply rules), plus, once per batch and touched incident, a
+//   ranking linear in that incident's alarms. Memory: live incidents and their alarms
 //   only (resolved ones are answered and forgotten), at most max_alarms alarms (further raises are counted
 //   dropped_alarms). advance() pops only expired deadlines (an ordered set), never scans all incidents.
 // - Threads: not thread-safe; one owner.

@@ -53,6 +53,17 @@ std::string leaf_end(const LocatedTopology& lt, int h, std::uint32_t npu) {
   return lt.end_entity(npu_link(lt, h, npu), true);
 }
 
+// A leaf's first uplink and the spine at its top.
+struct Uplink {
+  LinkId link;
+  std::string spine;
+};
+Uplink first_uplink(const LocatedTopology& lt, const char* leaf) {
+  const auto& t = lt.topology();
+  const LinkId link = t.node(*t.find(leaf)).uplinks.front();
+  return {link, t.node(t.link(link).upper).name};
+}
+
 IncidentInput alarm(std::string id, std::string type, std::string entity, std::int64_t t_ms,
                     IncidentInput::State state = IncidentInput::State::raised) {
   IncidentInput a;
@@ -633,9 +644,7 @@ TEST(Correlate, BothEndsOfARoutingSessionDownAreOneIncidentOnTheirLink) {
   auto lt = clos();
   Correlator c(lt, fast());
   Seen seen;
-  const auto& t = lt->topology();
-  const auto uplink = t.node(*t.find("leaf002")).uplinks.front();
-  const auto spine = t.node(t.link(uplink).upper).name;
+  const auto [uplink, spine] = first_uplink(*lt, "leaf002");
   seen.take(c.apply(std::vector{alarm("b1", "routing_session_down", "leaf002", 1000)}));
   seen.take(c.apply(std::vector{alarm("b2", "routing_session_down", spine, 1400)}));
   const auto& inc = seen.only();
@@ -651,9 +660,7 @@ TEST(Correlate, ASessionFlappingWithOneNeighbourIsItsLinkNotTheSwitch) {
   auto lt = clos();
   Correlator c(lt, fast());
   Seen seen;
-  const auto& t = lt->topology();
-  const auto uplink = t.node(*t.find("leaf002")).uplinks.front();
-  const auto spine = t.node(t.link(uplink).upper).name;
+  const auto [uplink, spine] = first_uplink(*lt, "leaf002");
   // Both ends' sessions flap, and two hosts under the leaf retransmit meanwhile.
   seen.take(c.apply(std::vector{alarm("d1", "routing_session_down", "leaf002", 1000),
                                 alarm("d2", "routing_session_down", spine, 1100),
