@@ -244,6 +244,12 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
 
   // An upgrade request, on the strand: the Origin rule, then the upgrade handler (auth and routing).
   void on_upgrade_request(Request request) {
+    if (!valid_websocket_key(request[bhttp::field::sec_websocket_key])) {
+      shared_->rejected(400);
+      return on_response(problem_response(
+          request,
+          Problem::invalid("Sec-WebSocket-Key", "must be the base64 of 16 bytes (RFC 6455 section 4.2.1)")));
+    }
     const auto origin = request[bhttp::field::origin];
     if (!origin.empty() &&
         !origin_allowed(origin, request[bhttp::field::host], shared_->limits.websocket.allowed_origins)) {

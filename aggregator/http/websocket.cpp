@@ -75,6 +75,15 @@ std::optional<std::string> normalize_origin(std::string_view text) {
   return origin;
 }
 
+bool valid_websocket_key(std::string_view key) {
+  constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  constexpr std::string_view kTwoBits = "AQgw";  // the last 6-bit group of 16 bytes holds 2 bits, 4 zero bits
+  if (key.size() != 24 || !key.ends_with("==")) return false;
+  const auto digits = key.substr(0, 22);
+  return digits.find_first_not_of(kAlphabet) == std::string_view::npos &&
+         kTwoBits.find(digits.back()) != std::string_view::npos;
+}
+
 bool origin_allowed(std::string_view origin, std::string_view host, const std::vector<std::string>& allowed) {
   const auto normalized = normalize_origin(origin);
   if (!normalized) return false;  // "null" or garbage: matches nothing

@@ -117,5 +117,8 @@ class WebSocketHub {
 // origin (a path, query, user info or any other scheme is not an origin).
 std::optional<std::string> normalize_origin(std::string_view text);
 bool origin_allowed(std::string_view origin, std::string_view host, const std::vector<std::string>& allowed);
+// RFC 6455 section 4.2.1: Sec-WebSocket-Key is the base64 of 16 bytes: 22 characters of the RFC 4648
+// alphabet, the last of which carries only 2 bits (A, Q, g or w), then "==".
+bool valid_websocket_key(std::string_view key);
 
 }  // namespace hsns::http

@@ -244,6 +244,31 @@ TEST(WebSocketOrigin, AllowsTheSameHostAndTheListOnly) {
 // ---- in-process: echo, limits, refusals
 // --------------------------------------------------------------------
 
+TEST(WebSocketKey, IsTheBase64OfSixteenBytes) {
+  EXPECT_TRUE(valid_websocket_key("dGhlIHNhbXBsZSBub25jZQ=="));  // RFC 6455's own example
+  EXPECT_TRUE(valid_websocket_key("AAAAAAAAAAAAAAAAAAAAAA=="));
+  EXPECT_FALSE(valid_websocket_key(""));
+  EXPECT_FALSE(valid_websocket_key("x"));
+  EXPECT_FALSE(valid_websocket_key("dGhlIHNhbXBsZSBub25jZQ"));            // no padding
+  EXPECT_FALSE(valid_websocket_key("dGhlIHNhbXBsZSBub25jZQ=x"));          // not padding
+  EXPECT_FALSE(valid_websocket_key("dGhlIHNhbXBsZSBub25jZR=="));          // R leaves bits beyond 16 bytes
+  EXPECT_FALSE(valid_websocket_key("dGhlIHNhbXBsZSBub25j*Q=="));          // not the alphabet
+  EXPECT_FALSE(valid_websocket_key("dGhlIHNhbXBsZSBub25jZSBtb3JlIQ=="));  // 22 bytes
+}
+
+TEST(WebSocketServer, RefusesAKeyThatIsNotSixteenBytesWith400) {
+  InProcessServer server(small_limits());
+  for (const char* key : {"not base64 at all", "c2hvcnQ=", "dGhlIHNhbXBsZSBub25jZQ"}) {
+    WsClient c;
+    EXPECT_EQ(c.open(server.port(), "/test/echo", {{bhttp::field::sec_websocket_key, key}}), 400) << key;
+    EXPECT_NE(c.response().body().find("Sec-WebSocket-Key"), std::string::npos) << c.response().body();
+  }
+  WsClient ok;
+  EXPECT_EQ(ok.open(server.port(), "/test/echo"), 101) << ok.handshake_error().message();
+  ASSERT_FALSE(ok.write("still here"));
+  EXPECT_EQ(ok.read().data, "still here");  // the refusals left the server serving
+}
+
 TEST(WebSocketServer, EchoesTextAndBinaryAndClosesWith1009OnAnOversizedMessage) {
   InProcessServer server(small_limits());
   WsClient client;
