@@ -24,6 +24,7 @@
 
 #include "commands.h"
 #include "hsns/ip.h"
+#include "hsns/time.h"
 #include "request.h"
 
 namespace hsnsctl {
@@ -100,12 +101,6 @@ std::string loopback_source(const std::string& text, const std::string& where) {
                                                                 : address->value() == 1;  // ::1
   if (!loopback) throw usage_error(where + ": \"source\" must be a loopback address, got '" + text + "'");
   return text;
-}
-
-std::int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 // A syslog sender over TCP (RFC 6587 octet counting) or UDP (one datagram per line).
@@ -456,7 +451,7 @@ json replay(Context& ctx, const Scenario& s, const RunOptions& o) {
                       "syslog.tcp_listen) or udp://HOST:PORT");
   }
   const std::int64_t base_ms =
-      o.base.empty() ? (wall_ms() / 1000) * 1000 - s.duration_ms - 60'000 : parse_base(o.base);
+      o.base.empty() ? (hsns::unix_now_ms() / 1000) * 1000 - s.duration_ms - 60'000 : parse_base(o.base);
   set_up(ctx, s);
   std::map<std::string, std::unique_ptr<SyslogSender>> senders;  // by source address ("" = the default)
   auto sender = [&](const std::string& source) -> SyslogSender& {

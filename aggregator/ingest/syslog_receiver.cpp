@@ -237,25 +237,12 @@ void SyslogReceiver::accept_tcp() {
 void SyslogReceiver::ingest(std::string_view payload, std::string_view source, std::string_view transport) {
   // Counted once handled (refused, or parsed and handed to the subscribers): a sender that reads the counter
   // knows that its lines have reached the brain (hsnsctl scenario run orders its streams so).
-  class CountWhenHandled {
-   public:
-    CountWhenHandled(IngestMetrics& metrics, std::string_view transport)
-        : metrics_(metrics), transport_(transport) {}
-    CountWhenHandled(const CountWhenHandled&) = delete;
-    CountWhenHandled& operator=(const CountWhenHandled&) = delete;
-    CountWhenHandled(CountWhenHandled&&) = delete;
-    CountWhenHandled& operator=(CountWhenHandled&&) = delete;
-    ~CountWhenHandled() { metrics_.received(transport_); }
-
-   private:
-    IngestMetrics& metrics_;
-    std::string_view transport_;
-  } count(metrics_, transport);
   const SyslogContext context{unix_now_ms(), source, SyslogLimits{.max_line = config_.max_message_bytes}};
   auto parsed = parse_syslog(payload, context);
   if (!parsed) {
     metrics_.malformed(fault_name(parsed.error().fault));
     HSNS_LOG(debug) << "syslog: from " << source << ": " << parsed.error().detail;
+    metrics_.received(transport);
     return;
   }
   metrics_.parsed(parsed->format);
@@ -270,6 +257,7 @@ void SyslogReceiver::ingest(std::string_view payload, std::string_view source, s
   }
   log.message = std::move(*parsed);
   for (const auto& subscriber : subscribers_) subscriber(log);
+  metrics_.received(transport);
 }
 
 }  // namespace hsns::ingest

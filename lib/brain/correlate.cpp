@@ -261,7 +261,7 @@ Cls classify(const IncidentInput& a, const Location& loc, const LocatedTopology*
 // notifications) keys its link and its leaf, not its host: a host's symptoms on two rails are two paths'
 // symptoms, and through the host they would chain two unrelated faults into one incident.
 std::vector<std::string> keys_of(const LocatedTopology* topo, const Location& loc, bool own_device_only,
-                                 bool symptom = false) {
+                                 bool symptom) {
   std::vector<std::string> keys;
   if (loc.link != kNoLink) {
     const auto& link = topo->topology().link(loc.link);
