@@ -24,6 +24,10 @@
 //   - the topology routes: 404 before the first topology; generate is deterministic and a rejected request
 //     changes nothing; every export format answers its media type and the YAML export reads back to the
 //     same topology; LLDP confirms and reports conflicts without applying them; device states; imports.
+//   - roles: every operation lists in `x-hsns-roles` the roles it admits (`[]` exactly when it has
+//     `security: []`); a token of each role not listed gets 403, a token of each listed role is admitted
+//     (any answer but 401 and 403 to a request that changes nothing), and an operation listing none answers
+//     without a token. These checks read the source document, not the one the binary serves.
 // Every answer is checked against the responses the document lists for the operation; a failure names the
 // operation (method and path) and what differed. The aggregator must stop with exit code 0 on SIGTERM.
 //
@@ -1174,6 +1178,74 @@ for (const label of SCENARIO_DELETES) {
     await (CUSTOM[label] ? CUSTOM[label](o) : happy(label));
   });
 }
+
+// ---- roles (x-hsns-roles) ----------------------------------------------------------------------------------
+// Each operation lists the roles whose token it admits in `x-hsns-roles`; `[]` means it needs no token
+// (docs/security.md's role table is generated from these lists by scripts/security-roles.py). Checked
+// against the source document: a binary built before a change to the document serves the older one.
+
+const ROLES = ['viewer', 'operator', 'scheduler', 'agent'];
+const rolesOf = (o) => o.op['x-hsns-roles'];
+
+test('x-hsns-roles: every operation lists the roles it admits', () => {
+  const wrong = [];
+  for (const o of OPERATIONS) {
+    const roles = rolesOf(o);
+    if (!Array.isArray(roles)) { wrong.push(`${o.label}: no x-hsns-roles list`); continue; }
+    if (roles.some((r) => !ROLES.includes(r)) || new Set(roles).size !== roles.length) {
+      wrong.push(`${o.label}: x-hsns-roles ${JSON.stringify(roles)} names an unknown role or one twice`);
+    }
+    if ((roles.length > 0) !== o.needsToken) {
+      wrong.push(`${o.label}: x-hsns-roles ${JSON.stringify(roles)}, but the operation ${o.needsToken ? 'needs a token' : 'has security: [] (no token)'}`);
+    }
+  }
+  if (wrong.length) assert.fail(`${wrong.length} mismatches:\n${wrong.join('\n')}`);
+});
+
+// A request that cannot change anything once admitted: every path parameter names nothing that exists, a
+// body (when the operation takes one) has an unknown field, and a write carries an unknown query parameter.
+// Its answer (400, 404, 422; 426 for a plain GET to a WebSocket route) proves only that the role got past
+// the role check.
+function minimalRequest(o) {
+  let target = o.tmpl;
+  for (const p of o.params.filter((x) => x.in === 'path')) {
+    const value = deref(p.schema ?? {}, '').obj.format === 'uuid' ? randomUUID() : UNKNOWN_HOST;
+    target = target.replaceAll(`{${p.name}}`, encodeURIComponent(value));
+  }
+  if (WRITE_METHODS.has(o.method)) target += `?${UNKNOWN_QUERY}=red`;
+  return { target, body: o.body ? { [UNKNOWN_FIELD]: 1 } : undefined };
+}
+
+test('x-hsns-roles: a role not listed gets 403, a listed role is admitted', async (t) => {
+  const wrong = [];
+  let requests = 0;
+  for (const o of OPERATIONS) {
+    const listed = rolesOf(o);
+    if (!Array.isArray(listed)) continue; // named by the test above
+    const req = minimalRequest(o);
+    const ws = o.documents(101);
+    // An operation that needs no token ignores one: it is called without, and with each role's token.
+    for (const role of listed.length ? ROLES : [undefined, ...ROLES]) {
+      const who = role ? `the ${role} token` : 'no token';
+      const what = `${who}: ${o.method.toUpperCase()} ${req.target}`;
+      const res = await send(o.method.toUpperCase(), req.target, { role, body: req.body });
+      requests++;
+      if (listed.length && !listed.includes(role)) {
+        if (res.status !== 403) {
+          wrong.push(`${o.label} (${what}): ${res.status}, but ${role} is not in x-hsns-roles ${JSON.stringify(listed)}: expected 403`);
+          continue;
+        }
+        try { checkAnswer(o, res, 403, what); } catch (e) { wrong.push(e.message); }
+      } else if (res.status === 401 || res.status === 403) {
+        wrong.push(`${o.label} (${what}): ${res.status} ${excerpt(res.body)}, but x-hsns-roles ${JSON.stringify(listed)} admits it`);
+      } else if (ws && res.status !== 426) {
+        wrong.push(`${o.label} (${what}): a plain GET to a WebSocket route answered ${res.status}, not 426`);
+      }
+    }
+  }
+  if (wrong.length) assert.fail(`${wrong.length} mismatches:\n${wrong.join('\n')}`);
+  t.diagnostic(`${requests} requests: each role against every operation's x-hsns-roles`);
+});
 
 test('SIGTERM stops the aggregator with exit code 0', async (t) => {
   assert.ok(server.proc, 'the aggregator was not started');
