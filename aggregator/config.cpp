@@ -84,6 +84,18 @@ void apply_http(const YAML::Node& node, AggregatorConfig& c) {
       c.sessions.ttl = std::chrono::seconds(read_int<long long>(v, where, 1, 30LL * 86'400));
     } else if (key == "max_sessions") {
       c.sessions.max_sessions = read_int<std::size_t>(v, where, 1, 1'000'000);
+    } else if (key == "sessions_per_user") {
+      c.sessions.sessions_per_user = read_int<std::size_t>(v, where, 0, 1'000'000);
+    } else if (key == "websocket_streams_per_user") {
+      c.sessions.streams_per_user = read_int<std::size_t>(v, where, 1, 1'000'000);
+    } else if (key == "websocket_max_streams") {
+      c.sessions.max_streams = read_int<std::size_t>(v, where, 1, 1'000'000);
+    } else if (key == "auth_failure_burst") {
+      c.sessions.auth_failures.burst = read_int<std::size_t>(v, where, 1, 1'000'000);
+    } else if (key == "auth_failure_refill_ms") {
+      c.sessions.auth_failures.refill = std::chrono::milliseconds(read_int<long long>(v, where, 1, 3'600'000));
+    } else if (key == "websocket_stall_timeout_ms") {
+      l.websocket.stall_timeout = std::chrono::milliseconds(read_int<long long>(v, where, 100, 3'600'000));
     } else if (key == "websocket_idle_timeout_ms") {
       l.websocket.idle_timeout = std::chrono::milliseconds(read_int<long long>(v, where, 1000, 3'600'000));
     } else {
@@ -104,6 +116,24 @@ void apply_telemetry(const YAML::Node& node, AggregatorConfig& c) {
     } else if (key == "prune_interval_ms") {
       c.telemetry_prune_interval =
           std::chrono::milliseconds(read_int<long long>(kv.second, where, 100, 86'400'000));
+    } else {
+      throw std::runtime_error("unknown key '" + where + "'");
+    }
+  }
+}
+
+void apply_ingest(const YAML::Node& node, IngestSettings& settings) {
+  for (const auto& kv : node) {
+    const auto key = kv.first.as<std::string>();
+    const std::string where = "ingest." + key;
+    if (key == "max_future_s") {
+      settings.data_time.max_future =
+          std::chrono::seconds(read_int<long long>(kv.second, where, 1, 10LL * 365 * 86'400));
+    } else if (key == "max_past_s") {
+      settings.data_time.max_past =
+          std::chrono::seconds(read_int<long long>(kv.second, where, 0, 10LL * 365 * 86'400));
+    } else if (key == "memory_budget_bytes") {
+      settings.memory_budget_bytes = read_int<std::size_t>(kv.second, where, 64LL << 20, 1LL << 40);
     } else {
       throw std::runtime_error("unknown key '" + where + "'");
     }
@@ -172,6 +202,8 @@ tl::expected<AggregatorConfig, std::string> load_config_yaml(const std::string& 
         apply_http(v, c);
       } else if (key == "telemetry") {
         apply_telemetry(v, c);
+      } else if (key == "ingest") {
+        apply_ingest(v, c.ingest);
       } else if (key == "syslog") {
         ingest::apply_syslog_yaml(v, c.syslog);
       } else if (key == "snmp") {

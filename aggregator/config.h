@@ -24,6 +24,7 @@
 #include "hsns/log.h"
 #include "http/server.h"
 #include "http/sessions.h"
+#include "ingest/data_time.h"
 #include "ingest/prometheus_config.h"
 #include "ingest/snmp_config.h"
 #include "ingest/syslog_config.h"
@@ -44,6 +45,13 @@ http::ServerLimits with_topology_body_limit(http::ServerLimits limits, std::size
 inline constexpr const char* kReportPathPattern = "/api/v1/agents/*/reports";
 inline constexpr std::size_t kDefaultReportBodyLimit = std::size_t{64} << 20;
 http::ServerLimits with_report_body_limit(http::ServerLimits limits, std::size_t report_body_limit);
+
+// What the aggregator believes of what senders send (the `ingest:` section; docs/security.md).
+struct IngestSettings {
+  ingest::DataTimeWindow data_time;  // ingest.max_future_s, ingest.max_past_s (0: no past bound)
+  // Request bodies and their decoded documents together (hsns/memory_budget.h); beyond it 503.
+  std::size_t memory_budget_bytes = std::size_t{1536} << 20;
+};
 
 struct AggregatorConfig {
   std::string listen_address = "127.0.0.1";
@@ -66,6 +74,7 @@ struct AggregatorConfig {
   std::chrono::milliseconds shutdown_grace{10'000};
   std::string ready_file;  // written with "<address> <port>" once listening (for tests and scripts)
   log::Level log_level = log::Level::info;  // --log-level: messages below it are not written
+  IngestSettings ingest;                    // data time window, memory budget of request bodies
   ingest::SyslogConfig syslog;              // syslog receivers (off unless a listen address is set)
   ingest::SnmpConfig snmp;                  // SNMP poller (off unless switches are listed)
   alarms::AlarmServiceOptions alarms;       // the alarm engine's damping, windows and caps

@@ -46,6 +46,7 @@
 #include "ingest/prometheus_source.h"
 #include "ingest/snmp_poller.h"
 #include "ingest/topology_devices.h"
+#include "ingest/windowed_kpi_sink.h"
 #include "store/factory.h"
 #include "store/instrumented_network_store.h"
 #include "store/marked_kpi_store.h"
@@ -186,29 +187,38 @@ int run(const AggregatorConfig& c) {
   // Every KPI write moves the mark the overlay grade stream polls (store/marked_kpi_store.h).
   hsns::store::MarkedKpiStore marked_kpis(backend.kpis());
   hsns::brain_pipeline::BrainKpiStore kpis(marked_kpis, brain.get());
+  // Every KPI writer goes through the data time window (ingest/windowed_kpi_sink.h).
+  hsns::ingest::IngestMetrics ingest_metrics(metrics.registry());
+  hsns::ingest::WindowedKpiSink windowed_kpis(kpis, c.ingest.data_time, ingest_metrics, hsns::unix_now_ms);
   hsns::brain_pipeline::register_brain_routes(service.router(), brain.get(),
                                               hsns::brain_pipeline::patterns_dir(c.brain));
   hsns::network::TelemetryMetrics telemetry_metrics(metrics.registry());
   hsns::kpis_api::KpiMetrics kpi_metrics(metrics.registry());
   hsns::network::register_report_routes(service.router(), backend.telemetry(), telemetry_metrics,
-                                        topology_cache, hsns::kpis_api::ReportKpiRecorder(kpis, kpi_metrics));
+                                        topology_cache,
+                                        hsns::kpis_api::ReportKpiRecorder(windowed_kpis, kpi_metrics));
   hsns::telemetry_api::register_telemetry_routes(service.router(), backend.telemetry(), backend.jobs(),
                                                  store);
   hsns::kpis_api::DeviceCheck topology_device =
       [resolve = hsns::ingest::topology_device_resolver(topology_cache)](std::string_view device) {
         return resolve(device, "");
       };
-  hsns::kpis_api::register_kpi_routes(service.router(), kpis, kpi_metrics, topology_device);
+  hsns::kpis_api::register_kpi_routes(service.router(), kpis, windowed_kpis, kpi_metrics, topology_device);
   hsns::topology_api::register_topology_routes(service.router(), topology_cache);
   hsns::topology_api::register_layout_route(service.router(), topology_cache);
   hsns::topology_api::register_links_route(service.router(), topology_cache);
   hsns::topology_api::TopologyChangeNotifier topology_changes(topology_cache, service.hub());
   hsns::topology_api::register_topology_stream(service.router(), topology_changes, service.hub());
   hsns::scheduling_api::register_scheduling_routes(service.router(), topology_cache, backend.jobs(), store);
-  hsns::ingest::LogBuffer logs(c.syslog.messages_per_device, c.syslog.max_devices);
+  hsns::ingest::LogBuffer logs(hsns::ingest::LogBufferLimits{.per_device = c.syslog.messages_per_device,
+                                                             .max_devices = c.syslog.max_devices,
+                                                             .max_bytes = c.syslog.buffer_bytes,
+                                                             .unknown_devices = c.syslog.unknown_devices,
+                                                             .unknown_bytes = c.syslog.unknown_buffer_bytes,
+                                                             .window = c.ingest.data_time});
   if (brain) hsns::brain_pipeline::feed_logs(logs, *brain);
   hsns::logs_api::register_log_routes(service.router(), logs);
-  hsns::kpis_api::register_event_routes(service.router(), logs, kpi_metrics, topology_device);
+  hsns::kpis_api::register_event_routes(service.router(), logs, kpi_metrics, ingest_metrics, topology_device);
   // Full-path diagnosis: each hop's evidence includes the alarms active on its entities.
   hsns::services::AlarmLookup active_alarms = [&alarm_service](const std::string& entity) {
     std::vector<hsns::diagnose::ActiveAlarm> found;
@@ -242,10 +252,14 @@ int run(const AggregatorConfig& c) {
     HSNS_LOG(error) << "TLS: " << e.what();
     return 1;
   }
+  // Request bodies and their decoded documents share one budget (hsns/memory_budget.h).
+  auto limits = c.limits;
+  limits.memory_budget = std::make_shared<hsns::MemoryBudget>(c.ingest.memory_budget_bytes);
+  metrics.watch_memory_budget(limits.memory_budget);
   hsns::http::HttpServer server(
-      ioc, tls.get(), c.limits,
-      [&service](hsns::http::Request&& req, hsns::http::Respond respond) {
-        service.handle(std::move(req), std::move(respond));
+      ioc, tls.get(), limits,
+      [&service](hsns::http::Request&& req, const hsns::http::Peer& peer, hsns::http::Respond respond) {
+        service.handle(std::move(req), peer, std::move(respond));
       },
       hsns::http::ServerObserver{[&metrics](int status) { metrics.observe_rejected(status); },
                                  [&metrics](const char* action) { metrics.observe_connection_shed(action); },
@@ -253,7 +267,9 @@ int run(const AggregatorConfig& c) {
                                  [&metrics] { metrics.observe_websocket_opened(); },
                                  [&metrics](const char* reason) { metrics.observe_websocket_closed(reason); },
                                  [&metrics] { metrics.observe_websocket_message_sent(); }});
-  server.set_upgrade_handler([&service](const hsns::http::Request& req) { return service.upgrade(req); });
+  server.set_upgrade_handler([&service](const hsns::http::Request& req, const hsns::http::Peer& peer) {
+    return service.upgrade(req, peer);
+  });
   try {
     server.listen({net::ip::make_address(c.listen_address), c.port});
   } catch (const std::exception& e) {
@@ -261,7 +277,6 @@ int run(const AggregatorConfig& c) {
     return 1;
   }
   server.start();
-  hsns::ingest::IngestMetrics ingest_metrics(metrics.registry());
   hsns::ingest::SyslogReceiver syslog(ioc, c.syslog, hsns::ingest::topology_device_resolver(topology_cache),
                                       ingest_metrics);
   syslog.subscribe(hsns::ingest::keep_in(logs, ingest_metrics));
@@ -274,7 +289,7 @@ int run(const AggregatorConfig& c) {
   if (auto at = syslog.udp_endpoint()) HSNS_LOG(info) << "syslog over UDP at " << *at;
   if (auto at = syslog.tcp_endpoint()) HSNS_LOG(info) << "syslog over TCP at " << *at;
   hsns::ingest::SnmpMetrics snmp_metrics(metrics.registry());
-  hsns::ingest::StoreKpiSink snmp_samples(kpis);
+  hsns::ingest::StoreKpiSink snmp_samples(windowed_kpis);
   hsns::ingest::SnmpPoller snmp(c.snmp, hsns::ingest::topology_device_resolver(topology_cache), snmp_samples,
                                 snmp_metrics);
   snmp.start();

@@ -78,7 +78,23 @@ Metrics::Metrics()
                             .Help("WebSocket sessions ended, by reason: slow_consumer (outgoing queue full, "
                                   "closed 1013), idle, client, shutdown (1001), message_too_big (1009), "
                                   "endpoint, error")
-                            .Register(*registry_)) {
+                            .Register(*registry_)),
+      budget_used_(prometheus::BuildGauge()
+                       .Name("hsns_memory_budget_used_bytes")
+                       .Help("Bytes of the memory budget held by request bodies being read or handled "
+                             "(with what is decoded from them)")
+                       .Register(*registry_)
+                       .Add({})),
+      budget_limit_(prometheus::BuildGauge()
+                        .Name("hsns_memory_budget_limit_bytes")
+                        .Help("The memory budget of request bodies (ingest.memory_budget_bytes)")
+                        .Register(*registry_)
+                        .Add({})),
+      budget_refusals_(prometheus::BuildCounter()
+                           .Name("hsns_memory_budget_refusals_total")
+                           .Help("Requests answered 503 because their body did not fit the memory budget")
+                           .Register(*registry_)
+                           .Add({})) {
   prometheus::BuildGauge()
       .Name("hsns_build_info")
       .Help("Build identity of the running aggregator; the value is always 1")
@@ -139,7 +155,22 @@ void Metrics::observe_websocket_message_sent() {
   websocket_messages_sent_.Increment();
 }
 
+void Metrics::watch_memory_budget(std::shared_ptr<const MemoryBudget> budget) {
+  const std::lock_guard lock(budget_mutex_);
+  budget_ = std::move(budget);
+}
+
 std::string Metrics::serialize() const {
+  {
+    const std::lock_guard lock(budget_mutex_);
+    if (budget_) {
+      budget_used_.Set(static_cast<double>(budget_->used()));
+      budget_limit_.Set(static_cast<double>(budget_->limit()));
+      const auto refusals = budget_->refusals();
+      budget_refusals_.Increment(static_cast<double>(refusals - budget_refusals_seen_));
+      budget_refusals_seen_ = refusals;
+    }
+  }
   const prometheus::TextSerializer serializer;
   return serializer.Serialize(registry_->Collect());
 }

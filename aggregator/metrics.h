@@ -14,9 +14,13 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+
+#include "hsns/memory_budget.h"
 
 namespace hsns {
 
@@ -37,6 +41,9 @@ class Metrics {
   void observe_websocket_opened();
   void observe_websocket_closed(std::string_view reason);
   void observe_websocket_message_sent();
+  // hsns_memory_budget_{used,limit}_bytes and hsns_memory_budget_refusals_total, read from the budget at
+  // every scrape (hsns/memory_budget.h).
+  void watch_memory_budget(std::shared_ptr<const MemoryBudget> budget);
 
   // Prometheus text exposition format 0.0.4.
   std::string serialize() const;
@@ -59,6 +66,12 @@ class Metrics {
   prometheus::Gauge& websocket_sessions_;
   prometheus::Counter& websocket_messages_sent_;
   prometheus::Family<prometheus::Counter>& websocket_closed_;
+  prometheus::Gauge& budget_used_;
+  prometheus::Gauge& budget_limit_;
+  prometheus::Counter& budget_refusals_;
+  mutable std::mutex budget_mutex_;  // guards budget_ and budget_refusals_seen_
+  std::shared_ptr<const MemoryBudget> budget_;
+  mutable std::uint64_t budget_refusals_seen_ = 0;  // what budget_refusals_ has counted
 };
 
 }  // namespace hsns

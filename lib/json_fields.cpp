@@ -4,6 +4,7 @@
 #include <sstream>
 #include <unordered_set>
 
+#include "hsns/memory_budget.h"
 #include "hsns/utf8.h"
 
 namespace hsns {
@@ -97,12 +98,14 @@ class DuplicateKeyFinder {
   std::vector<InvalidParam> found_;
 };
 
-// One SAX pass over a document before or beside the DOM: nesting (the pass stops at the first container
+// One SAX pass over a document before the DOM is built: nesting (the pass stops at the first container
 // beyond kMaxJsonDepth, so neither this recursive reader nor from_cbor() below ever descends further),
-// repeated map keys, text that is not UTF-8, and a declared container length that exceeds the input (a
-// CBOR length prefix is not trusted). For JSON text it finds the repeated keys after the DOM parse: the
-// parser's callback form would do it in the same pass but costs time quadratic in an array's length
-// (about 15 s for 8,000 objects in the sanitizer build), one SAX pass is linear.
+// repeated map keys, text that is not UTF-8, a declared container length that exceeds the input (a CBOR
+// length prefix is not trusted), and the memory the DOM would take (estimated per value, key and
+// container as nlohmann lays them out; the pass stops once it exceeds kMaxDecodedDocumentBytes, so a
+// small input of many tiny values is refused before it is built). The parser's callback form would find
+// repeated keys in the DOM parse itself but costs time quadratic in an array's length (about 15 s for
+// 8,000 objects in the sanitizer build); one SAX pass is linear.
 class StrictChecker : public nlohmann::json_sax<nlohmann::json> {
  public:
   // format: "JSON" or "CBOR", for the messages.
@@ -116,31 +119,72 @@ class StrictChecker : public nlohmann::json_sax<nlohmann::json> {
   bool string(string_t& s) override {
     if (!valid_utf8(s))
       return refuse(std::string("body is not valid ") + format_ + ": a text string is not valid UTF-8");
+    if (!cost(kStringBytes + heap_bytes(s))) return false;
     return value();
   }
-  bool binary(binary_t&) override { return value(); }
-  bool start_object(std::size_t elements) override { return start(E::object_start, elements); }
+  bool binary(binary_t& b) override {
+    if (!cost(kStringBytes + b.size())) return false;
+    return value();
+  }
+  bool start_object(std::size_t elements) override {
+    if (!cost(kObjectBytes)) return false;
+    return start(E::object_start, elements);
+  }
   bool key(string_t& k) override {
     if (!valid_utf8(k))
       return refuse(std::string("body is not valid ") + format_ + ": a map key is not valid UTF-8");
+    // A map node with its key; the key is also held by the duplicate finder until its object ends.
+    if (!cost(kMemberBytes + 2 * heap_bytes(k))) return false;
     duplicates_.on_event(E::key, nlohmann::json(k));
     return true;
   }
   bool end_object() override { return end(E::object_end); }
-  bool start_array(std::size_t elements) override { return start(E::array_start, elements); }
+  bool start_array(std::size_t elements) override {
+    if (!cost(kArrayBytes)) return false;
+    return start(E::array_start, elements);
+  }
   bool end_array() override { return end(E::array_end); }
-  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception&) override {
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
+    // nlohmann's out_of_range.406: a number beyond double range ("1e500").
+    if (e.id == 406) return refuse(std::string("body is not valid ") + format_ + ": a number is out of range");
     return refuse(std::string("body is not valid ") + format_ + ": error at byte " +
                   std::to_string(position));
   }
 
   // Empty when the input passed; else the malformed detail.
   const std::string& error() const { return error_; }
+  // The refusal was the decoded size (413), not the input's form (400).
+  bool too_large() const { return too_large_; }
   const DuplicateKeyFinder& duplicates() const { return duplicates_; }
+
+  // The Problem of a refused input.
+  Problem problem(const char* fallback) const {
+    if (too_large_) return Problem::payload_too_large(error_);
+    return Problem::malformed(error_.empty() ? fallback : error_);
+  }
 
  private:
   using E = nlohmann::json::parse_event_t;
+  // What nlohmann's DOM takes (64-bit libstdc++): every value 16 bytes in its parent, doubled for the
+  // growth of arrays; a string or binary value a heap std::string/vector (32) and its text beyond the
+  // small-string buffer; an object a std::map (48) and per member a tree node (48) with its key (32); an
+  // array a std::vector (24).
+  static constexpr std::size_t kValueBytes = 32;
+  static constexpr std::size_t kStringBytes = 32;
+  static constexpr std::size_t kObjectBytes = 48;
+  static constexpr std::size_t kMemberBytes = 80;
+  static constexpr std::size_t kArrayBytes = 24;
+  static std::size_t heap_bytes(const std::string& s) { return s.size() > 15 ? s.size() + 1 : 0; }
+
+  bool cost(std::size_t bytes) {
+    estimated_ += bytes;
+    if (estimated_ <= kMaxDecodedDocumentBytes) return true;
+    too_large_ = true;
+    return refuse(std::string("the ") + format_ + " document would take more than " +
+                  std::to_string(kMaxDecodedDocumentBytes >> 20) + " MiB decoded; send it in smaller parts");
+  }
   bool value() {
+    if (!cost(kValueBytes)) return false;
     duplicates_.on_event(E::value, nlohmann::json());
     return true;
   }
@@ -168,6 +212,8 @@ class StrictChecker : public nlohmann::json_sax<nlohmann::json> {
   std::size_t input_size_;
   const char* format_;
   int depth_ = 0;
+  std::size_t estimated_ = 0;
+  bool too_large_ = false;
   std::string error_;
   DuplicateKeyFinder duplicates_;
 };
@@ -202,6 +248,13 @@ tl::expected<nlohmann::json, Problem> parse_json_strict(std::string_view text) {
       --depth;
     }
   }
+  // The checks first, so that nothing too large is built; the DOM keeps only the last of repeated keys,
+  // the SAX pass sees every key as it is read.
+  StrictChecker checker(text.size(), "JSON");
+  if (!nlohmann::json::sax_parse(text, &checker) && !checker.error().empty())
+    return tl::unexpected(checker.problem("body is not valid JSON"));
+  if (!checker.duplicates().found().empty())
+    return tl::unexpected(Problem::invalid(checker.duplicates().found()));
   // The DOM parse; only a failing parse throws, and every nlohmann exception is turned into the Problem:
   // besides parse_error the parser throws out_of_range for numbers beyond double range ("1e500").
   nlohmann::json j;
@@ -215,12 +268,6 @@ tl::expected<nlohmann::json, Problem> parse_json_strict(std::string_view text) {
   } catch (const nlohmann::json::exception&) {
     return tl::unexpected(Problem::malformed("body is not valid JSON"));
   }
-  // The DOM keeps only the last of repeated keys: the SAX pass sees every key as it is read.
-  StrictChecker checker(text.size(), "JSON");
-  if (!nlohmann::json::sax_parse(text, &checker) && !checker.error().empty())
-    return tl::unexpected(Problem::malformed(checker.error()));
-  if (!checker.duplicates().found().empty())
-    return tl::unexpected(Problem::invalid(checker.duplicates().found()));
   return j;
 }
 
@@ -247,10 +294,7 @@ tl::expected<nlohmann::json, Problem> parse_cbor_strict(std::string_view bytes) 
   } catch (const nlohmann::json::exception&) {
     passed = false;
   }
-  if (!passed) {
-    return tl::unexpected(
-        Problem::malformed(checker.error().empty() ? "body is not valid CBOR" : checker.error()));
-  }
+  if (!passed) return tl::unexpected(checker.problem("body is not valid CBOR"));
   if (!checker.duplicates().found().empty())
     return tl::unexpected(Problem::invalid(checker.duplicates().found()));
   // The checked input is now built; tags (which the check pass refused too) stay an error here.

@@ -104,7 +104,7 @@ Result<void> AlarmService::load(std::int64_t wall_now_ms) {
   if (!silences) return tl::unexpected(from_store(silences.error()));
   auto active = store_.load_active(options_.engine.max_alarms);
   if (!active) return tl::unexpected(from_store(active.error()));
-  engine_.restore(*active);
+  engine_.restore(*active, wall_now_ms);
   std::vector<brain::AlarmChange> changes;
   for (auto& s : *silences) {
     if (s.expires_ms && *s.expires_ms <= wall_now_ms) {

@@ -31,7 +31,9 @@ LogInput log_input(const ingest::IngestedLog& log) {
 }
 
 void feed_logs(ingest::LogBuffer& buffer, BrainEngine& engine) {
-  buffer.set_observer([&engine](const ingest::IngestedLog& log) { engine.submit(log_input(log)); });
+  buffer.set_observer([&engine](const ingest::IngestedLog& log) {
+    if (log.known_device) engine.submit(log_input(log));
+  });
 }
 
 }  // namespace hsns::brain_pipeline

@@ -10,8 +10,10 @@
 // - log_input(log) is the engine's copy of a parsed message: entity the topology device when the hostname
 //   named one, else the hostname as sent (else the device string, "unknown:<source>"), the message, app,
 //   hostname, msgid, procid, severity, structured data flattened to "<sd-id>.<param>" fields, and the
-//   message's own time. feed_logs(buffer, engine) makes the buffer hand every message offered to it (syslog
-//   lines and pushed events) to the engine.
+//   message's own time (clamped to the receive time by the buffer when outside the data time window).
+//   feed_logs(buffer, engine) makes the buffer hand every message of a topology device offered to it
+//   (syslog lines and pushed events) to the engine; a sender the topology does not name (an invented or
+//   spoofed hostname) is kept in the log but raises no alarm.
 // Thread-safe as the store and the engine.
 #pragma once
 

@@ -167,4 +167,26 @@ std::optional<Problem> host_binding_refusal(
   return std::nullopt;
 }
 
+void EntityBinding::check(std::string_view entity, std::string_view list, std::size_t index,
+                          std::string_view member) {
+  if (bound_host_.empty()) return;
+  const std::string_view host = entity.substr(0, entity.find('/'));
+  if (host == bound_host_) return;
+  // A body of thousands of foreign entities gets a bounded answer: the first ones named, all counted.
+  if (refused_.size() < kMaxBindingFindings) {
+    refused_.push_back(
+        {std::string(list) + "[" + std::to_string(index) + "]." + std::string(member),
+         "names host " + std::string(host.substr(0, 255)) + "; this token is bound to host " + bound_host_});
+  }
+  ++count_;
+}
+
+std::optional<Problem> EntityBinding::refusal() const {
+  if (count_ == 0) return std::nullopt;
+  auto p = Problem::forbidden("this token is bound to host " + bound_host_ + " and may not speak for " +
+                              std::to_string(count_) + " of the entities in the body");
+  p.invalid_params = refused_;
+  return p;
+}
+
 }  // namespace hsns

@@ -12,6 +12,10 @@
 //   service after the role check). An agent token without a binding keeps what agent tokens could always
 //   do, act for every host (existing deployments keep working); unbound_agents() names them so the
 //   aggregator warns about each at start.
+// - The binding holds on the bodies too: a route an agent token reaches whose body names entities
+//   (POST /api/v1/kpis samples[i].entity, POST /api/v1/events events[i].entity, POST
+//   /api/v1/topology/lldp observations[i].host) refuses the whole request with 403 naming every field
+//   whose host is not the bound one (EntityBinding; an entity's host is the part before its first '/').
 // - Only SHA-256 digests of the tokens are kept in memory. authenticate() hashes the presented token and
 //   compares it with every stored digest in constant time (CRYPTO_memcmp, no early exit), so timing
 //   reveals neither which token nor how much of it matched.
@@ -47,6 +51,23 @@ struct Principal {
 // otherwise.
 std::optional<Problem> host_binding_refusal(
     const Principal& principal, const std::vector<std::pair<std::string, std::string>>& path_params);
+
+// Collects the body's entities that a host-bound caller may not speak for; unbound callers pass all.
+class EntityBinding {
+ public:
+  explicit EntityBinding(std::string bound_host) : bound_host_(std::move(bound_host)) {}
+  // `entity` is "<host>" or "<host>/<anything>", found in the body at list[index].member
+  // ("samples[3].entity").
+  void check(std::string_view entity, std::string_view list, std::size_t index, std::string_view member);
+  // The 403 naming every refused field, or nothing.
+  std::optional<Problem> refusal() const;
+
+ private:
+  static constexpr std::size_t kMaxBindingFindings = 16;
+  std::string bound_host_;
+  std::vector<InvalidParam> refused_;  // the first kMaxBindingFindings
+  std::size_t count_ = 0;
+};
 
 class TokenAuthenticator {
  public:

@@ -56,6 +56,8 @@ struct RequestContext {
   boost::urls::url_view url;                                     // the parsed request target
   std::vector<std::pair<std::string, std::string>> path_params;  // decoded
   std::string principal;                                         // token name; "" when auth is off
+  std::string bound_host;  // the host the caller's agent token is bound to (auth.h); "" when unbound
+  std::string peer;        // the client's IP address as the transport saw it; "" when unknown
 
   std::string_view path_param(std::string_view name) const;
   // Decoded query parameter, nullopt when absent.

@@ -158,6 +158,9 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   }
 
   void start() {
+    beast::error_code ec;
+    const auto remote = beast::get_lowest_layer(stream_).socket().remote_endpoint(ec);
+    if (!ec) peer_.address = remote.address().to_string();
     if constexpr (kTls) {
       beast::get_lowest_layer(stream_).expires_after(shared_->limits.read_timeout);
       stream_.async_handshake(net::ssl::stream_base::server,
@@ -218,10 +221,28 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
                                                " bytes"));
     }
     parser_->body_limit(body_limit_);
+    if (!reserve_body_memory()) return;
     arm_read_deadline(shared_->limits.read_timeout);
     bhttp::async_read(
         stream_, buffer_, *parser_,
         [self = this->shared_from_this()](beast::error_code e, std::size_t) { self->on_read(e); });
+  }
+
+  // The body's memory (and what will be decoded from it) from the budget; false when refused (answered).
+  bool reserve_body_memory() {
+    const auto& budget = shared_->limits.memory_budget;
+    if (!budget) return true;
+    const auto length = parser_->content_length();
+    const std::size_t body =
+        length ? static_cast<std::size_t>(*length) : (parser_->chunked() ? body_limit_ : 0);
+    auto held = budget->try_reserve(request_memory_cost(body));
+    if (!held) {
+      reject(Problem::unavailable("the aggregator's memory budget for request bodies is spent; retry later"),
+             /*retry_later=*/true);
+      return false;
+    }
+    body_memory_ = std::move(*held);
+    return true;
   }
 
   void on_read(beast::error_code ec) {
@@ -231,10 +252,13 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     handling_ = true;
     auto request = parser_->release();
     parser_.reset();
+    // Held until the handler has answered (the respond callback is dropped then).
+    auto memory = std::make_shared<MemoryBudget::Reservation>(std::move(body_memory_));
     if (shared_->upgrade && boost::beast::websocket::is_upgrade(request)) {
       return on_upgrade_request(std::move(request));
     }
-    shared_->handler(std::move(request), [self = this->shared_from_this()](Response res) {
+    shared_->handler(std::move(request), peer_, [self = this->shared_from_this(), memory](Response res) {
+      memory->release();
       auto executor = self->stream_.get_executor();
       net::dispatch(executor, [self = std::move(self), res = std::move(res)]() mutable {
         self->on_response(std::move(res));
@@ -259,7 +283,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
           Problem::forbidden("Origin " + std::string(origin.substr(0, 128)) +
                              " may not open WebSocket sessions here (http.websocket_allowed_origins)")));
     }
-    auto decision = shared_->upgrade(request);
+    auto decision = shared_->upgrade(request, peer_);
     if (auto* refusal = std::get_if<Response>(&decision)) return on_response(std::move(*refusal));
     pending_upgrade_.emplace(std::move(request), std::get<WebSocketStart>(std::move(decision)));
     // Responses to earlier pipelined requests go out first; on_write upgrades once they are written.
@@ -309,6 +333,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   void on_read_error(beast::error_code ec) {
     deadline_.cancel();
     reading_ = false;
+    body_memory_.release();
     const bool partial = (parser_ && parser_->got_some()) || buffer_.size() > 0;
     if (timed_out_) {
       if (partial) {
@@ -345,11 +370,12 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     if (!writing_) close();
   }
 
-  void reject(const Problem& p) {
+  void reject(const Problem& p, bool retry_later = false) {
     deadline_.cancel();
     shared_->rejected(p.status);
     read_closed_ = true;
     auto res = transport_problem(p);
+    if (retry_later) res.set(bhttp::field::retry_after, "1");
     // Refused once its request line was read (framing, Content-Length over the limit, a bad or timed-out
     // body): the parser holds the method from then on (verb::unknown before), and a HEAD gets no body.
     if (parser_) omit_body_for_head(parser_->get().method(), res);
@@ -412,8 +438,10 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   net::steady_timer deadline_{stream_.get_executor()};
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
-  std::size_t body_limit_ = 0;  // of the request being read
-  std::deque<Response> queue_;  // responses in request order; front is being written
+  std::size_t body_limit_ = 0;             // of the request being read
+  MemoryBudget::Reservation body_memory_;  // of the request being read
+  Peer peer_;                              // read once the connection starts
+  std::deque<Response> queue_;             // responses in request order; front is being written
   std::optional<std::pair<Request, WebSocketStart>> pending_upgrade_;  // waits for queue_ to drain
   bool upgraded_ = false;  // stream_ now belongs to a WebSocket session
   bool reading_ = false;

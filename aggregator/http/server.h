@@ -9,6 +9,10 @@
 //   request (silent close), read timeout for the rest of a request once its first byte arrived (408, then
 //   close), and a bounded number of pipelined requests whose responses are queued (reading pauses while
 //   the queue is full). Every problem the transport answers closes the connection afterwards.
+// - Memory: with a memory_budget, a request's body and what its handler decodes from it
+//   (request_memory_cost, hsns/memory_budget.h) are reserved once the header is read (the announced
+//   Content-Length, or the path's body limit for a chunked body) and held until its response is handed
+//   over; a request that does not fit gets 503 with Retry-After: 1 before its body is read.
 // - Framing (http/framing.h) is checked once a header is complete and before its body is read: an
 //   ambiguous request (Transfer-Encoding not exactly a final chunked, Content-Length with it, duplicate
 //   Host/Authorization/Content-Length/Content-Type, no Host in HTTP/1.1) gets 400/501 and the connection
@@ -48,6 +52,7 @@
 #include <variant>
 #include <vector>
 
+#include "hsns/memory_budget.h"
 #include "http/router.h"
 #include "http/websocket.h"
 
@@ -70,6 +75,9 @@ struct ServerLimits {
   std::size_t pipeline_limit = 8;
   std::size_t max_connections = 4096;
   WebSocketLimits websocket;
+  // Request bodies and what is decoded from them draw on this budget (hsns/memory_budget.h): a request
+  // whose cost does not fit gets 503 with Retry-After before its body is read. Null: no budget.
+  std::shared_ptr<MemoryBudget> memory_budget;
 
   // The body limit of a request target (path and query).
   std::size_t body_limit_for(std::string_view target) const;
@@ -77,9 +85,14 @@ struct ServerLimits {
   std::size_t largest_body_limit() const;
 };
 
+// Who sent a request, as the transport saw it.
+struct Peer {
+  std::string address;  // the client's IP address ("127.0.0.1", "::1"); "" when it could not be read
+};
+
 // Called for every complete request, on the connection's strand; `respond` (router.h) must be called
 // exactly once, from any thread.
-using RequestHandler = std::function<void(Request&&, Respond respond)>;
+using RequestHandler = std::function<void(Request&&, const Peer&, Respond respond)>;
 
 // What the transport did on its own, for metrics. Every member may be empty; each is called from I/O
 // threads and must be thread-safe. Arguments are fixed, low-cardinality words.
@@ -99,7 +112,7 @@ using WebSocketStart = std::function<void(const Request&, const std::shared_ptr<
 // Decides an upgrade request that passed the Origin check, on the connection's strand (briefly): the
 // response refusing it (401, 403, 404, 400...) or the endpoint to start.
 using UpgradeDecision = std::variant<Response, WebSocketStart>;
-using UpgradeHandler = std::function<UpgradeDecision(const Request&)>;
+using UpgradeHandler = std::function<UpgradeDecision(const Request&, const Peer&)>;
 
 class HttpServer {
  public:

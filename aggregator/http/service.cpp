@@ -56,6 +56,7 @@ AggregatorService::AggregatorService(Metrics& metrics, std::optional<TokenAuthen
 }
 
 void AggregatorService::configure_sessions(http::SessionLimits limits, bool secure_cookie) {
+  auth_throttle_ = std::make_unique<http::AuthThrottle>(limits.auth_failures);
   sessions_ = std::make_unique<http::SessionTable>(limits);
   secure_cookie_ = secure_cookie;
 }
@@ -152,9 +153,9 @@ void AggregatorService::stop_workers() {
   workers_.join();
 }
 
-void AggregatorService::handle(http::Request&& req, http::Respond respond) {
+void AggregatorService::handle(http::Request&& req, const http::Peer& peer, http::Respond respond) {
   const auto start = std::chrono::steady_clock::now();
-  auto decision = admit(req);
+  auto decision = admit(req, peer);
   if (auto* refused = std::get_if<http::Response>(&decision)) {
     finish(req, *refused, "unmatched", start);
     return respond(std::move(*refused));
@@ -206,7 +207,12 @@ http::Response AggregatorService::run_handler(const http::Request& req, Admitted
   try {
     // The target parsed in admit(); parsing again is cheap and keeps the view tied to this request.
     const auto target = boost::urls::parse_origin_form(req.target());
-    http::RequestContext ctx{req, *target, std::move(admitted.path_params), std::move(admitted.principal)};
+    http::RequestContext ctx{req,
+                             *target,
+                             std::move(admitted.path_params),
+                             std::move(admitted.principal),
+                             std::move(admitted.bound_host),
+                             std::move(admitted.peer)};
     return admitted.route->handler(ctx);
   } catch (const std::exception& e) {
     HSNS_LOG(error) << "handler for " << method_label(req.method()) << " " << admitted.route->pattern
@@ -228,9 +234,9 @@ void AggregatorService::publish_change(const http::Request& req, const http::Res
   hub_.publish(kChangesTopic, event.dump());
 }
 
-http::UpgradeDecision AggregatorService::upgrade(const http::Request& req) {
+http::UpgradeDecision AggregatorService::upgrade(const http::Request& req, const http::Peer& peer) {
   const auto start = std::chrono::steady_clock::now();
-  auto decision = admit(req);
+  auto decision = admit(req, peer);
   if (auto* refused = std::get_if<http::Response>(&decision)) {
     finish(req, *refused, "unmatched", start);
     return std::move(*refused);
@@ -248,18 +254,87 @@ http::UpgradeDecision AggregatorService::upgrade(const http::Request& req) {
     finish(req, res, route->pattern, start);
     return res;
   }
+  auto slot = take_stream_slot(admitted.principal);
+  if (!slot) {
+    auto res = http::problem_response(
+        req, Problem{429,
+                     "too-many-streams",
+                     "Too many streams",
+                     "token " + admitted.principal + " holds " +
+                         std::to_string(sessions_->limits().streams_per_user) +
+                         " WebSocket streams or the aggregator holds " +
+                         std::to_string(sessions_->limits().max_streams) +
+                         " (http.websocket_streams_per_user, http.websocket_max_streams); close one first",
+                     {}});
+    res.set(bhttp::field::retry_after, "5");
+    finish(req, res, route->pattern, start);
+    return res;
+  }
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
   metrics_.observe_request(route->pattern, method_label(req.method()), 101, elapsed.count());
   return http::WebSocketStart(
-      [route, params = std::move(admitted.path_params), principal = std::move(admitted.principal)](
-          const http::Request& upgrade_request, const std::shared_ptr<http::WebSocketChannel>& channel) {
+      [route, params = std::move(admitted.path_params), principal = std::move(admitted.principal),
+       bound_host = std::move(admitted.bound_host), peer_address = std::move(admitted.peer),
+       slot = std::move(slot)](const http::Request& upgrade_request,
+                               const std::shared_ptr<http::WebSocketChannel>& channel) {
+        // The slot is held until the stream ends.
+        channel->on_closed([slot] {});
         const auto target = boost::urls::parse_origin_form(upgrade_request.target());
-        const http::RequestContext ctx{upgrade_request, *target, params, principal};
+        const http::RequestContext ctx{upgrade_request, *target, params, principal, bound_host, peer_address};
         route->on_open(ctx, channel);
       });
 }
 
-std::variant<http::Response, AggregatorService::Admitted> AggregatorService::admit(const http::Request& req) {
+std::shared_ptr<void> AggregatorService::take_stream_slot(const std::string& principal) {
+  const auto& limits = sessions_->limits();
+  {
+    const std::lock_guard lock(streams_->mu);
+    auto& held = streams_->per_user[principal];
+    if (held >= limits.streams_per_user || streams_->total >= limits.max_streams) {
+      if (held == 0) streams_->per_user.erase(principal);
+      return nullptr;
+    }
+    ++held;
+    ++streams_->total;
+  }
+  struct Slot {
+    Slot(std::shared_ptr<StreamShares> s, std::string p) : shares(std::move(s)), principal(std::move(p)) {}
+    Slot(const Slot&) = delete;
+    Slot& operator=(const Slot&) = delete;
+    std::shared_ptr<StreamShares> shares;
+    std::string principal;
+    ~Slot() {
+      const std::lock_guard lock(shares->mu);
+      --shares->total;
+      const auto it = shares->per_user.find(principal);
+      if (--it->second == 0) shares->per_user.erase(it);
+    }
+  };
+  return std::make_shared<Slot>(streams_, principal);
+}
+
+std::optional<http::Response> AggregatorService::throttled(const http::Request& req,
+                                                           const std::string& peer) {
+  const auto wait = auth_throttle_->wait(peer, std::chrono::steady_clock::now());
+  if (wait.count() == 0) return std::nullopt;
+  metrics_.observe_auth_failure("throttled");
+  auto res = http::problem_response(
+      req, Problem{429,
+                   "too-many-failed-authentications",
+                   "Too many failed authentications",
+                   "too many requests from " + peer + " carried an unknown token or session; retry later",
+                   {}});
+  res.set(bhttp::field::retry_after, std::to_string((wait.count() + 999) / 1000));
+  return res;
+}
+
+void AggregatorService::authentication_failed(const std::string& peer, std::string_view reason) {
+  metrics_.observe_auth_failure(reason);
+  auth_throttle_->failed(peer, std::chrono::steady_clock::now());
+}
+
+std::variant<http::Response, AggregatorService::Admitted> AggregatorService::admit(const http::Request& req,
+                                                                                   const http::Peer& peer) {
   auto target = boost::urls::parse_origin_form(req.target());
   if (!target) {
     return http::problem_response(req, Problem{400,
@@ -283,7 +358,9 @@ std::variant<http::Response, AggregatorService::Admitted> AggregatorService::adm
   const auto& route = *match.route;
 
   std::string principal;
+  std::string bound_host;
   if (route.permissions != http::kPublic && auth_) {
+    if (auto refused = throttled(req, peer.address)) return std::move(*refused);
     const auto header = req[bhttp::field::authorization];
     std::optional<Principal> who;
     const bool has_cookie =
@@ -303,8 +380,12 @@ std::variant<http::Response, AggregatorService::Admitted> AggregatorService::adm
       }
     }
     if (!who) {
-      metrics_.observe_auth_failure(header.empty() ? (has_cookie ? "unknown_session" : "missing_token")
-                                                   : "unknown_token");
+      // A missing token is no guess: only unknown tokens and sessions spend the address's attempts.
+      if (header.empty() && !has_cookie) {
+        metrics_.observe_auth_failure("missing_token");
+      } else {
+        authentication_failed(peer.address, header.empty() ? "unknown_session" : "unknown_token");
+      }
       auto res = http::problem_response(
           req, Problem::unauthorized(!header.empty() ? "the bearer token is not valid"
                                      : has_cookie    ? "the session has expired or is unknown: log in again"
@@ -323,8 +404,10 @@ std::variant<http::Response, AggregatorService::Admitted> AggregatorService::adm
       return http::problem_response(req, *refused);
     }
     principal = who->name;
+    bound_host = who->host;
   }
-  return Admitted{&route, std::move(match.path_params), std::move(principal)};
+  return Admitted{&route, std::move(match.path_params), std::move(principal), std::move(bound_host),
+                  peer.address};
 }
 
 }  // namespace hsns

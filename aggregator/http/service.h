@@ -26,6 +26,12 @@
 //   authenticated must carry the session's CSRF token in X-CSRF-Token, else 403 (so another site can never
 //   make a browser write, even where SameSite is not honoured). An Authorization header always wins over a
 //   cookie: bearer-token clients are unchanged. An unknown or expired cookie answers 401.
+// - Failed authentications (an unknown token or session cookie, on any route or at login) are throttled
+//   per client address (http/auth_throttle.h): once its attempts are spent, every authenticated request
+//   and login from that address answers 429 with Retry-After, without checking the credential, until
+//   the bucket refills. Other addresses are not affected.
+// - WebSocket streams are shared fairly: at most sessions.streams_per_user open streams per token name
+//   and sessions.max_streams in all; an upgrade beyond either answers 429 with Retry-After.
 // - HEAD is answered like GET without a body; a path that exists under other methods answers 405 with
 //   Allow; anything else 404.
 // - set_ready() controls /readyz (also false while the store check fails).
@@ -42,6 +48,9 @@
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -49,6 +58,7 @@
 #include <vector>
 
 #include "http/auth.h"
+#include "http/auth_throttle.h"
 #include "http/router.h"
 #include "http/server.h"
 #include "http/sessions.h"
@@ -71,8 +81,13 @@ class AggregatorService {
   ~AggregatorService();
 
   http::Router& router() { return router_; }
-  void handle(http::Request&& req, http::Respond respond);
-  http::UpgradeDecision upgrade(const http::Request& req);
+  void handle(http::Request&& req, const http::Peer& peer, http::Respond respond);
+  http::UpgradeDecision upgrade(const http::Request& req, const http::Peer& peer);
+  // For in-process callers (tests): a request from no known address.
+  void handle(http::Request&& req, http::Respond respond) {
+    handle(std::move(req), http::Peer{}, std::move(respond));
+  }
+  http::UpgradeDecision upgrade(const http::Request& req) { return upgrade(req, http::Peer{}); }
   // Topics: "changes" (the change feed); later API areas add their own.
   http::WebSocketHub& hub() { return hub_; }
   void set_ready(bool ready) { ready_.store(ready); }
@@ -87,9 +102,18 @@ class AggregatorService {
     const http::Route* route = nullptr;
     std::vector<std::pair<std::string, std::string>> path_params;
     std::string principal;
+    std::string bound_host;
+    std::string peer;
   };
-  // Either the response that refuses the request (404, 405, 401, 403, bad target) or the admitted route.
-  std::variant<http::Response, Admitted> admit(const http::Request& req);
+  // Either the response that refuses the request (404, 405, 401, 403, 429, bad target) or the admitted
+  // route.
+  std::variant<http::Response, Admitted> admit(const http::Request& req, const http::Peer& peer);
+  // 429 with Retry-After while `peer` has failed too many authentications (http/auth_throttle.h).
+  std::optional<http::Response> throttled(const http::Request& req, const std::string& peer);
+  void authentication_failed(const std::string& peer, std::string_view reason);
+  // A WebSocket stream slot of `principal` (released when the holder is destroyed), or null when the
+  // user or everyone holds the most allowed.
+  std::shared_ptr<void> take_stream_slot(const std::string& principal);
   http::Response run_handler(const http::Request& req, Admitted& admitted);
   void finish(const http::Request& req, http::Response& res, std::string_view route_label,
               std::chrono::steady_clock::time_point start);
@@ -110,6 +134,14 @@ class AggregatorService {
   std::atomic<std::size_t> heavy_admitted_{0};  // running + waiting
   std::unique_ptr<http::SessionTable> sessions_ = std::make_unique<http::SessionTable>();
   bool secure_cookie_ = false;
+  std::unique_ptr<http::AuthThrottle> auth_throttle_ = std::make_unique<http::AuthThrottle>();
+  // WebSocket streams held per token name; shared with the slots, which may outlive a stopped service.
+  struct StreamShares {
+    std::mutex mu;
+    std::map<std::string, std::size_t, std::less<>> per_user;
+    std::size_t total = 0;
+  };
+  std::shared_ptr<StreamShares> streams_ = std::make_shared<StreamShares>();
 };
 
 }  // namespace hsns

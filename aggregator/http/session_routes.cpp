@@ -56,9 +56,10 @@ void AggregatorService::add_session_routes() {
           ctx, session_body(anonymous, "", std::chrono::system_clock::now() + sessions_->limits().ttl, false),
           bhttp::status::created));
     }
+    if (auto refused = throttled(ctx.request, ctx.peer)) return std::move(*refused);
     auto who = auth_->authenticate("Bearer " + *token);
     if (!who) {
-      metrics_.observe_auth_failure("unknown_token");
+      authentication_failed(ctx.peer, "unknown_token");
       auto res = http::problem(ctx, Problem::unauthorized("the token is not valid"));
       res.set(bhttp::field::www_authenticate, "Bearer realm=\"hsns\"");
       return res;

@@ -4,6 +4,7 @@
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -51,12 +52,35 @@ NewSession SessionTable::create(const Principal& principal) {
                   {principal, random_token(), std::chrono::system_clock::now() + limits_.ttl}};
   const auto now = std::chrono::steady_clock::now();
   const auto digest = digest_of(made.id);
+  const std::string& name = principal.name;
   const std::lock_guard lock(mutex_);
-  if (sessions_.size() >= limits_.max_sessions) purge_expired(now);
-  while (!order_.empty() && sessions_.size() >= limits_.max_sessions) erase(sessions_.find(order_.front()));
+  const auto held_by = [&](const std::string& who) {
+    const auto it = per_user_.find(who);
+    return it == per_user_.end() ? std::size_t{0} : it->second;
+  };
+  const auto at_own_cap = [&] {
+    return limits_.sessions_per_user > 0 && held_by(name) >= limits_.sessions_per_user;
+  };
+  if (sessions_.size() >= limits_.max_sessions || at_own_cap()) purge_expired(now);
+  // This user's own oldest session makes room for its new one...
+  while (at_own_cap()) erase_oldest_of(name);
+  // ...and a full table is relieved by the user holding the most: never by one with a fair share.
+  while (!sessions_.empty() && sessions_.size() >= limits_.max_sessions) {
+    const auto most = std::max_element(per_user_.begin(), per_user_.end(),
+                                       [](const auto& a, const auto& b) { return a.second < b.second; });
+    erase_oldest_of(most->first);
+  }
   order_.push_back(digest);
   sessions_.emplace(digest, Entry{made.info, now + limits_.ttl, std::prev(order_.end())});
+  ++per_user_[name];
   return made;
+}
+
+void SessionTable::erase_oldest_of(const std::string& name) {
+  for (const auto& digest : order_) {
+    const auto it = sessions_.find(digest);
+    if (it->second.info.principal.name == name) return erase(it);
+  }
 }
 
 std::optional<SessionInfo> SessionTable::find(std::string_view id) {
@@ -92,16 +116,15 @@ std::size_t SessionTable::size() const {
 
 void SessionTable::purge_expired(std::chrono::steady_clock::time_point now) {
   for (auto it = sessions_.begin(); it != sessions_.end();) {
-    if (it->second.expires <= now) {
-      order_.erase(it->second.age);
-      it = sessions_.erase(it);
-    } else {
-      ++it;
-    }
+    const auto next = std::next(it);
+    if (it->second.expires <= now) erase(it);
+    it = next;
   }
 }
 
 void SessionTable::erase(std::unordered_map<Digest, Entry, DigestHash>::iterator it) {
+  const auto user = per_user_.find(it->second.info.principal.name);
+  if (user != per_user_.end() && --user->second == 0) per_user_.erase(user);
   order_.erase(it->second.age);
   sessions_.erase(it);
 }

@@ -8,9 +8,11 @@
 //   cookie) and is handed back by GET /api/v1/session.
 // - Expiry is absolute: a session lives `ttl` from its creation, then find() no longer answers it (and the
 //   entry is removed). Logging in again makes a new session; nothing extends an old one.
-// - Bounded: at most `max_sessions` entries. Expired entries go first; when the table is still full the
-//   oldest session is dropped for the newcomer (its browser must log in again), so a flood of logins costs
-//   memory proportional to the bound, never more.
+// - Bounded, with fair shares: at most `max_sessions` entries, and (when sessions_per_user is not 0) at
+//   most that many of one token name (a user's newest login drops its own oldest session). Expired
+//   entries go first; when the table is still full, the oldest session of the token holding the most goes
+//   for the newcomer (its browser must log in again). So fifty logins with one viewer token never end an
+//   operator's session, and a flood of logins costs memory proportional to the bound, never more.
 // - find() compares the digest of the presented id through the hash map (the id is 256 random bits: a
 //   guess has no useful timing signal); csrf_matches() compares in constant time (CRYPTO_memcmp).
 // - remove() ends a session (logout). Thread-safe (one mutex; every operation is O(1) amortised apart from
@@ -21,6 +23,7 @@
 #include <chrono>
 #include <cstddef>
 #include <list>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -28,6 +31,7 @@
 #include <unordered_map>
 
 #include "http/auth.h"
+#include "http/auth_throttle.h"
 
 namespace hsns::http {
 
@@ -37,6 +41,10 @@ inline constexpr std::string_view kCsrfHeader = "X-CSRF-Token";
 struct SessionLimits {
   std::chrono::seconds ttl{std::chrono::hours(12)};
   std::size_t max_sessions = 10'000;
+  std::size_t sessions_per_user = 0;   // browser sessions of one token name; 0: no cap of its own
+  std::size_t streams_per_user = 32;   // WebSocket streams of one token name (http/service.h)
+  std::size_t max_streams = 1024;      // WebSocket streams of all users together
+  AuthThrottleLimits auth_failures;    // failed authentications per client address (auth_throttle.h)
 };
 
 struct SessionInfo {
@@ -73,11 +81,13 @@ class SessionTable {
   };
   void purge_expired(std::chrono::steady_clock::time_point now);
   void erase(std::unordered_map<Digest, Entry, DigestHash>::iterator it);
+  void erase_oldest_of(const std::string& name);
 
   SessionLimits limits_;
   mutable std::mutex mutex_;
   std::unordered_map<Digest, Entry, DigestHash> sessions_;
-  std::list<Digest> order_;  // creation order, oldest first
+  std::list<Digest> order_;                                   // creation order, oldest first
+  std::map<std::string, std::size_t, std::less<>> per_user_;  // sessions held per token name
 };
 
 // The value of cookie `name` in a Cookie header ("a=1; hsns_session=xyz"), nullopt when absent.

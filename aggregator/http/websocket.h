@@ -5,13 +5,18 @@
 // - An endpoint (Router::add_websocket) gets a WebSocketChannel once the handshake succeeded. send() may
 //   be called from any thread; it queues the message on the session's own bounded queue (at most
 //   queue_messages messages and queue_bytes bytes, the one being written included) and returns at once.
-//   A message that does not fit closes the session with 1013 "Try Again Later" and reason "slow consumer:
-//   outgoing queue full": the session is not kept alive with messages missing, and 1013 tells the client
-//   that the condition is temporary and reconnecting (and re-reading state over REST) is the way back.
-//   1008 (policy violation) is for messages the endpoint *received* (RFC 6455 §7.4.1), so it does not
-//   fit a consumer that reads too slowly. Queued messages not yet handed to the socket are dropped at
-//   close; the close frame follows the message being written, and a peer that does not take it within
-//   close_timeout has its connection closed without it.
+// - A storm (an update that does not fit) never drops a reader who keeps reading: the updates queued
+//   behind the message being written are dropped and one summary frame takes their place,
+//   {"type":"overflow","missed":N}, N counting every update missed up to the moment the frame is written
+//   (updates arriving while it waits are missed too). After it the stream goes on; the client re-reads
+//   the state it follows over REST, as after a reconnect. send() answers false for a missed update.
+// - A consumer that has stopped reading (the summary frame still unwritten stall_timeout after it was
+//   queued, when another update arrives) is closed with 1013 "Try Again Later" and reason "slow consumer:
+//   outgoing queue full": 1013 says the condition is temporary and reconnecting (and re-reading state
+//   over REST) is the way back. 1008 (policy violation) is for messages the endpoint *received* (RFC 6455
+//   §7.4.1). Queued messages not yet handed to the socket are dropped at close; the close frame follows
+//   the message being written, and a peer that does not take it within close_timeout has its connection
+//   closed without it.
 // - A message sent as a starting state (MessageKind::state: the full set a stream opens with, or sends
 //   again when the shape of what it follows changed) is queued whatever its size, within the message
 //   bound: it is state the server holds anyway and a client cannot start without it, and it can be larger
@@ -51,12 +56,13 @@ struct WebSocketLimits {
   std::size_t max_message_bytes = std::size_t{64} * 1024;  // largest message a client may send
   std::chrono::milliseconds idle_timeout{300'000};         // Beast's suggested server idle timeout
   std::chrono::milliseconds close_timeout{5'000};          // for the peer to take the close frame
+  std::chrono::milliseconds stall_timeout{30'000};         // an overflow frame unwritten this long: 1013
   std::vector<std::string> allowed_origins;  // normalised ("https://host:port"); same host always allowed
 };
 
 // Why a session ended; fixed words, used as a metric label.
 namespace close_reason {
-inline constexpr const char* kSlowConsumer = "slow_consumer";  // its queue overflowed (1013)
+inline constexpr const char* kSlowConsumer = "slow_consumer";  // it stopped reading in a storm (1013)
 inline constexpr const char* kIdle = "idle";                   // no data or pong within the idle timeout
 inline constexpr const char* kClient = "client";               // the client closed or dropped the connection
 inline constexpr const char* kShutdown = "shutdown";           // server shutdown (1001)

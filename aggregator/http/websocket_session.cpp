@@ -1,5 +1,6 @@
 #include "http/websocket_session.h"
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
@@ -8,6 +9,7 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/websocket.hpp>
 #include <boost/beast/websocket/ssl.hpp>
+#include <chrono>
 #include <deque>
 #include <mutex>
 #include <optional>
@@ -29,7 +31,14 @@ constexpr std::size_t kReadPiece = std::size_t{16} * 1024;
 struct Outgoing {
   std::shared_ptr<const std::string> data;
   bool binary = false;
+  MessageKind kind = MessageKind::update;
+  bool summary = false;  // the overflow frame: its text is written when it goes out (the count so far)
 };
+
+std::shared_ptr<const std::string> overflow_frame(std::uint64_t missed) {
+  return std::make_shared<const std::string>(R"({"type":"overflow","missed":)" + std::to_string(missed) +
+                                             "}");
+}
 
 bool is_peer_gone(const beast::error_code& ec) {
   return ec == net::error::eof || ec == net::error::connection_reset || ec == net::error::broken_pipe ||
@@ -73,8 +82,11 @@ class WebSocketSession final : public WebSocketChannel,
     std::unique_lock lock(mu_);
     if (!accepting_) return false;
     const auto size = message->size();
-    const bool over_bytes = kind == MessageKind::update && queued_bytes_ + size > limits_.queue_bytes;
-    if (queue_.size() + 1 > limits_.queue_messages || over_bytes) {
+    if (summary_queued_ && kind == MessageKind::update) {
+      // Behind a summary not yet written: the client re-reads its state after it anyway.
+      ++missed_;
+      if (std::chrono::steady_clock::now() - summary_since_ <= limits_.stall_timeout) return false;
+      // Nothing was written for the whole stall timeout: the consumer has stopped reading.
       accepting_ = false;
       lock.unlock();
       net::post(ws_.get_executor(), [self = this->shared_from_this()] {
@@ -83,7 +95,22 @@ class WebSocketSession final : public WebSocketChannel,
       });
       return false;
     }
-    queue_.push_back(Outgoing{std::move(message), binary});
+    const bool over_bytes = kind == MessageKind::update && queued_bytes_ + size > limits_.queue_bytes;
+    if (queue_.size() + 1 > limits_.queue_messages || over_bytes) {
+      // A storm: the updates queued behind the message being written give way to one summary frame, so a
+      // reader who keeps reading stays (it re-reads its state over REST when the frame arrives) and the
+      // queue stays bounded. Starting states stay queued.
+      missed_ += 1 + drop_queued_updates();
+      queue_.push_back(Outgoing{nullptr, false, MessageKind::update, true});
+      summary_queued_ = true;
+      summary_since_ = std::chrono::steady_clock::now();
+      if (write_scheduled_) return false;
+      write_scheduled_ = true;
+      lock.unlock();
+      net::post(ws_.get_executor(), [self = this->shared_from_this()] { self->do_write(); });
+      return false;
+    }
+    queue_.push_back(Outgoing{std::move(message), binary, kind});
     queued_bytes_ += size;
     if (write_scheduled_) return true;
     write_scheduled_ = true;
@@ -250,13 +277,35 @@ class WebSocketSession final : public WebSocketChannel,
                     [self = this->shared_from_this()](beast::error_code) {});
   }
 
+  static std::size_t bytes_of(const Outgoing& o) { return o.data ? o.data->size() : 0; }
+
   // Keeps only the message being written, if any. Called with mu_ held.
   void drop_queued() {
     const bool in_flight = write_scheduled_ && !queue_.empty();
     while (queue_.size() > (in_flight ? 1u : 0u)) {
-      queued_bytes_ -= queue_.back().data->size();
+      queued_bytes_ -= bytes_of(queue_.back());
       queue_.pop_back();
     }
+    summary_queued_ = false;
+  }
+
+  // Drops the queued updates behind the message being written (states stay); answers how many went.
+  // Called with mu_ held.
+  std::size_t drop_queued_updates() {
+    const bool in_flight = write_scheduled_ && !queue_.empty();
+    const auto first = queue_.begin() + (in_flight ? 1 : 0);
+    std::size_t dropped = 0;
+    for (auto it = first; it != queue_.end(); ++it) {
+      if (it->kind == MessageKind::update && !it->summary) {
+        queued_bytes_ -= bytes_of(*it);
+        ++dropped;
+      }
+    }
+    queue_.erase(
+        std::remove_if(first, queue_.end(),
+                       [](const Outgoing& o) { return o.kind == MessageKind::update && !o.summary; }),
+        queue_.end());
+    return dropped;
   }
 
   void do_write() {
@@ -266,6 +315,13 @@ class WebSocketSession final : public WebSocketChannel,
       if (queue_.empty()) {
         write_scheduled_ = false;
         return;
+      }
+      if (queue_.front().summary) {
+        // The summary counts every update missed up to now; what comes after it is queued again.
+        queue_.front().data = overflow_frame(missed_);
+        queued_bytes_ += queue_.front().data->size();
+        missed_ = 0;
+        summary_queued_ = false;
       }
       next = queue_.front();
     }
@@ -279,7 +335,7 @@ class WebSocketSession final : public WebSocketChannel,
     {
       std::lock_guard lock(mu_);
       if (!queue_.empty()) {
-        queued_bytes_ -= queue_.front().data->size();
+        queued_bytes_ -= bytes_of(queue_.front());
         queue_.pop_front();
       }
       if (ec) {
@@ -343,6 +399,9 @@ class WebSocketSession final : public WebSocketChannel,
   bool accepting_ = false;
   bool write_scheduled_ = false;
   bool ended_ = false;
+  bool summary_queued_ = false;  // an overflow frame waits in the queue (not yet being written)
+  std::chrono::steady_clock::time_point summary_since_;
+  std::uint64_t missed_ = 0;  // updates dropped since the last overflow frame went out
   std::vector<std::function<void()>> closed_hooks_;
 };
 

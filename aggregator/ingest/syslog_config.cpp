@@ -46,8 +46,18 @@ void apply_syslog_yaml(const YAML::Node& node, SyslogConfig& c) {
       c.messages_per_device = yaml_fields::read_size(v, where, 1, 1'000'000);
     } else if (key == "max_devices") {
       c.max_devices = yaml_fields::read_size(v, where, 1, 1'000'000);
+    } else if (key == "max_connections_per_source") {
+      c.max_connections_per_source = yaml_fields::read_size(v, where, 1, 100'000);
+    } else if (key == "buffer_bytes") {
+      c.buffer_bytes = yaml_fields::read_size(v, where, 1 << 20, 1LL << 40);
+    } else if (key == "unknown_devices") {
+      c.unknown_devices = yaml_fields::read_size(v, where, 0, 1'000'000);
+    } else if (key == "unknown_buffer_bytes") {
+      c.unknown_buffer_bytes = yaml_fields::read_size(v, where, 0, 1LL << 40);
     } else if (key == "tcp_idle_timeout_ms") {
       c.tcp_idle_timeout_ms = yaml_fields::read_size(v, where, 1000, 86'400'000);
+    } else if (key == "tcp_frame_timeout_ms") {
+      c.tcp_frame_timeout_ms = yaml_fields::read_size(v, where, 100, 86'400'000);
     } else {
       throw std::runtime_error("unknown key '" + where + "'");
     }

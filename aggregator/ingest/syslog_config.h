@@ -24,10 +24,15 @@ struct SyslogConfig {
   std::optional<ListenEndpoint> udp;  // one message per datagram
   std::optional<ListenEndpoint> tcp;  // RFC 6587, octet counting or LF framing per message
   std::size_t max_message_bytes = 8192;
-  std::size_t max_connections = 64;           // TCP; more are closed at accept
-  std::size_t messages_per_device = 1000;     // kept in memory for GET /api/v1/logs
-  std::size_t max_devices = 4096;             // devices (unknown ones included) kept in memory
-  std::size_t tcp_idle_timeout_ms = 300'000;  // a TCP connection silent this long is closed
+  std::size_t max_connections = 64;            // TCP; a newcomer beyond takes an idle unknown sender's slot
+  std::size_t max_connections_per_source = 8;  // TCP connections from one address
+  std::size_t messages_per_device = 1000;      // kept in memory for GET /api/v1/logs (events too)
+  std::size_t max_devices = 32'768;            // topology devices kept in memory
+  std::size_t buffer_bytes = std::size_t{256} << 20;         // every kept message and event, in bytes
+  std::size_t unknown_devices = 256;                         // senders no topology names, kept apart
+  std::size_t unknown_buffer_bytes = std::size_t{32} << 20;  // their share of buffer_bytes
+  std::size_t tcp_idle_timeout_ms = 300'000;                 // a TCP connection silent this long is closed
+  std::size_t tcp_frame_timeout_ms = 10'000;                 // a frame begun must be complete within this
 };
 
 tl::expected<ListenEndpoint, std::string> parse_listen_endpoint(const std::string& text);

@@ -56,7 +56,10 @@ DeviceResolver topology_device_resolver(std::shared_ptr<services::TopologyCache>
 
 LogSubscriber keep_in(LogBuffer& buffer, IngestMetrics& metrics) {
   return [&buffer, &metrics](const IngestedLog& log) {
-    if (!buffer.add(log)) metrics.dropped("buffer_full");
+    const auto added = buffer.add(log);
+    if (!added.stored) metrics.dropped("buffer_full");
+    metrics.outside_window("syslog", added.time);
+    metrics.evicted(added.evicted);
   };
 }
 

@@ -44,8 +44,8 @@ std::vector<FieldError> validate_kpi_samples(std::span<const KpiSample> samples)
                                              " characters of A-Z a-z 0-9 _ . : starting with a letter or _"});
     } else if (s.ts_ms < 0 || s.ts_ms > kMaxKpiTimestampMs) {
       errors.push_back({field("ts"), "must be a time from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z"});
-    } else if (!std::isfinite(s.value)) {
-      errors.push_back({field("value"), "must be a finite number"});
+    } else if (!std::isfinite(s.value) || std::fabs(s.value) > kMaxKpiMagnitude) {
+      errors.push_back({field("value"), "must be a finite number of magnitude at most 1e300"});
     }
   }
   return errors;
@@ -56,6 +56,7 @@ KpiAppendResult& KpiAppendResult::operator+=(const KpiAppendResult& other) {
   duplicate += other.duplicate;
   out_of_order += other.out_of_order;
   late += other.late;
+  future += other.future;
   new_series += other.new_series;
   return *this;
 }

@@ -6,7 +6,9 @@
 //   without space (is_kpi_entity); the scheme ("<host>/<netdev>" for a host port, "<device>/<port>" for a
 //   switch port, "<device>" for a device) is docs/brain.md's. metric: 1..kMaxKpiMetricLength of
 //   [A-Za-z0-9_.:], starting with a letter or '_' (is_kpi_metric). ts_ms: Unix milliseconds in
-//   [0, kMaxKpiTimestampMs]. value: finite. validate_kpi_samples names the first bad field of each bad sample
+//   [0, kMaxKpiTimestampMs]. value: finite, of magnitude at most kMaxKpiMagnitude (so that a bucket's sum of
+//   millions of samples stays finite and its average a number). validate_kpi_samples names the first bad
+//   field of each bad sample
 //   ("samples[3].metric").
 // - append(samples) (KpiSink, also what the SNMP poller and the report route call) validates the whole batch
 //   first: a bad sample is an invalid error naming "samples[i].<field>" and nothing is stored. Otherwise the
@@ -56,6 +58,8 @@ inline constexpr std::size_t kMaxKpiEntityLength = 256;
 inline constexpr std::size_t kMaxKpiMetricLength = 128;
 // 9999-12-31T23:59:59.999Z: what RFC 3339 can write.
 inline constexpr std::int64_t kMaxKpiTimestampMs = 253'402'300'799'999;
+// 1e300 x 3,600,000 samples (an hour bucket at one per millisecond) < DBL_MAX (1.8e308).
+inline constexpr double kMaxKpiMagnitude = 1e300;
 
 struct KpiSample {
   std::string entity;
@@ -75,6 +79,7 @@ struct KpiAppendResult {
   std::uint64_t duplicate = 0;     // (entity, metric, ts) stored already: ignored
   std::uint64_t out_of_order = 0;  // older than the series' newest sample, within the window: stored
   std::uint64_t late = 0;          // beyond the window (or the raw retention): refused
+  std::uint64_t future = 0;        // dated beyond the data time window (ingest/windowed_kpi_sink.h): refused
   std::uint64_t new_series = 0;    // series seen for the first time
   KpiAppendResult& operator+=(const KpiAppendResult& other);
 };

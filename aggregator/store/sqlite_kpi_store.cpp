@@ -1,6 +1,7 @@
 #include "store/sqlite_kpi_store.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <string_view>
 #include <unordered_map>
@@ -293,6 +294,8 @@ StoreResult<KpiSeriesPoints> SqliteKpiStore::query(const KpiQuery& q) {
       p.count = static_cast<std::uint64_t>(st->column_int64(4));
       const double sum = st->column_double(3);
       p.avg = table.empty() || p.count == 0 ? sum : sum / static_cast<double>(p.count);
+      // A bucket written before values were bounded may hold an overflowed sum: answer a number anyway.
+      if (!std::isfinite(p.avg)) p.avg = p.min / 2 + p.max / 2;
       p.last = st->column_double(5);
       out.points.push_back(p);
     }

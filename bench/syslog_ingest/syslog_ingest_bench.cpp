@@ -104,7 +104,7 @@ Figures raw_parse(const std::vector<std::string>& lines) {
 struct Ingest {
   prometheus::Registry registry;
   ingest::IngestMetrics metrics{registry};
-  ingest::LogBuffer buffer{1000, 4096};
+  ingest::LogBuffer buffer{ingest::LogBufferLimits{.per_device = 1000, .max_devices = 4096}};
   std::set<std::string, std::less<>> devices;
   std::atomic<std::size_t> stored{0};
   net::io_context ioc{1};
@@ -123,7 +123,7 @@ struct Ingest {
     });
     receiver = std::make_unique<ingest::SyslogReceiver>(ioc, config, by_name, metrics);
     receiver->subscribe([this](const ingest::IngestedLog& log) {
-      if (buffer.add(log)) stored.fetch_add(1, std::memory_order_release);
+      if (buffer.add(log).stored) stored.fetch_add(1, std::memory_order_release);
     });
     receiver->start();
   }

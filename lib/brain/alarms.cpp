@@ -562,7 +562,7 @@ void AlarmEngine::resync_silences(std::int64_t at_ms, std::vector<AlarmChange>& 
   }
 }
 
-void AlarmEngine::restore(std::span<const Alarm> alarms) {
+void AlarmEngine::restore(std::span<const Alarm> alarms, std::int64_t max_clock_ms) {
   for (const Alarm& a : alarms) {
     if (a.state == AlarmState::cleared || alarms_.contains(a.fingerprint)) continue;
     if (alarms_.size() >= options_.max_alarms) {
@@ -579,7 +579,7 @@ void AlarmEngine::restore(std::span<const Alarm> alarms) {
     Entry& ref = *e;
     alarms_.emplace(a.fingerprint, std::move(e));
     set_deadline(ref, a.last_ms + options_.oneshot_clear_ms);
-    now_ms_ = std::max(now_ms_, a.last_ms);
+    now_ms_ = std::max(now_ms_, std::min(a.last_ms, max_clock_ms));
   }
 }
 

@@ -41,6 +41,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -203,8 +204,11 @@ class AlarmEngine {
   // an alarm whose fingerprint is held already is skipped. Alarms beyond max_alarms are not restored
   // (counted dropped). The matcher's state did not survive the restart, so a restored alarm is
   // unconfirmed: unless its fault is raised again within oneshot_clear_ms of its last time, it clears
-  // ("not raised again since the restart"). Silences are given to add_silence afterwards.
-  void restore(std::span<const Alarm> alarms);
+  // ("not raised again since the restart"). Silences are given to add_silence afterwards. The clock
+  // moves to the newest restored alarm's time, but never beyond max_clock_ms (the wall clock at start): an
+  // alarm stored with a time in the future cannot carry the clock there across a restart.
+  void restore(std::span<const Alarm> alarms,
+               std::int64_t max_clock_ms = std::numeric_limits<std::int64_t>::max());
 
   const Alarm* find(std::string_view id) const;
   std::vector<Alarm> active() const;  // raised or acknowledged, in no particular order

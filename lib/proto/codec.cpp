@@ -16,6 +16,7 @@ Error to_error(const Problem& p) {
     for (const auto& ip : p.invalid_params) fields.push_back({ip.name, ip.reason});
     return Error::invalid(std::move(fields));
   }
+  if (p.status == 413) return Error::too_large(p.detail);
   return Error::malformed(p.detail);
 }
 

@@ -108,11 +108,11 @@ http::HttpServer& FuzzAggregator::server() {
   if (!state_->server) {
     auto* service = &*state_->service;
     state_->server.emplace(state_->ioc, nullptr, fuzz_server_limits(),
-                           [service](http::Request&& req, http::Respond respond) {
-                             service->handle(std::move(req), std::move(respond));
+                           [service](http::Request&& req, const http::Peer& peer, http::Respond respond) {
+                             service->handle(std::move(req), peer, std::move(respond));
                            });
     state_->server->set_upgrade_handler(
-        [service](const http::Request& req) { return service->upgrade(req); });
+        [service](const http::Request& req, const http::Peer& peer) { return service->upgrade(req, peer); });
     state_->server->listen({net::ip::make_address("127.0.0.1"), 0});
     state_->server->start();
     state_->io.emplace([ioc = &state_->ioc] {

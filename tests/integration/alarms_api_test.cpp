@@ -136,11 +136,12 @@ class InProcessAggregator {
     alarms_->start();  // ticks: gauges, silence expiry
     server_ = std::make_unique<http::HttpServer>(
         ioc_, nullptr, http::ServerLimits{},
-        [this](http::Request&& req, http::Respond respond) {
-          service_->handle(std::move(req), std::move(respond));
+        [this](http::Request&& req, const http::Peer& peer, http::Respond respond) {
+          service_->handle(std::move(req), peer, std::move(respond));
         },
         http::ServerObserver{});
-    server_->set_upgrade_handler([this](const http::Request& req) { return service_->upgrade(req); });
+    server_->set_upgrade_handler(
+        [this](const http::Request& req, const http::Peer& peer) { return service_->upgrade(req, peer); });
     server_->listen({net::ip::make_address("127.0.0.1"), 0});
     server_->start();
     service_->set_ready(true);

@@ -1,8 +1,9 @@
 // The network brain's live pipeline in the real hsns-aggregator over loopback (aggregator/brain/): a
-// link-down line sent by util-linux `logger` to the syslog port and an optical-power series pushed through
-// POST /api/v1/kpis raise their faults, seen in GET /api/v1/brain/status and in /metrics (promtool clean);
-// a pattern file with an error is refused by POST /api/v1/brain/reload with a 422 naming its file and line,
-// the previous library staying; SIGHUP reloads; the brain can be switched off.
+// link-down line of a topology switch sent to the syslog port and an optical-power series pushed through
+// POST /api/v1/kpis raise their faults (the same line sent by util-linux `logger` under this machine's
+// name, which no topology names, is kept in the log and raises nothing), seen in GET /api/v1/brain/status and
+// in /metrics (promtool clean); a pattern file with an error is refused by POST /api/v1/brain/reload with a
+// 422 naming its file and line, the previous library staying; SIGHUP reloads; the brain can be switched off.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -14,10 +15,13 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
+#include <thread>
 
 #include "support/aggregator_process.h"
 #include "support/metrics.h"
+#include "support/raw_connection.h"
 #include "support/shell.h"
 #include "support/temp_dir.h"
 
@@ -26,20 +30,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-// A port no one listens on now (bound and released).
-int free_udp_port() {
-  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-  EXPECT_GE(fd, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  socklen_t len = sizeof a;
-  EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
 
 std::int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -51,7 +41,7 @@ class BrainPipeline : public ::testing::Test {
  protected:
   void SetUp() override {
     fs::copy(source_path("patterns"), patterns_);
-    udp_port_ = free_udp_port();
+    udp_port_ = free_loopback_port(SOCK_DGRAM);
     aggregator_.set_config("syslog:\n  udp_listen: \"127.0.0.1:" + std::to_string(udp_port_) +
                            "\"\nbrain:\n  patterns_dir: \"" + patterns_.string() + "\"\n");
     aggregator_.start();
@@ -95,13 +85,15 @@ class BrainPipeline : public ::testing::Test {
   int udp_port_ = 0;
 };
 
-TEST_F(BrainPipeline, LoggerLineAndPushedKpisRaiseFaults) {
+TEST_F(BrainPipeline, SwitchLineAndPushedKpisRaiseFaults) {
   const auto initial = status();
   EXPECT_EQ(initial["enabled"], true);
   EXPECT_GT(initial["library"]["patterns"].get<int>(), 20);
   EXPECT_EQ(initial["patterns_dir"], patterns_.string());
 
-  // A SONiC link-down line, sent by logger over UDP: the device is the line's hostname (no topology here).
+  // A SONiC link-down line sent by logger over UDP under this machine's name: no topology names it, so it
+  // is kept in the log and raises nothing (issue 31: a line from a host not in the topology raised a
+  // stored link-down alarm).
   must({"logger", "--rfc5424", "-n", "127.0.0.1", "-P", std::to_string(udp_port_), "-d", "-t", "orchagent",
         "-p", "local0.notice", "updatePortOperStatus: Port Ethernet48 oper state set from up to down"});
   std::string hostname;
@@ -116,10 +108,22 @@ TEST_F(BrainPipeline, LoggerLineAndPushedKpisRaiseFaults) {
         return !hostname.empty();
       },
       std::chrono::seconds(10)));
-  const auto link_down = find_fault("link_down", "raised", hostname + "/Ethernet48");
+
+  // The same line from a switch of the topology raises link_down on its port.
+  const std::string switch_name = generate_small_fabric_leaf(aggregator_);
+  ASSERT_FALSE(switch_name.empty());
+  std::this_thread::sleep_for(
+      std::chrono::milliseconds(1100));  // the resolver reads the topology once a second
+  send_udp(udp_port_,
+           "<133>1 - " + switch_name +
+               " orchagent - - - updatePortOperStatus: Port Ethernet48 oper state set from up to down");
+  const auto link_down = find_fault("link_down", "raised", switch_name + "/Ethernet48");
   EXPECT_EQ(link_down["pattern"], "link-down-sonic");
-  EXPECT_EQ(link_down["root_cause"], hostname + "/Ethernet48");
+  EXPECT_EQ(link_down["root_cause"], switch_name + "/Ethernet48");
   EXPECT_EQ(link_down["severity"], "major");
+  for (const auto& f : status().value("recent_faults", json::array())) {
+    EXPECT_NE(f["entity"], hostname + "/Ethernet48") << "a line of no topology device raised a fault";
+  }
 
   // Receive power below -10 dBm for 30 s (event time: the samples' own timestamps), pushed in one batch.
   const auto base = now_ms() - 60'000;
@@ -127,7 +131,7 @@ TEST_F(BrainPipeline, LoggerLineAndPushedKpisRaiseFaults) {
   for (int t = 0; t <= 40; ++t) {
     samples.push_back({{"entity", "leaf07/Ethernet3"},
                        {"metric", "rx_power_dbm"},
-                       {"ts", base + t * 1000},
+                       {"ts", base + std::int64_t{t} * 1000},
                        {"value", -12.5}});
   }
   auto pushed = aggregator_.client(kAgentToken).post("/api/v1/kpis", json{{"samples", samples}}.dump());

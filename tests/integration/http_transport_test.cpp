@@ -19,69 +19,13 @@
 
 #include "support/aggregator_process.h"
 #include "support/metrics.h"
+#include "support/raw_connection.h"
 
 namespace hsns::testing {
 namespace {
 
 using nlohmann::json;
 using namespace std::chrono_literals;
-
-// A connected loopback socket; closed on destruction.
-class RawConnection {
- public:
-  explicit RawConnection(int port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<std::uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = fd_ >= 0 && ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  }
-  ~RawConnection() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  RawConnection(const RawConnection&) = delete;
-  RawConnection& operator=(const RawConnection&) = delete;
-  RawConnection(RawConnection&& o) noexcept : fd_(std::exchange(o.fd_, -1)), connected_(o.connected_) {}
-
-  bool connected() const { return connected_; }
-
-  void finish_sending() { ::shutdown(fd_, SHUT_WR); }
-
-  bool send(std::string_view bytes) {
-    while (!bytes.empty()) {
-      const auto n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-      if (n <= 0) return false;
-      bytes.remove_prefix(static_cast<std::size_t>(n));
-    }
-    return true;
-  }
-
-  // Everything received until the server closes the connection or `timeout` passes.
-  std::string read_until_close(std::chrono::milliseconds timeout, bool* closed = nullptr) {
-    std::string out;
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    if (closed) *closed = false;
-    while (true) {
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) return out;
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return out;
-      char buf[8192];
-      const auto n = ::recv(fd_, buf, sizeof buf, 0);
-      if (n <= 0) {
-        if (closed) *closed = true;
-        return out;
-      }
-      out.append(buf, static_cast<std::size_t>(n));
-    }
-  }
-
- private:
-  int fd_ = -1;
-  bool connected_ = false;
-};
 
 struct RawResponse {
   int status = 0;
@@ -341,8 +285,11 @@ TEST_F(HttpTransport, ClientChosenMethodsAndPathsNeverBecomeMetricLabels) {
     std::string method(4096, 'X');
     for (auto& ch : method) ch = static_cast<char>(letter(rng));
     const auto path = (i % 2 == 0) ? std::string("/api/v1/subnets") : "/nowhere/" + method.substr(0, 200);
-    const auto r =
-        exchange(agg_->port(), method + " " + path + " HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+    std::string request = method;
+    request += ' ';
+    request += path;
+    request += " HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n";
+    const auto r = exchange(agg_->port(), request);
     ASSERT_TRUE(r.status == 405 || r.status == 404) << r.status;
   }
   auto m = agg_->client().get("/metrics");
@@ -514,20 +461,20 @@ TEST(HttpTransportLimits, HeavyRequestsBeyondTheWorkerPoolGet503AndHealthStaysAn
   std::atomic<int> ok{0}, busy{0}, other{0};
   std::atomic<bool> done{false};
   std::vector<std::thread> heavy;
+  heavy.reserve(6);
   std::vector<std::string> retry_after(6);
   for (int i = 0; i < 6; ++i) {
     heavy.emplace_back([&, i] {
       auto c = agg.client();
       auto r = c.post("/api/v1/topology/generate", generate);
-      if (!r) {
-        ++other;
-      } else if (r->status == 200 || r->status == 201) {
+      const int status = r ? r->status : 0;
+      if (status == 200 || status == 201) {
         ++ok;
-      } else if (r->status == 503) {
+      } else if (status == 503) {
         ++busy;
         retry_after[i] = r->header("retry-after");
       } else {
-        ++other;
+        ++other;  // no answer, or an unexpected one
       }
     });
   }

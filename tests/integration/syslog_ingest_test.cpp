@@ -18,6 +18,7 @@
 
 #include "support/aggregator_process.h"
 #include "support/metrics.h"
+#include "support/raw_connection.h"
 #include "support/shell.h"
 #include "support/temp_dir.h"
 
@@ -26,37 +27,11 @@ namespace {
 
 using nlohmann::json;
 
-// A port no one listens on now (bound and released: the kernel does not hand it out again at once).
-int free_port(int type) {
-  const int fd = ::socket(AF_INET, type, 0);
-  EXPECT_GE(fd, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  socklen_t len = sizeof a;
-  EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
-void send_udp(int port, const std::string& payload) {
-  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-  ASSERT_GE(fd, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<std::uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::sendto(fd, payload.data(), payload.size(), 0, reinterpret_cast<sockaddr*>(&a), sizeof a),
-            static_cast<ssize_t>(payload.size()));
-  ::close(fd);
-}
-
 class SyslogIngest : public ::testing::Test {
  protected:
   void SetUp() override {
-    udp_port_ = free_port(SOCK_DGRAM);
-    tcp_port_ = free_port(SOCK_STREAM);
+    udp_port_ = free_loopback_port(SOCK_DGRAM);
+    tcp_port_ = free_loopback_port(SOCK_STREAM);
     aggregator_.set_config("syslog:\n  udp_listen: \"127.0.0.1:" + std::to_string(udp_port_) +
                            "\"\n  tcp_listen: \"127.0.0.1:" + std::to_string(tcp_port_) +
                            "\"\n  messages_per_device: 50\n");
@@ -145,16 +120,8 @@ TEST_F(SyslogIngest, LoggerOverUdpAndTcpInBothFormatsAndFramings) {
 }
 
 TEST_F(SyslogIngest, HostnameMapsToTopologyDeviceAndMalformedLinesAreCounted) {
-  auto gen = aggregator_.client().post(
-      "/api/v1/topology/generate",
-      R"({"hosts": 4, "npus_per_host": 2, "hosts_per_su": 2, "spines_per_plane": 2, "name": "cluster-a"})");
-  ASSERT_TRUE(gen && gen->status == 200) << (gen ? gen->body : gen.error());
-  auto exported = aggregator_.client().get("/api/v1/topology/export?format=json");
-  ASSERT_TRUE(exported && exported->status == 200);
-  std::smatch leaf;
-  ASSERT_TRUE(std::regex_search(exported->body, leaf, std::regex("\"(leaf[A-Za-z0-9_-]*[0-9])\"")))
-      << exported->body;
-  const std::string name = leaf[1];
+  const std::string name = generate_small_fabric_leaf(aggregator_);
+  ASSERT_FALSE(name.empty());
   // The resolver reads the topology at most once a second.
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   send_udp(udp_port_, "<187>Dec  2 05:07:56 " + name + " Ebra: %LINEPROTO-5-UPDOWN: mapped by hostname");

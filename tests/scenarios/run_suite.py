@@ -51,7 +51,10 @@ class Aggregator:
         with open(os.path.join(workdir, "tokens.yaml"), "w") as f:
             f.write("tokens:\n  - {name: scenario, role: operator, token: %s}\n" % TOKEN)
         with open(os.path.join(workdir, "aggregator.yaml"), "w") as f:
-            f.write('syslog:\n  tcp_listen: "127.0.0.1:%d"\n' % self.syslog_port)
+            # A replay's event times are its base plus offsets: with a fixed --base they may lie days
+            # away from now, so the data time window is opened wide (docs/security.md, "Data time").
+            f.write('syslog:\n  tcp_listen: "127.0.0.1:%d"\ningest:\n  max_future_s: 315360000\n'
+                    '  max_past_s: 0\n' % self.syslog_port)
         with open(os.path.join(workdir, "token"), "w") as f:
             f.write(TOKEN + "\n")
         ready = os.path.join(workdir, "ready")

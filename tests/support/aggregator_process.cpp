@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -105,6 +106,20 @@ HttpClient AggregatorProcess::client(const std::string& token) const {
 
 std::string AggregatorProcess::log() const {
   return read_file(workdir_ / "aggregator.log");
+}
+
+std::string generate_small_fabric_leaf(const AggregatorProcess& aggregator) {
+  auto gen = aggregator.client().post(
+      "/api/v1/topology/generate",
+      R"({"hosts": 4, "npus_per_host": 2, "hosts_per_su": 2, "spines_per_plane": 2, "name": "cluster-a"})");
+  EXPECT_TRUE(gen && gen->status == 200) << (gen ? gen->body : gen.error());
+  auto exported = aggregator.client().get("/api/v1/topology/export?format=json");
+  EXPECT_TRUE(exported && exported->status == 200);
+  if (!exported || exported->status != 200) return "";
+  std::smatch leaf;
+  const bool found = std::regex_search(exported->body, leaf, std::regex("\"(leaf[A-Za-z0-9_-]*[0-9])\""));
+  EXPECT_TRUE(found) << exported->body;
+  return found ? leaf[1].str() : "";
 }
 
 }  // namespace hsns::testing

@@ -79,4 +79,8 @@ class AggregatorProcess {
   unsigned long descriptor_limit_ = 0;  // 0: inherit
 };
 
+// Generates a small fabric (4 hosts x 2 NPUs, 2 per SU) on `aggregator` with the operator token and
+// answers the name of one of its leaf switches; "" (with a test failure) when it could not.
+std::string generate_small_fabric_leaf(const AggregatorProcess& aggregator);
+
 }  // namespace hsns::testing

@@ -65,7 +65,7 @@ TEST(HttpServer, AcceptBacksOffWhileDescriptorsAreExhaustedAndResumesAfter) {
   };
   HttpServer server(
       ioc, nullptr, ServerLimits{},
-      [](Request&& req, const Respond& respond) {
+      [](Request&& req, const Peer&, const Respond& respond) {
         Response res{bhttp::status::ok, req.version()};
         res.prepare_payload();
         respond(std::move(res));
@@ -133,15 +133,16 @@ TEST(HttpServer, AcceptBacksOffWhileDescriptorsAreExhaustedAndResumesAfter) {
 class LimitsServer {
  public:
   explicit LimitsServer(ServerLimits limits, std::size_t filler = 0)
-      : server_(ioc_, nullptr, std::move(limits), [this, filler](Request&& req, const Respond& respond) {
-          ++handled;
-          Response res{bhttp::status::ok, req.version()};
-          res.keep_alive(req.keep_alive());
-          res.body() = std::string(req.method_string()) + " " + std::string(req.target()) + " " +
-                       std::to_string(req.body().size()) + "\n" + std::string(filler, '.');
-          res.prepare_payload();
-          respond(std::move(res));
-        }) {
+      : server_(ioc_, nullptr, std::move(limits),
+                [this, filler](Request&& req, const Peer&, const Respond& respond) {
+                  ++handled;
+                  Response res{bhttp::status::ok, req.version()};
+                  res.keep_alive(req.keep_alive());
+                  res.body() = std::string(req.method_string()) + " " + std::string(req.target()) + " " +
+                               std::to_string(req.body().size()) + "\n" + std::string(filler, '.');
+                  res.prepare_payload();
+                  respond(std::move(res));
+                }) {
     server_.listen({boost::asio::ip::make_address("127.0.0.1"), 0});
     server_.start();
     io_ = std::thread([this] { ioc_.run(); });

@@ -199,6 +199,29 @@ TEST_F(KpiStoreTest, ABadSampleNamesItsFieldAndNothingOfTheBatchIsStored) {
   EXPECT_EQ(count("kpi_series"), 0);
 }
 
+// Issue 31: three samples of 1.7e308 in one minute overflowed the bucket's sum, and the average became
+// null. Values are bounded so that no bucket's sum can overflow; the largest allowed ones average exactly.
+TEST_F(KpiStoreTest, ValuesAreBoundedSoThatEveryAverageIsANumber) {
+  const auto base = base_ms();
+  const std::vector<KpiSample> huge = {{"node-1/eth0", "rx_bytes_per_s", base, 1.7e308},
+                                       {"node-1/eth0", "rx_bytes_per_s", base + 1, -1.7e308}};
+  auto refused = store_->append(huge);
+  ASSERT_FALSE(refused);
+  ASSERT_EQ(refused.error().fields.size(), 2U);
+  EXPECT_EQ(refused.error().fields[0].field, "samples[0].value");
+  EXPECT_EQ(refused.error().fields[1].field, "samples[1].value");
+  const std::vector<KpiSample> largest = {{"node-1/eth0", "rx_bytes_per_s", base, kMaxKpiMagnitude},
+                                          {"node-1/eth0", "rx_bytes_per_s", base + 1'000, kMaxKpiMagnitude},
+                                          {"node-1/eth0", "rx_bytes_per_s", base + 2'000, kMaxKpiMagnitude}};
+  ASSERT_TRUE(store_->append(largest));
+  for (const auto resolution : {KpiResolution::minute, KpiResolution::hour}) {
+    const auto bucket = points(resolution);
+    ASSERT_EQ(bucket.points.size(), 1U);
+    EXPECT_TRUE(std::isfinite(bucket.points[0].avg));
+    EXPECT_DOUBLE_EQ(bucket.points[0].avg, kMaxKpiMagnitude);
+  }
+}
+
 TEST_F(KpiStoreTest, QueryBoundsAndLimitAndTheSeriesList) {
   const auto base = base_ms();
   std::vector<KpiSample> batch;

@@ -113,7 +113,7 @@ class ListRendering : public ::testing::Test {
     EXPECT_TRUE(url.has_value());
     auto match = router_.match(bhttp::verb::get, url->encoded_path());
     EXPECT_NE(match.route, nullptr) << target;
-    http::RequestContext ctx{req, *url, match.path_params, ""};
+    http::RequestContext ctx{req, *url, match.path_params, "", "", ""};
     return match.route->handler(ctx);
   }
 

@@ -299,21 +299,23 @@ TEST(Framing, Errors) {
   EXPECT_EQ(frame_fault_name(FrameFault::bad_octet_count), "bad_octet_count");
 }
 
+IngestedLog log_of(std::string device, bool known, std::int64_t ts_ms, std::string text = "") {
+  IngestedLog log;
+  log.device = std::move(device);
+  log.known_device = known;
+  log.received_ms = ts_ms;
+  log.message.timestamp_ms = ts_ms;
+  log.message.message = std::move(text);
+  return log;
+}
+
 TEST(LogBuffer, RingPerDeviceDeviceLimitSinceAndLimit) {
-  LogBuffer buffer(3, 2);
+  LogBuffer buffer({.per_device = 3, .max_devices = 1, .unknown_devices = 1});
   for (int i = 0; i < 5; ++i) {
-    IngestedLog log;
-    log.device = "leaf01";
-    log.message.timestamp_ms = std::int64_t{i} * 1000;
-    log.message.message = std::to_string(i);
-    EXPECT_TRUE(buffer.add(log));
+    EXPECT_TRUE(buffer.add(log_of("leaf01", true, std::int64_t{i} * 1000, std::to_string(i))).stored);
   }
-  IngestedLog other;
-  other.device = "unknown:x";
-  other.message.timestamp_ms = 10'000;
-  EXPECT_TRUE(buffer.add(other));
-  other.device = "third";
-  EXPECT_FALSE(buffer.add(other));  // device limit: refused, nothing evicted
+  EXPECT_TRUE(buffer.add(log_of("unknown:x", false, 10'000)).stored);
+  EXPECT_FALSE(buffer.add(log_of("leaf02", true, 10'000)).stored);  // known device limit: refused
   EXPECT_EQ(buffer.devices(), 2U);
   const auto leaf = buffer.query({"leaf01", std::nullopt, 100});
   ASSERT_EQ(leaf.size(), 3U);
@@ -326,6 +328,79 @@ TEST(LogBuffer, RingPerDeviceDeviceLimitSinceAndLimit) {
   EXPECT_EQ(all[0].message.message, "4");
   EXPECT_EQ(all[1].device, "unknown:x");
   EXPECT_TRUE(buffer.query({"nobody", std::nullopt, 100}).empty());
+}
+
+// Issue 31: 104 MB of 8 KB lines from 13 invented hosts stayed resident, and 6,000 spoofed hostnames
+// filled the device slots so that a real switch's lines were dropped until a restart. The buffer is
+// bounded in bytes, unknown senders live in their own pool and age out, and a flooding device loses
+// its own history first.
+TEST(LogBuffer, BytesAreBoundedAndUnknownSendersCannotCrowdOutKnownDevices) {
+  const LogBufferLimits limits{.per_device = 100'000,
+                               .max_devices = 16,
+                               .max_bytes = std::size_t{4} << 20,
+                               .unknown_devices = 8,
+                               .unknown_bytes = std::size_t{1} << 20};
+  LogBuffer buffer(limits);
+  const std::string line(8192, 'x');
+  // A real switch speaks first, then 6,000 invented hostnames flood with 8 KB lines.
+  ASSERT_TRUE(buffer.add(log_of("leaf01", true, 1000, "link down")).stored);
+  for (int i = 0; i < 6000; ++i) {
+    const auto added = buffer.add(log_of("unknown:spoof" + std::to_string(i), false, 2000 + i, line));
+    ASSERT_TRUE(added.stored);  // a newcomer takes the place of the unknown sender heard least recently
+  }
+  auto usage = buffer.usage();
+  EXPECT_LE(usage.unknown_bytes, limits.unknown_bytes);
+  EXPECT_LE(usage.unknown_devices, limits.unknown_devices);
+  EXPECT_EQ(usage.known_devices, 1U);
+  // The real switch is kept and still takes new lines.
+  EXPECT_EQ(buffer.query({"leaf01", std::nullopt, 10}).size(), 1U);
+  EXPECT_TRUE(buffer.add(log_of("leaf01", true, 9000, "link up")).stored);
+  // The invented names that remain are the last ones heard.
+  EXPECT_FALSE(buffer.query({"unknown:spoof5999", std::nullopt, 1}).empty());
+  EXPECT_TRUE(buffer.query({"unknown:spoof0", std::nullopt, 1}).empty());
+
+  // A known device that floods stays within the known pool, and loses its own oldest lines first: a
+  // quieter device keeps every line.
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(buffer.add(log_of("leaf02", true, 10'000 + i, "quiet")).stored);
+  for (int i = 0; i < 2000; ++i) ASSERT_TRUE(buffer.add(log_of("spine01", true, 20'000 + i, line)).stored);
+  usage = buffer.usage();
+  EXPECT_LE(usage.known_bytes, limits.max_bytes - limits.unknown_bytes);
+  EXPECT_EQ(buffer.query({"leaf02", std::nullopt, 1000}).size(), 50U);
+  EXPECT_EQ(buffer.query({"leaf01", std::nullopt, 1000}).size(), 2U);
+  const auto spine = buffer.query({"spine01", std::nullopt, 100'000});
+  ASSERT_FALSE(spine.empty());
+  EXPECT_LT(spine.size(), 2000U);
+  EXPECT_EQ(spine.back().message.timestamp_ms, 20'000 + 1999);  // the newest are kept
+  // The costs add up: what usage says is what the messages cost.
+  std::size_t total = 0;
+  for (const auto& l : buffer.query({std::nullopt, std::nullopt, 1'000'000})) total += log_cost(l);
+  EXPECT_EQ(total, usage.known_bytes + usage.unknown_bytes);
+}
+
+// Issue 31: one line dated 9999-12-31 moved the alarm engine's clock. A time outside the window around
+// the receive time is replaced by the receive time before the observer (the brain) sees it.
+TEST(LogBuffer, DataTimeOutsideTheWindowTakesTheReceiveTime) {
+  LogBuffer buffer({.window = {.max_future = std::chrono::minutes(5), .max_past = std::chrono::hours(24)}});
+  std::vector<std::int64_t> seen;
+  buffer.set_observer([&](const IngestedLog& log) { seen.push_back(log.message.timestamp_ms); });
+  const std::int64_t now = 1'796'000'000'000;
+  auto future = log_of("leaf01", true, now);
+  future.message.timestamp_ms = 253'402'300'799'000;  // 9999-12-31
+  auto past = log_of("leaf01", true, now);
+  past.message.timestamp_ms = 0;  // a switch without NTP
+  auto skewed = log_of("leaf01", true, now);
+  skewed.message.timestamp_ms = now + 60'000;  // a minute ahead: believed
+  EXPECT_EQ(buffer.add(future).time, TimeVerdict::future);
+  EXPECT_EQ(buffer.add(past).time, TimeVerdict::past);
+  EXPECT_EQ(buffer.add(skewed).time, TimeVerdict::inside);
+  EXPECT_EQ(seen, (std::vector<std::int64_t>{now, now, now + 60'000}));
+  const auto kept = buffer.query({"leaf01", std::nullopt, 10});
+  ASSERT_EQ(kept.size(), 3U);
+  EXPECT_TRUE(kept[0].timestamp_clamped);
+  EXPECT_TRUE(kept[1].timestamp_clamped);
+  EXPECT_FALSE(kept[2].timestamp_clamped);
+  EXPECT_EQ(judge_data_time({}, std::numeric_limits<std::int64_t>::min(), now), TimeVerdict::past);
+  EXPECT_EQ(judge_data_time({.max_past = std::chrono::milliseconds(0)}, 0, now), TimeVerdict::inside);
 }
 
 }  // namespace

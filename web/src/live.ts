@@ -1,10 +1,17 @@
 // Live updates over the aggregator's WebSocket streams (GET /api/v1/alarms/stream, /api/v1/incidents/stream):
 // same origin, the session cookie authenticates the upgrade and the server checks Origin. Each text message
-// is one JSON change; a closed stream (the server closes slow consumers with 1013) is reopened after a
-// pause and the page told to re-read its lists, so nothing is missed.
+// is one JSON change. In a storm the server replaces the changes a page could not take in time with one
+// {"type":"overflow","missed":N} frame: the page is told to re-read its lists, as after a reconnect. A
+// closed stream (the server closes a consumer that stopped reading with 1013) is reopened after a pause
+// and the page told to re-read its lists, so nothing is missed.
 
 export interface Stream {
   close(): void;
+}
+
+// The server's summary of the changes a reader missed in a storm (docs/rest-api.md, "Event stream").
+function isOverflow(msg: unknown): boolean {
+  return typeof msg === 'object' && msg !== null && (msg as { type?: unknown }).type === 'overflow';
 }
 
 export function openStream(
@@ -28,11 +35,14 @@ export function openStream(
     });
     s.addEventListener('message', (ev: MessageEvent) => {
       if (socket !== s || typeof ev.data !== 'string') return;
+      let msg: unknown;
       try {
-        onMessage(JSON.parse(ev.data));
+        msg = JSON.parse(ev.data);
       } catch {
-        // not JSON: ignored (the streams send JSON only)
+        return; // not JSON: ignored (the streams send JSON only)
       }
+      if (isOverflow(msg)) onState(true, true);
+      else onMessage(msg);
     });
     s.addEventListener('close', () => {
       if (socket !== s) return;

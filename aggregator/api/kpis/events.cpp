@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "hsns/json_fields.h"
+#include "http/auth.h"
 #include "http/json_io.h"
 #include "store/kpi_store.h"
 
@@ -115,8 +116,8 @@ tl::expected<std::vector<ingest::IngestedLog>, Problem> parse_events(const nlohm
   return events;
 }
 
-Response post_events(ingest::LogBuffer& logs, KpiMetrics& metrics, const DeviceCheck& known_device,
-                     RequestContext& ctx) {
+Response post_events(ingest::LogBuffer& logs, KpiMetrics& metrics, ingest::IngestMetrics& ingest_metrics,
+                     const DeviceCheck& known_device, RequestContext& ctx) {
   if (auto p = http::check_query(ctx, {})) return http::problem(ctx, *p);
   auto body = http::json_request_body(ctx);
   if (!body) return http::problem(ctx, body.error());
@@ -125,6 +126,10 @@ Response post_events(ingest::LogBuffer& logs, KpiMetrics& metrics, const DeviceC
                           .count();
   auto events = parse_events(*body, ctx.principal.empty() ? "api" : "api:" + ctx.principal, now_ms);
   if (!events) return http::problem(ctx, events.error());
+  EntityBinding binding(ctx.bound_host);
+  for (std::size_t i = 0; i < events->size(); ++i)
+    binding.check((*events)[i].message.hostname, "events", i, "entity");
+  if (auto refused = binding.refusal()) return http::problem(ctx, *refused);
   std::uint64_t stored = 0;
   std::uint64_t dropped = 0;
   std::uint64_t unknown = 0;
@@ -135,11 +140,14 @@ Response post_events(ingest::LogBuffer& logs, KpiMetrics& metrics, const DeviceC
     log.known_device = known.has_value();
     if (!log.known_device) ++unknown;
     log.device = known ? std::move(*known) : "unknown:" + std::string(device);
-    if (logs.add(std::move(log))) {
+    const auto added = logs.add(std::move(log));
+    if (added.stored) {
       ++stored;
     } else {
       ++dropped;
     }
+    ingest_metrics.outside_window("events", added.time);
+    ingest_metrics.evicted(added.evicted);
   }
   metrics.observe_events(stored, dropped, unknown);
   return http::json_ok(ctx, {{"stored", stored}, {"dropped", dropped}, {"unknown_entities", unknown}});
@@ -148,12 +156,15 @@ Response post_events(ingest::LogBuffer& logs, KpiMetrics& metrics, const DeviceC
 }  // namespace
 
 void register_event_routes(http::Router& router, ingest::LogBuffer& logs, KpiMetrics& metrics,
-                           DeviceCheck known_device) {
+                           ingest::IngestMetrics& ingest_metrics, DeviceCheck known_device) {
   using http::Permission;
-  router.add(bhttp::verb::post, "/api/v1/events", Permission::agent_report | Permission::manage_network,
-             [&logs, &metrics, known = std::move(known_device)](RequestContext& ctx) {
-               return post_events(logs, metrics, known, ctx);
-             });
+  // A batch of up to kMaxEventBatch events is parsed on a worker, not on an I/O thread.
+  router.add(
+      bhttp::verb::post, "/api/v1/events", Permission::agent_report | Permission::manage_network,
+      [&logs, &metrics, &ingest_metrics, known = std::move(known_device)](RequestContext& ctx) {
+        return post_events(logs, metrics, ingest_metrics, known, ctx);
+      },
+      http::Cost::heavy);
 }
 
 }  // namespace hsns::kpis_api

@@ -14,8 +14,12 @@
 // - Each event becomes one log entry: device the entity's device (the part before the first '/') when the
 //   topology has it, else "unknown:<device>" (counted unknown_entities), hostname the whole entity, app
 //   the type, structured data element "attributes" with the attributes, facility 1 (user-level), source
-//   "api:<token name>" ("api" without authentication). The buffer's bounds apply: an event of a new device
-//   beyond syslog.max_devices is dropped and counted ("dropped"), as a syslog message is.
+//   "api:<token name>" ("api" without authentication). The buffer's bounds apply as to a syslog message
+//   (bytes, the known and unknown pools, per device; ingest/log_buffer.h): an event of a new topology
+//   device beyond syslog.max_devices is dropped and counted ("dropped"); an event dated outside the data
+//   time window takes its receive time (counted in hsns_ingest_data_time_outside_window_total).
+// - An agent token bound to a host may push events of that host's entities only (403 naming each
+//   events[i].entity otherwise, nothing kept: http/auth.h).
 // - Role agent or operator (a monitoring platform pushes with an agent token); 200
 // {"stored","dropped","unknown_entities"}. Thread-safe; the buffer, the
 //   metrics and the device check must outlive the router.
@@ -25,6 +29,7 @@
 #include "api/kpis/routes.h"
 #include "http/router.h"
 #include "ingest/log_buffer.h"
+#include "ingest/syslog_receiver.h"
 
 namespace hsns::kpis_api {
 
@@ -33,6 +38,6 @@ inline constexpr std::size_t kMaxEventMessage = 4096;
 inline constexpr std::size_t kMaxEventAttributes = 32;
 
 void register_event_routes(http::Router& router, ingest::LogBuffer& logs, KpiMetrics& metrics,
-                           DeviceCheck known_device);
+                           ingest::IngestMetrics& ingest_metrics, DeviceCheck known_device);
 
 }  // namespace hsns::kpis_api

@@ -43,6 +43,7 @@ void KpiMetrics::observe_append(KpiSource source, const store::KpiAppendResult& 
   add(samples_, {{"source", label}, {"result", "duplicate"}}, result.duplicate);
   add(samples_, {{"source", label}, {"result", "out_of_order"}}, result.out_of_order);
   add(samples_, {{"source", label}, {"result", "late"}}, result.late);
+  add(samples_, {{"source", label}, {"result", "future"}}, result.future);
   unknown_entity_.Increment(static_cast<double>(unknown_entity));
 }
 

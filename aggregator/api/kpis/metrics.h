@@ -1,5 +1,6 @@
 // The KPI store's counters in /metrics (docs/brain.md, "KPI store"):
-//   hsns_kpi_samples_total{source="push"|"report", result="accepted"|"duplicate"|"out_of_order"|"late"}
+//   hsns_kpi_samples_total{source="push"|"report",
+//   result="accepted"|"duplicate"|"out_of_order"|"late"|"future"}
 //     (accepted includes out_of_order), hsns_kpi_unknown_entity_samples_total (pushed samples whose
 //     entity names no device of the topology; stored all the same), hsns_kpi_append_failures_total{source},
 //     hsns_kpi_events_total{result="stored"|"dropped"|"unknown_entity"} (pushed events),

@@ -9,6 +9,7 @@
 
 #include "hsns/json_fields.h"
 #include "hsns/log.h"
+#include "http/auth.h"
 #include "http/json_io.h"
 #include "ingest/syslog_parser.h"
 #include "services/store_errors.h"
@@ -73,13 +74,17 @@ tl::expected<std::vector<store::KpiSample>, Problem> parse_samples(const nlohman
   return samples;
 }
 
-Response post_kpis(store::KpiStore& store, KpiMetrics& metrics, const DeviceCheck& known_device,
+Response post_kpis(store::KpiSink& store, KpiMetrics& metrics, const DeviceCheck& known_device,
                    RequestContext& ctx) {
   if (auto p = http::check_query(ctx, {})) return http::problem(ctx, *p);
   auto body = http::json_request_body(ctx);
   if (!body) return http::problem(ctx, body.error());
   auto samples = parse_samples(*body);
   if (!samples) return http::problem(ctx, samples.error());
+  EntityBinding binding(ctx.bound_host);
+  for (std::size_t i = 0; i < samples->size(); ++i)
+    binding.check((*samples)[i].entity, "samples", i, "entity");
+  if (auto refused = binding.refusal()) return http::problem(ctx, *refused);
   auto appended = store.append(*samples);
   if (!appended) {
     metrics.observe_append_failure(KpiSource::push);
@@ -93,7 +98,7 @@ Response post_kpis(store::KpiStore& store, KpiMetrics& metrics, const DeviceChec
   return http::json_ok(ctx, {{"accepted", appended->accepted},
                              {"duplicate", appended->duplicate},
                              {"out_of_order", appended->out_of_order},
-                             {"rejected", appended->late},
+                             {"rejected", appended->late + appended->future},
                              {"new_series", appended->new_series},
                              {"unknown_entities", unknown}});
 }
@@ -257,14 +262,17 @@ std::optional<std::int64_t> parse_api_time_text(std::string_view text) {
   return in_range(*ms);
 }
 
-void register_kpi_routes(http::Router& router, store::KpiStore& store, KpiMetrics& metrics,
-                         DeviceCheck known_device) {
+void register_kpi_routes(http::Router& router, store::KpiStore& store, store::KpiSink& sink,
+                         KpiMetrics& metrics, DeviceCheck known_device) {
   using http::Permission;
   using V = bhttp::verb;
-  router.add(V::post, "/api/v1/kpis", Permission::agent_report | Permission::manage_network,
-             [&store, &metrics, known = std::move(known_device)](RequestContext& ctx) {
-               return post_kpis(store, metrics, known, ctx);
-             });
+  // A push of up to kMaxKpiBatch samples is parsed and written on a worker, not on an I/O thread.
+  router.add(
+      V::post, "/api/v1/kpis", Permission::agent_report | Permission::manage_network,
+      [&sink, &metrics, known = std::move(known_device)](RequestContext& ctx) {
+        return post_kpis(sink, metrics, known, ctx);
+      },
+      http::Cost::heavy);
   router.add(V::get, "/api/v1/kpis", http::permits(Permission::read),
              [&store](RequestContext& ctx) { return get_points(store, ctx); });
   router.add(V::get, "/api/v1/kpis/series", http::permits(Permission::read),

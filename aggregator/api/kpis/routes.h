@@ -13,8 +13,10 @@
 // Contract:
 // - ts (a sample's, since, until): an RFC 3339 time with an offset ("2026-12-02T05:07:56.123Z") or an
 //   integer of Unix milliseconds. A bad body or a bad sample is a 400 naming every bad field
-//   ("samples[3].ts") and stores nothing (all or nothing); a sample the store counts (duplicate, late:
-//   "rejected") is not an error. unknown_entities counts the samples whose entity's device (the part
+//   ("samples[3].ts") and stores nothing (all or nothing); a sample the store counts (duplicate, late or
+//   dated beyond the data time window's future bound: "rejected") is not an error. An agent token bound
+//   to a host may push samples of that host's entities only (403 naming each samples[i].entity, nothing
+//   stored: http/auth.h). unknown_entities counts the samples whose entity's device (the part
 //   before the first '/') is no device of the topology: stored all the same, and counted in /metrics.
 // - GET /api/v1/kpis: entity and metric required; since (default: everything) inclusive, until
 //   (default: everything) exclusive, resolution default raw, limit 1..kMaxKpiPoints (default 10000);
@@ -67,8 +69,10 @@ std::string_view entity_device(std::string_view entity);
 std::optional<std::int64_t> parse_api_time(const nlohmann::json& value);
 std::optional<std::int64_t> parse_api_time_text(std::string_view text);
 
-void register_kpi_routes(http::Router& router, store::KpiStore& store, KpiMetrics& metrics,
-                         DeviceCheck known_device);
+// Reads go to `store`; pushes are written through `sink` (the data time window in front of the store:
+// ingest/windowed_kpi_sink.h).
+void register_kpi_routes(http::Router& router, store::KpiStore& store, store::KpiSink& sink,
+                         KpiMetrics& metrics, DeviceCheck known_device);
 
 class KpiRetentionTask {
  public:

@@ -86,16 +86,18 @@ nlohmann::json log_json(const IngestedLog& log) {
 }
 
 void register_log_routes(http::Router& router, const ingest::LogBuffer& buffer) {
-  router.add(http::bhttp::verb::get, "/api/v1/logs", http::permits(http::Permission::read),
-             [&buffer](http::RequestContext& ctx) {
-               if (auto p = http::check_query(ctx, {"device", "since", "limit"}))
-                 return http::problem(ctx, *p);
-               auto q = read_query(ctx);
-               if (!q) return http::problem(ctx, q.error());
-               nlohmann::json items = nlohmann::json::array();
-               for (const auto& log : buffer.query(*q)) items.push_back(log_json(log));
-               return http::json_ok(ctx, {{"items", std::move(items)}});
-             });
+  // On a worker: the query walks up to every kept message (it copies only the `limit` it answers).
+  router.add(
+      http::bhttp::verb::get, "/api/v1/logs", http::permits(http::Permission::read),
+      [&buffer](http::RequestContext& ctx) {
+        if (auto p = http::check_query(ctx, {"device", "since", "limit"})) return http::problem(ctx, *p);
+        auto q = read_query(ctx);
+        if (!q) return http::problem(ctx, q.error());
+        nlohmann::json items = nlohmann::json::array();
+        for (const auto& log : buffer.query(*q)) items.push_back(log_json(log));
+        return http::json_ok(ctx, {{"items", std::move(items)}});
+      },
+      http::Cost::heavy);
 }
 
 }  // namespace hsns::logs_api

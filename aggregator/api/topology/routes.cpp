@@ -10,6 +10,7 @@
 
 #include "api/network/requests.h"
 #include "hsns/json_fields.h"
+#include "http/auth.h"
 #include "http/conditional.h"
 #include "http/errors.h"
 #include "http/json_io.h"
@@ -148,6 +149,10 @@ Response post_lldp(TopologyService& topology, RequestContext& ctx) {
     observations.push_back(std::move(obs));
   });
   if (auto p = r.finish()) return problem(ctx, *p);
+  EntityBinding binding(ctx.bound_host);
+  for (std::size_t i = 0; i < observations.size(); ++i)
+    binding.check(observations[i].host, "observations", i, "host");
+  if (auto refused = binding.refusal()) return problem(ctx, *refused);
   auto merged = topology.merge_lldp(observations);
   if (!merged) return problem(ctx, merged.error());
   const auto& report = merged->report;
