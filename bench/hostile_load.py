@@ -145,7 +145,8 @@ def load_reports(agg, quick):
         t.start()
     for t in threads:
         t.join()
-    return "answers %s" % sorted(answers)
+    # 0: refused before its body was read (503 and the connection closed while the client still sent).
+    return "answers %s" % sorted("refused early" if a == 0 else a for a in answers)
 
 
 def load_tiny_values(agg, quick):

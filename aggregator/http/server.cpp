@@ -158,9 +158,9 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   }
 
   void start() {
-    beast::error_code ec;
-    const auto remote = beast::get_lowest_layer(stream_).socket().remote_endpoint(ec);
-    if (!ec) peer_.address = remote.address().to_string();
+    beast::error_code remote_ec;
+    const auto remote = beast::get_lowest_layer(stream_).socket().remote_endpoint(remote_ec);
+    if (!remote_ec) peer_.address = remote.address().to_string();
     if constexpr (kTls) {
       beast::get_lowest_layer(stream_).expires_after(shared_->limits.read_timeout);
       stream_.async_handshake(net::ssl::stream_base::server,

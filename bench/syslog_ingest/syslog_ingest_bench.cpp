@@ -104,7 +104,7 @@ Figures raw_parse(const std::vector<std::string>& lines) {
 struct Ingest {
   prometheus::Registry registry;
   ingest::IngestMetrics metrics{registry};
-  ingest::LogBuffer buffer{ingest::LogBufferLimits{.per_device = 1000, .max_devices = 4096}};
+  ingest::LogBuffer buffer{ingest::LogBufferLimits{.per_device = 1000, .max_devices = 4096, .window = {}}};
   std::set<std::string, std::less<>> devices;
   std::atomic<std::size_t> stored{0};
   net::io_context ioc{1};

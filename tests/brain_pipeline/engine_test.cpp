@@ -398,7 +398,7 @@ TEST_F(EngineTest, TheKpiTeeFeedsAcceptedBatchesOnly) {
 TEST_F(EngineTest, TheLogBufferObserverFeedsEveryLineWithItsStructuredData) {
   make();
   engine_->start();
-  ingest::LogBuffer buffer({.per_device = 10, .max_devices = 1});
+  ingest::LogBuffer buffer({.per_device = 10, .max_devices = 1, .window = {}});
   feed_logs(buffer, *engine_);
   ingest::IngestedLog log;
   log.device = "leaf01";

@@ -750,7 +750,8 @@ TEST(DashboardSessions, TheCookieIsSecureUnderTls) {
       TokenAuthenticator::load_yaml("tokens: [{name: ops, role: operator, token: ops-token-0123456789}]");
   ASSERT_TRUE(auth.has_value()) << auth.error();
   AggregatorService service(metrics, std::move(*auth), [] { return std::optional<std::string>(); });
-  service.configure_sessions(http::SessionLimits{.ttl = std::chrono::seconds(60), .max_sessions = 4}, true);
+  service.configure_sessions(
+      http::SessionLimits{.ttl = std::chrono::seconds(60), .max_sessions = 4, .auth_failures = {}}, true);
   http::Request req{http::bhttp::verb::post, "/api/v1/session", 11};
   req.set(http::bhttp::field::content_type, "application/json");
   req.set(http::bhttp::field::host, "agg.example.com");

@@ -310,7 +310,7 @@ IngestedLog log_of(std::string device, bool known, std::int64_t ts_ms, std::stri
 }
 
 TEST(LogBuffer, RingPerDeviceDeviceLimitSinceAndLimit) {
-  LogBuffer buffer({.per_device = 3, .max_devices = 1, .unknown_devices = 1});
+  LogBuffer buffer({.per_device = 3, .max_devices = 1, .unknown_devices = 1, .window = {}});
   for (int i = 0; i < 5; ++i) {
     EXPECT_TRUE(buffer.add(log_of("leaf01", true, std::int64_t{i} * 1000, std::to_string(i))).stored);
   }
@@ -339,7 +339,8 @@ TEST(LogBuffer, BytesAreBoundedAndUnknownSendersCannotCrowdOutKnownDevices) {
                                .max_devices = 16,
                                .max_bytes = std::size_t{4} << 20,
                                .unknown_devices = 8,
-                               .unknown_bytes = std::size_t{1} << 20};
+                               .unknown_bytes = std::size_t{1} << 20,
+                               .window = {}};
   LogBuffer buffer(limits);
   const std::string line(8192, 'x');
   // A real switch speaks first, then 6,000 invented hostnames flood with 8 KB lines.
