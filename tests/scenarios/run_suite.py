@@ -92,10 +92,18 @@ def run_one(args, directory, root):
     name = os.path.basename(os.path.normpath(directory))
     workdir = tempfile.mkdtemp(prefix=name[:40] + "-", dir=root)
     started = time.monotonic()
-    try:
-        agg = Aggregator(args.aggregator, workdir)
-    except RuntimeError as e:
-        return {"scenario": name, "error": str(e)[-2000:], "wall_s": round(time.monotonic() - started, 2)}
+    # The syslog port is picked free and bound by the aggregator a moment later: a parallel run may take it
+    # in between, so a start that found it taken is tried again on another port.
+    for attempt in range(3):
+        try:
+            agg = Aggregator(args.aggregator, workdir)
+            break
+        except RuntimeError as e:
+            if attempt == 2 or "Address already in use" not in str(e):
+                return {"scenario": name, "error": str(e)[-2000:], "wall_s": round(time.monotonic() - started, 2)}
+            for leftover in ("aggregator.db", "aggregator.db-wal", "aggregator.db-shm", "ready"):
+                if os.path.exists(os.path.join(workdir, leftover)):
+                    os.remove(os.path.join(workdir, leftover))
     try:
         cmd = [args.hsnsctl, "--server", agg.url, "--token-file", os.path.join(workdir, "token"), "--timeout", "120",
                "scenario", "run", directory, "--judge", "--speed", str(args.speed), "--settle", str(args.settle),
