@@ -93,7 +93,8 @@ void apply_http(const YAML::Node& node, AggregatorConfig& c) {
     } else if (key == "auth_failure_burst") {
       c.sessions.auth_failures.burst = read_int<std::size_t>(v, where, 1, 1'000'000);
     } else if (key == "auth_failure_refill_ms") {
-      c.sessions.auth_failures.refill = std::chrono::milliseconds(read_int<long long>(v, where, 1, 3'600'000));
+      c.sessions.auth_failures.refill =
+          std::chrono::milliseconds(read_int<long long>(v, where, 1, 3'600'000));
     } else if (key == "websocket_stall_timeout_ms") {
       l.websocket.stall_timeout = std::chrono::milliseconds(read_int<long long>(v, where, 100, 3'600'000));
     } else if (key == "websocket_idle_timeout_ms") {

@@ -146,7 +146,8 @@ class StrictChecker : public nlohmann::json_sax<nlohmann::json> {
   bool end_array() override { return end(E::array_end); }
   bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
     // nlohmann's out_of_range.406: a number beyond double range ("1e500").
-    if (e.id == 406) return refuse(std::string("body is not valid ") + format_ + ": a number is out of range");
+    if (e.id == 406)
+      return refuse(std::string("body is not valid ") + format_ + ": a number is out of range");
     return refuse(std::string("body is not valid ") + format_ + ": error at byte " +
                   std::to_string(position));
   }

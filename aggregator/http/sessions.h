@@ -41,10 +41,10 @@ inline constexpr std::string_view kCsrfHeader = "X-CSRF-Token";
 struct SessionLimits {
   std::chrono::seconds ttl{std::chrono::hours(12)};
   std::size_t max_sessions = 10'000;
-  std::size_t sessions_per_user = 0;   // browser sessions of one token name; 0: no cap of its own
-  std::size_t streams_per_user = 32;   // WebSocket streams of one token name (http/service.h)
-  std::size_t max_streams = 1024;      // WebSocket streams of all users together
-  AuthThrottleLimits auth_failures;    // failed authentications per client address (auth_throttle.h)
+  std::size_t sessions_per_user = 0;  // browser sessions of one token name; 0: no cap of its own
+  std::size_t streams_per_user = 32;  // WebSocket streams of one token name (http/service.h)
+  std::size_t max_streams = 1024;     // WebSocket streams of all users together
+  AuthThrottleLimits auth_failures;   // failed authentications per client address (auth_throttle.h)
 };
 
 struct SessionInfo {
