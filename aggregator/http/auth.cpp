@@ -167,11 +167,9 @@ std::optional<Problem> host_binding_refusal(
   return std::nullopt;
 }
 
-void EntityBinding::check(std::string_view entity, std::string_view list, std::size_t index,
+void EntityBinding::check(std::string_view host, std::string_view list, std::size_t index,
                           std::string_view member) {
-  if (bound_host_.empty()) return;
-  const std::string_view host = entity.substr(0, entity.find('/'));
-  if (host == bound_host_) return;
+  if (bound_host_.empty() || host == bound_host_) return;
   // A body of thousands of foreign entities gets a bounded answer: the first ones named, all counted.
   if (refused_.size() < kMaxBindingFindings) {
     refused_.push_back(

@@ -15,7 +15,8 @@
 // - The binding holds on the bodies too: a route an agent token reaches whose body names entities
 //   (POST /api/v1/kpis samples[i].entity, POST /api/v1/events events[i].entity, POST
 //   /api/v1/topology/lldp observations[i].host) refuses the whole request with 403 naming every field
-//   whose host is not the bound one (EntityBinding; an entity's host is the part before its first '/').
+//   whose host is not the bound one (EntityBinding; the caller names each entity's host: for a KPI entity
+//   the part before its first '/', kpis_api::entity_device).
 // - Only SHA-256 digests of the tokens are kept in memory. authenticate() hashes the presented token and
 //   compares it with every stored digest in constant time (CRYPTO_memcmp, no early exit), so timing
 //   reveals neither which token nor how much of it matched.
@@ -56,9 +57,8 @@ std::optional<Problem> host_binding_refusal(
 class EntityBinding {
  public:
   explicit EntityBinding(std::string bound_host) : bound_host_(std::move(bound_host)) {}
-  // `entity` is "<host>" or "<host>/<anything>", found in the body at list[index].member
-  // ("samples[3].entity").
-  void check(std::string_view entity, std::string_view list, std::size_t index, std::string_view member);
+  // `host` is the host an entity of the body belongs to, found at list[index].member ("samples[3].entity").
+  void check(std::string_view host, std::string_view list, std::size_t index, std::string_view member);
   // The 403 naming every refused field, or nothing.
   std::optional<Problem> refusal() const;
 

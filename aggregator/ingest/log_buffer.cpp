@@ -52,7 +52,6 @@ void LogBuffer::erase_device(Rings::iterator it) {
   Pool& pool = pool_of(ring);
   pool.by_bytes.erase({ring.bytes, &it->first});
   pool.bytes -= ring.bytes;
-  --pool.devices;
   messages_ -= ring.logs.size();
   if (!ring.known) unknown_heard_.erase(ring.heard);
   by_device_.erase(it);
@@ -86,7 +85,7 @@ LogBuffer::Added LogBuffer::add(IngestedLog log) {
   if (it == by_device_.end()) {
     Pool& pool = log.known_device ? known_ : unknown_;
     if (pool.max_devices == 0) return added;
-    if (pool.devices >= pool.max_devices) {
+    if (pool.by_bytes.size() >= pool.max_devices) {
       if (log.known_device) return added;
       // The unknown sender heard from least recently makes room, whole.
       const auto oldest = by_device_.find(*unknown_heard_.front());
@@ -95,7 +94,6 @@ LogBuffer::Added LogBuffer::add(IngestedLog log) {
     }
     it = by_device_.emplace(log.device, Ring{}).first;
     it->second.known = log.known_device;
-    ++pool.devices;
     pool.by_bytes.insert({0, &it->first});
     if (!log.known_device) it->second.heard = unknown_heard_.insert(unknown_heard_.end(), &it->first);
   } else if (!it->second.known) {
@@ -156,7 +154,7 @@ std::vector<IngestedLog> LogBuffer::query(const Query& q) const {
 
 LogBuffer::Usage LogBuffer::usage() const {
   const std::lock_guard lock(mutex_);
-  return {known_.devices, unknown_.devices, known_.bytes, unknown_.bytes, messages_};
+  return {known_.by_bytes.size(), unknown_.by_bytes.size(), known_.bytes, unknown_.bytes, messages_};
 }
 
 std::size_t LogBuffer::devices() const {

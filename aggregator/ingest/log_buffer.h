@@ -103,9 +103,9 @@ class LogBuffer {
   struct Pool {
     std::size_t max_devices = 0;
     std::size_t max_bytes = 0;
-    std::size_t devices = 0;
     std::size_t bytes = 0;
-    std::set<std::pair<std::size_t, const std::string*>> by_bytes;  // the rings' sizes, largest last
+    // Every ring of the pool by its size, largest last (so its size() is the pool's device count).
+    std::set<std::pair<std::size_t, const std::string*>> by_bytes;
   };
   using Rings = std::map<std::string, Ring, std::less<>>;
 

@@ -128,7 +128,7 @@ Response post_events(ingest::LogBuffer& logs, KpiMetrics& metrics, ingest::Inges
   if (!events) return http::problem(ctx, events.error());
   EntityBinding binding(ctx.bound_host);
   for (std::size_t i = 0; i < events->size(); ++i)
-    binding.check((*events)[i].message.hostname, "events", i, "entity");
+    binding.check(entity_device((*events)[i].message.hostname), "events", i, "entity");
   if (auto refused = binding.refusal()) return http::problem(ctx, *refused);
   std::uint64_t stored = 0;
   std::uint64_t dropped = 0;

@@ -83,7 +83,7 @@ Response post_kpis(store::KpiSink& store, KpiMetrics& metrics, const DeviceCheck
   if (!samples) return http::problem(ctx, samples.error());
   EntityBinding binding(ctx.bound_host);
   for (std::size_t i = 0; i < samples->size(); ++i)
-    binding.check((*samples)[i].entity, "samples", i, "entity");
+    binding.check(entity_device((*samples)[i].entity), "samples", i, "entity");
   if (auto refused = binding.refusal()) return http::problem(ctx, *refused);
   auto appended = store.append(*samples);
   if (!appended) {
